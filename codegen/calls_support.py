@@ -1,0 +1,206 @@
+"""Calls, name and attribute reads, and Python builtins on tensors, at build time.
+
+`call` is where inlining happens: a user function is converted (with its own
+profile sites) and its builder called on the current, possibly symbolic,
+values; framework functions are called as they are and emit their own ops.
+Reads of globals, closure cells and attributes of outside objects record an
+entry check so a graph never runs on a value it was not built for.
+"""
+from __future__ import annotations
+
+import builtins
+import sys
+import types
+
+import tensorflow as tf
+
+from codegen.context import Frame, PrintEvent, current
+
+_EAGER = type(tf.constant(0))
+_LIBRARY_ROOTS = {"tensorflow", "keras", "tf_keras", "numpy", "absl", "janus", "codegen", "profiler", "bytecode",
+                  "google", "jax", "scipy", "sklearn", "builtins", "optree"}
+_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard",
+             "sort", "reverse", "popitem", "__setitem__", "__delitem__"}
+RECURSION_LIMIT = 64
+
+
+def is_symbolic(x) -> bool:
+    return isinstance(x, tf.Tensor) and type(x) is not _EAGER
+
+
+def is_user_function(fn) -> bool:
+    if not isinstance(fn, types.FunctionType):
+        return False
+    root = (getattr(fn, "__module__", None) or "").split(".")[0]
+    if root in _LIBRARY_ROOTS or root in sys.stdlib_module_names:
+        return False
+    filename = fn.__code__.co_filename
+    return not (filename.startswith("<") or "site-packages" in filename or "dist-packages" in filename)
+
+
+class TensorRange:
+    """`range()` over tensor bounds: a trip count the graph computes."""
+
+    def __init__(self, *args):
+        args = [tf.cast(a, tf.int32) if is_symbolic(a) else tf.constant(int(a), tf.int32) for a in args]
+        if len(args) == 1:
+            self.start, self.stop, self.step = tf.constant(0), args[0], tf.constant(1)
+        elif len(args) == 2:
+            (self.start, self.stop), self.step = args, tf.constant(1)
+        else:
+            self.start, self.stop, self.step = args
+
+    def count(self):
+        sign = tf.sign(self.step)
+        return tf.maximum(0, (self.stop - self.start + self.step - sign) // self.step)
+
+    def item(self, i: int):
+        return self.start + i * self.step
+
+
+# -- name and attribute reads ----------------------------------------------------------------
+def ld(name: str):
+    ctx = current()
+    fn = ctx.frame.converted.fn
+    code = fn.__code__
+    qual = fn.__qualname__
+    if name in code.co_freevars:
+        cell = fn.__closure__[code.co_freevars.index(name)]
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            raise NameError(f"free variable '{name}' referenced before assignment in enclosing scope") from None
+        ctx.check("closure", cell, name, value, f"{qual}.<closure {name}>")
+        return value
+    if name in fn.__globals__:
+        value = fn.__globals__[name]
+        ctx.check("global", fn.__globals__, name, value, f"{fn.__module__}.{name}")
+        return value
+    try:
+        return getattr(builtins, name)
+    except AttributeError:
+        raise NameError(f"name '{name}' is not defined") from None
+
+
+def ld_attr(obj, name: str):
+    value = getattr(obj, name)
+    ctx = current()
+    source = ctx.outside.get(id(obj))
+    if source is not None and not isinstance(obj, types.ModuleType):
+        ctx.check("attr", obj, name, value, f"{source}.{name}")
+    return value
+
+
+def py_iter(x):
+    """An iterable Python can walk at build time (tensors with a static first dimension unstack)."""
+    if is_symbolic(x):
+        if x.shape.rank and x.shape[0] is not None:
+            return tf.unstack(x)
+        current().fail("dynamic-iteration", "iterating a tensor of unknown length in Python code",
+                       "loop with `for` over the tensor instead of a comprehension")
+    return x
+
+
+# -- builtins --------------------------------------------------------------------------------
+class _Out:
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _print(*args, sep=" ", end="\n", file=None, flush=False):
+    ctx = current()
+    if ctx.general_depth:
+        ctx.fail("print-in-general-lowering", "print inside a tf.cond/tf.while_loop cannot be deferred",
+                 "print outside the data-dependent branch or loop")
+    out = []
+    for a in args:
+        if isinstance(a, tf.Tensor) and is_symbolic(a):
+            out.append(_Out(len(ctx.print_tensors)))
+            ctx.print_tensors.append(a)
+        else:
+            out.append(a)
+    ctx.prints.append(PrintEvent(out, dict(sep=sep, end=end, file=file, flush=flush)))
+
+
+def replay_prints(events, values):
+    for event in events:
+        args = [values[a.index] if isinstance(a, _Out) else a for a in event.args]
+        print(*args, **event.kwargs)
+
+
+def _len(x):
+    if is_symbolic(x):
+        n = x.shape[0] if x.shape.rank else None
+        return n if n is not None else tf.shape(x)[0]
+    return len(x)
+
+
+def _range(*args):
+    if any(is_symbolic(a) for a in args):
+        return TensorRange(*args)
+    return range(*args)
+
+
+def _minmax(py, tf_fn):
+    def fn(*args, **kwargs):
+        if len(args) == 2 and not kwargs and (is_symbolic(args[0]) or is_symbolic(args[1])):
+            return tf_fn(args[0], args[1])
+        return py(*args, **kwargs)
+    return fn
+
+
+_BUILTINS = {
+    print: _print,
+    len: _len,
+    range: _range,
+    enumerate: lambda x, start=0: enumerate(py_iter(x), start),
+    zip: lambda *xs, **kw: zip(*map(py_iter, xs), **kw),
+    max: _minmax(max, tf.maximum),
+    min: _minmax(min, tf.minimum),
+    list: lambda *x: list(py_iter(x[0])) if x else [],
+    tuple: lambda *x: tuple(py_iter(x[0])) if x else (),
+    reversed: lambda x: reversed(py_iter(x)),
+}
+
+
+def call(f, *args, **kwargs):
+    handler = _BUILTINS.get(f) if _hashable(f) else None
+    if handler is not None:
+        return handler(*args, **kwargs)
+    ctx = current()
+    if isinstance(f, types.MethodType) and is_user_function(f.__func__):
+        return _inline(ctx, f.__func__, (f.__self__,) + args, kwargs)
+    if is_user_function(f):
+        return _inline(ctx, f, args, kwargs)
+    if isinstance(f, types.BuiltinMethodType) and getattr(f, "__name__", "") in _MUTATORS:
+        owner = getattr(f, "__self__", None)
+        if owner is not None and id(owner) in ctx.outside:
+            ctx.fail("state-write", f"`{ctx.outside[id(owner)]}.{f.__name__}(...)` mutates an outside object",
+                     "deferred state writes are not converted yet")
+    call_method = getattr(type(f), "__call__", None)
+    if not isinstance(f, type) and isinstance(call_method, types.FunctionType) and is_user_function(call_method):
+        return _inline(ctx, call_method, (f,) + args, kwargs)
+    return f(*args, **kwargs)
+
+
+def _hashable(f) -> bool:
+    try:
+        hash(f)
+        return True
+    except TypeError:
+        return False
+
+
+def _inline(ctx, fn, args, kwargs):
+    converted = ctx.convert(fn)
+    depth = sum(1 for fr in ctx.frames if fr.converted.code is fn.__code__)
+    if depth >= RECURSION_LIMIT:
+        ctx.fail("recursion", f"{fn.__qualname__} recurses deeper than {RECURSION_LIMIT} levels while building",
+                 "recursion on tensor values is lowered by the recursion issue; until then it runs imperatively")
+    ctx.frames.append(Frame(converted))
+    try:
+        return converted.builder(*args, **kwargs)
+    finally:
+        ctx.frames.pop()

@@ -1,0 +1,140 @@
+"""The state of one graph build: the profile it reads, what it assumes.
+
+A `BuildContext` is active while TensorFlow traces a builder.  Operators in
+`codegen.operators` ask it what the profile saw at a site, whether an
+assumption may still be made (not relaxed, not after a variable write, not
+inside a general `tf.cond`/`tf.while_loop`), and record assumptions, entry
+checks on outside objects, and deferred prints.
+"""
+from __future__ import annotations
+
+import dataclasses
+import threading
+
+from codegen.assumptions import Assumption, Kind
+from codegen.errors import StagingError, Reason
+
+_LOCAL = threading.local()
+
+# Op types whose presence in the outer graph means a variable write (or a call that may
+# hold one) has been emitted: no in-graph guard may follow it.
+_READ_ONLY_STATEFUL = {"Assert", "VarHandleOp", "ReadVariableOp", "Placeholder", "PrintV2",
+                       "RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
+                       "NoOp", "VarIsInitializedOp"}
+
+
+def current() -> "BuildContext":
+    ctx = getattr(_LOCAL, "ctx", None)
+    if ctx is None:
+        raise RuntimeError("janus operators run only while a graph is being built")
+    return ctx
+
+
+@dataclasses.dataclass
+class EntryCheck:
+    """A build-time read of an outside value that the entry guard must re-check."""
+
+    kind: Kind
+    holder: object           # the dict, cell or object the value is read from
+    name: str                # key / attribute name ("" for a cell)
+    access: str              # "global", "closure", "attr"
+    expected: object
+    source: str              # "G['W']", "args[0].units"
+    where: str
+
+
+@dataclasses.dataclass
+class PrintEvent:
+    args: list               # Python values, or ("tensor", output index)
+    kwargs: dict
+
+
+class Frame:
+    def __init__(self, converted):
+        self.converted = converted
+
+
+class BuildContext:
+    def __init__(self, profile, relaxed: set, convert, outside: dict[int, str], unroll_limit: int = 200):
+        self.profile = profile
+        self.relaxed = relaxed                 # assumption keys never to make again
+        self.convert = convert                 # fn -> ConvertedFunction
+        self.outside = dict(outside)           # id(obj) -> source path, objects guarded by identity
+        self.keep = []                         # keeps outside objects alive while ids are used
+        self.unroll_limit = unroll_limit
+        self.assumptions: list[Assumption] = []
+        self.checks: dict[tuple, EntryCheck] = {}
+        self.prints: list[PrintEvent] = []
+        self.print_tensors: list = []
+        self.frames: list[Frame] = []
+        self.general_depth = 0
+        self.graph = None
+        self._scanned = 0
+        self._wrote = False
+
+    # -- activation -------------------------------------------------------------------
+    def __enter__(self):
+        self._previous = getattr(_LOCAL, "ctx", None)
+        _LOCAL.ctx = self
+        return self
+
+    def __exit__(self, *exc):
+        _LOCAL.ctx = self._previous
+
+    # -- where we are -----------------------------------------------------------------
+    @property
+    def frame(self) -> Frame:
+        return self.frames[-1]
+
+    def where(self, lineno) -> str:
+        return f"{self.frame.converted.filename}:{lineno}"
+
+    def site(self, site_id):
+        ref = self.frame.converted.sites[site_id]
+        fprof = self.profile.functions.get(self.frame.converted.key) if self.profile else None
+        return ref, (fprof.site(ref.kind, ref.span) if fprof else None)
+
+    # -- may we speculate here? ---------------------------------------------------------
+    def writes_emitted(self) -> bool:
+        """Whether the graph being built already holds a variable write (scans new ops only)."""
+        if self._wrote:
+            return True
+        import tensorflow as tf
+        ops = tf.compat.v1.get_default_graph().get_operations()
+        for op in ops[self._scanned:]:
+            if op._is_stateful and op.type not in _READ_ONLY_STATEFUL:
+                self._wrote = True
+                break
+        self._scanned = len(ops)
+        return self._wrote
+
+    def may_speculate(self, key) -> bool:
+        return self.general_depth == 0 and key not in self.relaxed and not self.writes_emitted()
+
+    def assumption_key(self, kind: Kind, ref) -> tuple:
+        return (self.frame.converted.key, kind.name, ref.span)
+
+    # -- recording ---------------------------------------------------------------------
+    def assume(self, kind: Kind, key, source: str, expected, where: str) -> Assumption:
+        a = Assumption(len(self.assumptions), kind, key, source, expected, where)
+        self.assumptions.append(a)
+        return a
+
+    def check(self, access: str, holder, name: str, value, source: str, lineno=None):
+        from codegen.guards import check_kind
+        kind = check_kind(value)
+        if kind is None:
+            return
+        key = (access, id(holder), name)
+        if key not in self.checks:
+            self.keep.append(holder)
+            where = self.where(lineno) if (lineno and self.frames) else ""
+            self.checks[key] = EntryCheck(kind, holder, name, access, value, source, where)
+        if kind is Kind.ID_MATCH and id(value) not in self.outside:
+            self.outside[id(value)] = source
+            self.keep.append(value)
+
+    def fail(self, kind: str, explanation: str, hint: str = "", lineno=None):
+        where = self.where(lineno) if (lineno and self.frames) else (
+            self.frame.converted.filename if self.frames else "")
+        raise StagingError(Reason(kind, where, explanation, hint))

@@ -1,0 +1,1 @@
+"""One lowering per Python construct; `codegen.pipeline` runs them in order."""

@@ -1,0 +1,103 @@
+"""Lowers `break` and `continue` to flag variables, as AutoGraph does.
+
+Runs before `if`/loop lowering so that those only ever see structured control
+flow.  A flag set by Python-valued or speculated code stays a Python bool at
+build time, so the guarding `if not flag:` costs nothing in the graph.
+"""
+from __future__ import annotations
+
+import ast
+
+from codegen.templates import replace, replace_expr
+
+
+def _contains(node, kinds, stop=(ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+    """Whether `node` holds one of `kinds` that belongs to the enclosing loop."""
+    if isinstance(node, kinds):
+        return True
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, stop):
+            continue
+        if _contains(child, kinds, stop):
+            return True
+    return False
+
+
+def guard_rest(stmts: list[ast.stmt], flag: str, sets_flag) -> list[ast.stmt]:
+    """After a statement that may set `flag`, run the rest of the block only if it did not."""
+    out: list[ast.stmt] = []
+    for i, stmt in enumerate(stmts):
+        out.append(stmt)
+        if sets_flag(stmt) and i < len(stmts) - 1:
+            (guard,) = replace("if not flag:\n    pass\n", stmt, flag=flag)
+            guard._janus_generated = True
+            guard.body = guard_rest(stmts[i + 1:], flag, sets_flag)
+            out.append(guard)
+            break
+    return out
+
+
+class BreakContinue(ast.NodeTransformer):
+    """
+        while x > 0:                       brk_1 = False
+            if x == 3:                     while not brk_1 and x > 0:
+                break              ->          if x == 3:
+            x = x - 1                              brk_1 = True
+                                               if not brk_1:
+                                                   x = x - 1
+    """
+
+    def __init__(self, namer):
+        self.namer = namer
+        self.stack: list[tuple[str | None, str | None]] = []
+
+    def visit_FunctionDef(self, node):
+        if getattr(self, "_top_seen", False):
+            return node
+        self._top_seen = True
+        self.generic_visit(node)
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_Break(self, node):
+        brk, _ = self.stack[-1]
+        return replace("flag = True", node, flag=brk)
+
+    def visit_Continue(self, node):
+        _, cont = self.stack[-1]
+        return replace("flag = True", node, flag=cont)
+
+    def _lower_loop(self, node):
+        has_break = any(_contains(s, ast.Break) for s in node.body)
+        has_continue = any(_contains(s, ast.Continue) for s in node.body)
+        brk = self.namer.new("brk") if has_break else None
+        cont = self.namer.new("cont") if has_continue else None
+        self.stack.append((brk, cont))
+        node.body = [s for stmt in node.body for s in (lambda r: r if isinstance(r, list) else [r])(self.visit(stmt))]
+        self.stack.pop()
+        before: list[ast.stmt] = []
+        if cont:
+            node.body = guard_rest(node.body, cont, lambda s: _contains(s, ast.Assign) and _sets(s, cont))
+            node.body = replace("flag = False", node, flag=cont) + node.body
+        if brk:
+            node.body = guard_rest(node.body, brk, lambda s: _sets(s, brk))
+            before = replace("flag = False", node, flag=brk)
+            not_brk = replace_expr("not flag", node, flag=brk)
+            if isinstance(node, ast.While):
+                test = ast.copy_location(ast.BoolOp(op=ast.And(), values=[not_brk, node.test]), node.test)
+                test._janus_loop_test = node.test
+                node.test = test
+            else:
+                node._janus_extra_test = brk
+        return before + [node]
+
+    visit_For = visit_While = _lower_loop
+
+
+def _sets(stmt, flag: str) -> bool:
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Name) and sub.id == flag and isinstance(sub.ctx, ast.Store):
+            return True
+    return False

@@ -1,0 +1,63 @@
+"""Lowers `and`/`or`, `not`, comparison chains and conditional expressions.
+
+On Python values the operators keep Python's meaning (short-circuit, truth of
+objects); on tensors they emit `tf.logical_and`, `tf.logical_not`, `tf.cond`
+or a guarded single side, chosen at build time.
+"""
+from __future__ import annotations
+
+import ast
+
+from codegen.templates import JN, replace_expr
+
+
+_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+        ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+
+
+def _thunk(expr: ast.expr) -> ast.Lambda:
+    lam = replace_expr("lambda: None", expr)
+    lam.body = expr
+    return ast.copy_location(lam, expr)
+
+
+class Expressions(ast.NodeTransformer):
+    """
+        a and b        ->  jn.and_(lambda: a, lambda: b)
+        not a          ->  jn.not_(a)
+        a < b < c      ->  jn.compare_chain(['<', '<'], lambda: a, lambda: b, lambda: c)
+        x if c else y  ->  jn.if_exp(c, lambda: x, lambda: y, site)
+    """
+
+    def __init__(self, sites, namer):
+        self.sites = sites
+        self.namer = namer
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        op = "and_" if isinstance(node.op, ast.And) else "or_"
+        new = replace_expr(f"{JN}.{op}()", node)
+        new.args = [_thunk(v) for v in node.values]
+        return ast.copy_location(new, node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return ast.copy_location(replace_expr(f"{JN}.not_(x)", node, x=node.operand), node)
+        return node
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        # a < b < c: operands are thunks so each is evaluated once and lazily, as in Python.
+        new = replace_expr(f"{JN}.compare_chain(ops)", node, ops=tuple(_OPS[type(op)] for op in node.ops))
+        new.args = [new.args[0]] + [_thunk(node.left)] + [_thunk(c) for c in node.comparators]
+        return ast.copy_location(new, node)
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        site = self.sites.branch(node.test)
+        new = replace_expr(f"{JN}.if_exp(test, body, orelse, site)", node,
+                           test=node.test, body=_thunk(node.body), orelse=_thunk(node.orelse), site=site)
+        return ast.copy_location(new, node)

@@ -1,0 +1,56 @@
+"""Lowers `if` statements to guarded single branches, `tf.cond`, or plain Python.
+
+Which one is decided at build time by `jn.if_stmt`: a Python predicate runs
+the taken side as ordinary Python; a tensor predicate whose profile saw one
+side only runs that side behind an in-graph guard; otherwise `tf.cond`, with
+the variables either side assigns as its outputs.
+"""
+from __future__ import annotations
+
+import ast
+
+from codegen.analysis import assigned_names
+from codegen.lowering.control_flow import body_function, state_functions
+from codegen.templates import JN, replace
+
+
+class IfStatements(ast.NodeTransformer):
+    """
+        if x > 0:                    def if_body_1():
+            y = x                        nonlocal y
+        else:               ->           y = x
+            y = -x                   def else_body_1(): ...
+                                     jn.if_stmt(x > 0, if_body_1, else_body_1,
+                                                get_state_1, set_state_1, ('y',), 0)
+    """
+
+    def __init__(self, sites, namer):
+        self.sites = sites
+        self.namer = namer
+
+    def visit_FunctionDef(self, node):
+        if getattr(self, "_top_seen", False):
+            return node
+        self._top_seen = True
+        node.body = [self.visit(s) for s in node.body]
+        node.body = [s for stmt in node.body for s in (stmt if isinstance(stmt, list) else [stmt])]
+        return node
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        return node
+
+    def visit_If(self, node):
+        names = assigned_names(node.body + node.orelse)
+        # Flag tests made by break/return lowering have no profile site of their own.
+        site = None if getattr(node, "_janus_generated", False) else self.sites.branch(node.test, "if")
+        self.generic_visit(node)
+        body_name, else_name = self.namer.new("if_body"), self.namer.new("else_body")
+        get_name, set_name = self.namer.new("get_state"), self.namer.new("set_state")
+        stmts = [body_function(body_name, names, node.body, node),
+                 body_function(else_name, names, node.orelse, node)]
+        stmts += state_functions(names, get_name, set_name, node)
+        stmts += replace(f"{JN}.if_stmt(test, body, orelse, get_state, set_state, names, site)", node,
+                         test=node.test, body=body_name, orelse=else_name, get_state=get_name,
+                         set_state=set_name, names=tuple(names), site=site)
+        return stmts

@@ -1,0 +1,87 @@
+"""Lowers `for` and `while` loops to unrolled code or `tf.while_loop`.
+
+Decided at build time by `jn.for_stmt` / `jn.while_stmt`: Python iterables
+and Python-valued tests run as Python loops (unrolled into the graph); a
+tensor trip count the profile saw constant is unrolled behind an in-graph
+guard on the count; anything else becomes a `tf.while_loop` over the
+variables the body assigns.
+"""
+from __future__ import annotations
+
+import ast
+
+from codegen.analysis import assigned_names
+from codegen.lowering.control_flow import body_function, state_functions
+from codegen.templates import JN, replace, replace_expr
+
+
+class Loops(ast.NodeTransformer):
+    """
+        for i in range(n):           def loop_body_1(itr_1):
+            s = s + i                    nonlocal i, s
+                               ->        i = itr_1
+                                         s = s + i
+                                     jn.for_stmt(jn.call(jn.ld('range'), n), loop_body_1,
+                                                 get_state_1, set_state_1, ('i', 's'), 0)
+
+        while x > 0:                 def loop_test_1(): return x > 0
+            x = x - 1        ->      def loop_body_1(): nonlocal x; x = x - 1
+                                     jn.while_stmt(loop_test_1, loop_body_1, get_state_1, set_state_1, ('x',), 1)
+    """
+
+    def __init__(self, sites, namer):
+        self.sites = sites
+        self.namer = namer
+
+    def visit_FunctionDef(self, node):
+        if getattr(self, "_top_seen", False):
+            return node
+        self._top_seen = True
+        new_body = []
+        for stmt in node.body:
+            out = self.visit(stmt)
+            new_body.extend(out if isinstance(out, list) else [out])
+        node.body = new_body
+        return node
+
+    def visit_For(self, node):
+        names = assigned_names([node.target] + node.body)
+        site = self.sites.loop(node)
+        self.generic_visit(node)
+        body_name, itr = self.namer.new("loop_body"), self.namer.new("itr")
+        get_name, set_name = self.namer.new("get_state"), self.namer.new("set_state")
+        (assign,) = replace("target = itr", node, itr=itr)
+        assign.targets = [node.target]
+        stmts = [body_function(body_name, names, [assign] + node.body, node, params=itr)]
+        stmts += state_functions(names, get_name, set_name, node)
+        stmts += replace(f"{JN}.for_stmt(iterable, body, get_state, set_state, names, site, extra_test)", node,
+                         iterable=node.iter, body=body_name, get_state=get_name, set_state=set_name,
+                         names=tuple(names), site=site, extra_test=self._extra_test(node))
+        return stmts
+
+    @staticmethod
+    def _extra_test(node):
+        """`lambda: jn.not_any(brk_1, do_return_1)` for loops left by break/return, else None."""
+        flags = getattr(node, "_janus_extra_test", None)
+        if flags is None:
+            return None
+        names = []
+        while isinstance(flags, tuple):
+            flags, last = flags
+            names.append(last)
+        names.append(flags)
+        return replace_expr(f"lambda: {JN}.not_any({', '.join(names)})", node)
+
+    def visit_While(self, node):
+        names = assigned_names(node.body)
+        site = self.sites.branch(node.test, "while")
+        self.generic_visit(node)
+        test_name, body_name = self.namer.new("loop_test"), self.namer.new("loop_body")
+        get_name, set_name = self.namer.new("get_state"), self.namer.new("set_state")
+        (test_fn,) = replace(f"def {test_name}():\n    return test\n", node, test=node.test)
+        stmts = [test_fn, body_function(body_name, names, node.body, node)]
+        stmts += state_functions(names, get_name, set_name, node)
+        stmts += replace(f"{JN}.while_stmt(test, body, get_state, set_state, names, site)", node,
+                         test=test_name, body=body_name, get_state=get_name, set_state=set_name,
+                         names=tuple(names), site=site)
+        return stmts

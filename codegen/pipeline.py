@@ -1,0 +1,102 @@
+"""The conversion pipeline: user function -> graph builder, in one readable function.
+
+`transform` lists the lowerings in the order they run; each line says why it
+stands where it stands.  `convert` caches the result per function object and
+compiles the builder with the user's file name and line numbers, so a
+traceback from inside a builder points at the user's own source.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import dataclasses
+import types
+import weakref
+
+from profiler import code_key
+
+from codegen import operators
+from codegen.analysis import local_names, parameter_names
+from codegen.lowering.break_continue import BreakContinue
+from codegen.lowering.calls import CallsAndReads
+from codegen.lowering.expressions import Expressions
+from codegen.lowering.if_statements import IfStatements
+from codegen.lowering.loops import Loops
+from codegen.lowering.return_statements import ReturnStatements
+from codegen.lowering.unsupported import UnsupportedConstructs
+from codegen.sites import SiteTable
+from codegen.source import parse_function
+from codegen.templates import JN, Namer, replace
+
+
+class ControlFlow(IfStatements, Loops):
+    """`if`, `for` and `while` in one pass: each computes the names it assigns
+    before its children are lowered, which hides assignments in nested functions."""
+
+
+@dataclasses.dataclass
+class ConvertedFunction:
+    fn: types.FunctionType
+    key: str                  # the profiler's code key: facts for this function
+    code: types.CodeType      # the user's code object
+    filename: str
+    builder: types.FunctionType
+    sites: SiteTable
+    source: str               # the builder, as Python text (show_code)
+
+
+def transform(node: ast.FunctionDef, filename: str):
+    """Lower `node` in place; returns its site table."""
+    local = local_names(node)
+    namer = Namer({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | local | {JN})
+    sites = SiteTable(filename)
+    # 1. Refuse what stays imperative before touching anything.
+    UnsupportedConstructs(filename, local).visit(node)
+    # 2. Calls and free-name reads, while the scopes are still the user's own.
+    CallsAndReads(local).visit(node)
+    # 3. break/continue to flags, then early returns to flags: loops gain exit tests,
+    #    so both must run before loops are lowered (return after break: it extends them).
+    BreakContinue(namer).visit(node)
+    ReturnStatements(namer).visit(node)
+    # 4. Boolean operators, chains, conditional expressions: they read flags made above.
+    Expressions(sites, namer).visit(node)
+    # 5. Statements last: bodies become nested functions over nonlocal state.
+    assigned = sorted(local_names(node) - set(parameter_names(node)))
+    ControlFlow(sites, namer).visit(node)
+    # Every local exists from the start, so `nonlocal` in bodies always has a binding.
+    if assigned:
+        node.body = replace("\n".join(f"{n} = {JN}.UNDEF" for n in assigned), node) + node.body
+    node.decorator_list = []
+    node.returns = None
+    for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+        arg.annotation = None
+    node.args.defaults = []
+    node.args.kw_defaults = [None] * len(node.args.kw_defaults)
+    return sites
+
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def convert(fn) -> ConvertedFunction:
+    cached = _CACHE.get(fn)
+    if cached is not None:
+        return cached
+    src = parse_function(fn)
+    node = src.node
+    sites = transform(node, src.filename)
+    factory = ast.FunctionDef(name="__janus_factory__", args=ast.arguments(
+        posonlyargs=[], args=[ast.arg(arg=JN)], kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=[node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))], decorator_list=[], returns=None,
+        type_params=[])
+    ast.copy_location(factory, node)
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    namespace = {"__builtins__": builtins}
+    exec(compile(module, src.filename, "exec"), namespace)
+    builder = namespace["__janus_factory__"](operators)
+    builder.__defaults__ = fn.__defaults__
+    builder.__kwdefaults__ = fn.__kwdefaults__
+    converted = ConvertedFunction(fn, code_key(fn), fn.__code__, src.filename, builder, sites, ast.unparse(node))
+    _CACHE[fn] = converted
+    return converted

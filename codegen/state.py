@@ -1,0 +1,156 @@
+"""General (non-speculative) lowering of branches and loops over builder state.
+
+`run_cond` and `run_while` turn the variables a lowered `if`/loop assigns into
+`tf.cond` outputs or `tf.while_loop` loop variables.  Python numbers become
+tensors (as in AutoGraph), other Python objects must stay the very same
+object, and a variable that only one side defines is left undefined, so a
+later read fails the build and the function runs imperatively.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from codegen.context import current
+
+
+class Undefined:
+    """The value of a local before its first assignment, in generated code."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "UNDEF"
+
+    def __bool__(self):
+        raise UnboundLocalError("janus: a variable is read before it is assigned on this path")
+
+
+UNDEF = Undefined()
+
+_NUMBERS = (bool, int, float)
+
+
+def _is_tensorlike(v) -> bool:
+    return isinstance(v, (tf.Tensor, tf.Variable)) or type(v) in _NUMBERS
+
+
+def _tensor(v, dtype=None):
+    if isinstance(v, tf.Variable):
+        v = v.read_value()
+    t = tf.convert_to_tensor(v)
+    if dtype is not None and t.dtype != dtype:
+        t = tf.cast(t, dtype)
+    return t
+
+
+def run_cond(test, body, orelse, get_state, set_state, names):
+    """`tf.cond` over the named variables; returns nothing (state is set)."""
+    ctx = current()
+    init = get_state()
+    seen: dict[str, tuple] = {}
+    carry = [i for i, v in enumerate(init) if _is_tensorlike(v)] if names else []
+    dtypes: dict[int, tf.DType] = {}
+
+    def branch(fn, which, carry):
+        def run():
+            set_state(init)
+            fn()
+            vals = get_state()
+            seen[which] = vals
+            return [_tensor(vals[i], dtypes.get(i)) for i in carry]
+        return run
+
+    ctx.general_depth += 1
+    try:
+        for attempt in range(2):
+            try:
+                outs = tf.cond(tf.cast(test, tf.bool) if test.dtype != tf.bool else test,
+                               branch(body, True, carry), branch(orelse, False, carry))
+                break
+            except (TypeError, ValueError):
+                if attempt or True not in seen or False not in seen:
+                    raise
+                # Carry what both sides define as tensors or numbers, in the dtype the tensor side has.
+                carry = [i for i in range(len(names))
+                         if _is_tensorlike(seen[True][i]) and _is_tensorlike(seen[False][i])]
+                for i in carry:
+                    for side in (True, False):
+                        if isinstance(seen[side][i], (tf.Tensor, tf.Variable)):
+                            dtypes[i] = seen[side][i].dtype
+    finally:
+        ctx.general_depth -= 1
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    final = list(init)
+    for i in range(len(names)):
+        a, b = seen[True][i], seen[False][i]
+        if i in carry:
+            same_python = type(a) in _NUMBERS and type(a) is type(b) and a == b
+            final[i] = a if same_python else outs[carry.index(i)]
+        elif a is b:
+            final[i] = a
+        else:
+            from codegen.state import UNDEF as undefined
+            final[i] = undefined
+    set_state(tuple(final))
+
+
+def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool):
+    """`tf.while_loop` over the named variables (plus an iteration counter for `for`)."""
+    ctx = current()
+    init = get_state()
+    carry = [i for i, v in enumerate(init) if _is_tensorlike(v)]
+    record: dict[int, tf.Tensor] = {}
+
+    def restore(loop_vars):
+        vals = list(init)
+        for j, i in enumerate(carry):
+            vals[i] = loop_vars[j]
+        set_state(tuple(vals))
+
+    def cond(i, *loop_vars):
+        restore(loop_vars)
+        ok = cond_fn(i) if counter else cond_fn()
+        if extra_test is not None:
+            more = extra_test()
+            ok = tf.logical_and(_tensor(ok, tf.bool), _tensor(more, tf.bool))
+        return _tensor(ok, tf.bool)
+
+    def body(i, *loop_vars):
+        restore(loop_vars)
+        body_fn(i) if counter else body_fn()
+        vals = get_state()
+        for j, k in enumerate(init):
+            if not _is_tensorlike(k) and k is not vals[j] and not isinstance(k, type(None)) \
+                    and type(k).__name__ != "Undefined":
+                ctx.fail("loop-state", f"the loop replaces the Python object in `{names[j]}`",
+                         "keep Python objects fixed inside loops over tensors")
+        out = []
+        for j, i_ in enumerate(carry):
+            t = _tensor(vals[i_], loop_vars[j].dtype if loop_vars[j].dtype == _tensor(vals[i_]).dtype else None)
+            record[j] = t
+            out.append(t)
+        return [i + 1] + out
+
+    ctx.general_depth += 1
+    try:
+        loop_vars = [tf.constant(0)] + [_tensor(init[i]) for i in carry]
+        try:
+            final = tf.while_loop(cond, body, loop_vars)
+        except (TypeError, ValueError):
+            if len(record) != len(carry):
+                raise
+            # Retry once with the dtypes the body produces and free shapes.
+            loop_vars = [loop_vars[0]] + [tf.cast(v, record[j].dtype) for j, v in enumerate(loop_vars[1:])]
+            shapes = [tf.TensorShape([])] + [tf.TensorShape(None) for _ in carry]
+            final = tf.while_loop(cond, body, loop_vars, shape_invariants=shapes)
+    finally:
+        ctx.general_depth -= 1
+    vals = list(init)
+    for j, i in enumerate(carry):
+        vals[i] = final[j + 1]
+    set_state(tuple(vals))

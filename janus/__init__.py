@@ -1,0 +1,43 @@
+"""janus: run imperative TensorFlow-eager functions as speculative graphs.
+
+    @janus.speculate
+    def step(x): ...
+
+The first calls run eagerly under the profiler; later calls run a graph
+specialised on what the profile saw, guarded, with the original Python as the
+fallback.  See DESIGN.md for the architecture.
+"""
+from __future__ import annotations
+
+from codegen.errors import ConversionError, JanusError, Reason, StagingError
+from janus import testing
+from janus.function import REGISTRY, SpeculativeFunction
+
+__all__ = ["speculate", "report", "SpeculativeFunction", "ConversionError", "StagingError", "JanusError",
+           "Reason", "testing"]
+
+_OPTIONS = {"profile_runs", "max_graphs", "input_signature", "jit_compile", "reduce_retracing", "strict",
+            "unroll_limit", "autograph", "experimental_follow_type_hints", "experimental_implements",
+            "experimental_autograph_options", "name"}
+_IGNORED = {"autograph", "experimental_follow_type_hints", "experimental_implements",
+            "experimental_autograph_options", "name"}
+
+
+def speculate(fn=None, **options):
+    """Drop-in for `@tf.function`: `@janus.speculate` or `@janus.speculate(profile_runs=2, ...)`."""
+    unknown = set(options) - _OPTIONS
+    if unknown:
+        raise TypeError(f"janus.speculate got unexpected option(s) {sorted(unknown)}; "
+                        f"accepted: {sorted(_OPTIONS - _IGNORED)}")
+    options = {k: v for k, v in options.items() if k not in _IGNORED}
+
+    def wrap(f):
+        return SpeculativeFunction(f, **options)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def report() -> str:
+    """Reports of every speculated function in the process, most time spent first."""
+    from janus.report import render_all
+    return render_all(list(REGISTRY))

@@ -1,0 +1,276 @@
+"""`SpeculativeFunction`: profile -> speculate -> (guard failed) -> fallback -> relax.
+
+Each call goes one of four ways: a *profiled* eager run while the profile is
+young; a *graph* run when an entry guard of a cached graph accepts the
+arguments; a *build* on a cache miss (specialised on the profile, relaxed
+where earlier graphs were too narrow); an *eager* run when the function is
+imperative or a graph could not be built.  An in-graph guard failure
+discards the graph's results, re-runs the call eagerly under the profiler,
+and relaxes the failed assumption for the next build.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+import re
+import time
+import types
+import weakref
+
+import tensorflow as tf
+
+import codegen
+from codegen.guards import analyze
+from profiler import Profile, SiteKind, profile_call
+
+from janus import testing
+from janus.log import log
+
+_ASSUMPTION_ID = re.compile(r"janus-assumption:(\d+)")
+REGISTRY: "weakref.WeakSet[SpeculativeFunction]" = weakref.WeakSet()
+MAX_GUARD_FAILURES = 8
+MAX_BUILD_FAILURES = 3
+
+
+@dataclasses.dataclass
+class Fallback:
+    reason: codegen.Reason
+    count: int = 1
+
+
+class SpeculativeFunction:
+    def __init__(self, fn, *, profile_runs=3, max_graphs=8, input_signature=None, jit_compile=False,
+                 reduce_retracing=False, strict=False, unroll_limit=200):
+        if not isinstance(fn, types.FunctionType):
+            raise TypeError(f"janus.speculate expects a Python function, got {type(fn).__name__}")
+        if profile_runs < 1:
+            raise ValueError("janus.speculate: profile_runs must be at least 1 (the graph is built from a profile)")
+        if max_graphs < 1:
+            raise ValueError("janus.speculate: max_graphs must be at least 1")
+        functools.update_wrapper(self, fn)
+        self.python_function = fn
+        self.profile_runs = profile_runs
+        self.max_graphs = max_graphs
+        self.jit_compile = jit_compile
+        self.reduce_retracing = reduce_retracing
+        self.strict = strict
+        self.unroll_limit = unroll_limit
+        self.profile = Profile()
+        self.graphs: list = []
+        self.relaxed: set = set()                       # assumption keys never made again
+        self.relaxed_dims: dict[str, set[int]] = collections.defaultdict(set)
+        self.relaxed_scalars: set[str] = set()
+        self.assumption_failures: collections.Counter = collections.Counter()
+        self.assumption_info: dict = {}                 # key -> Assumption (last seen)
+        self.fallbacks: dict[tuple, Fallback] = {}
+        self.imperative: codegen.Reason | None = None
+        self.counters = collections.Counter()
+        self.time_in = collections.Counter()
+        if input_signature is not None:
+            for i, spec in enumerate(input_signature):
+                shape = getattr(spec, "shape", None)
+                if shape is not None and shape.rank is not None:
+                    self.relaxed_dims[f"args[{i}]"] |= {d for d, n in enumerate(shape.as_list()) if n is None}
+        REGISTRY.add(self)
+
+    # -- descriptor: works as a method decorator ------------------------------------------
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
+    # -- the call --------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        self.counters["calls"] += 1
+        if self.imperative is not None:
+            return self._eager(args, kwargs)
+        if self.counters["profile_runs"] < self.profile_runs:
+            return self._profiled(args, kwargs)
+        for graph in self.graphs:
+            inputs = graph.entry_guard(args, kwargs)
+            if inputs is not None:
+                self.counters["cache_hits"] += 1
+                return self._run_graph(graph, inputs, args, kwargs)
+        self.counters["cache_misses"] += 1
+        graph = self._build(args, kwargs)
+        if graph is None:
+            return self._eager(args, kwargs) if self.imperative else self._profiled(args, kwargs)
+        inputs = graph.entry_guard(args, kwargs)
+        if inputs is None:           # a read at build time changed what the guard expects
+            self._note(codegen.Reason("guard-mismatch", "", "the new graph's entry guard rejected the call that built it"))
+            return self._eager(args, kwargs)
+        return self._run_graph(graph, inputs, args, kwargs)
+
+    def _eager(self, args, kwargs):
+        self.counters["eager_runs"] += 1
+        start = time.perf_counter()
+        try:
+            return self.python_function(*args, **kwargs)
+        finally:
+            self.time_in["eager"] += time.perf_counter() - start
+
+    def _profiled(self, args, kwargs):
+        self.counters["eager_runs"] += 1
+        self.counters["profile_runs"] += 1
+        start = time.perf_counter()
+        outcome, _ = profile_call(self.python_function, args, kwargs, profile=self.profile)
+        self.time_in["profile"] += time.perf_counter() - start
+        kind, value = outcome
+        if kind == "raise":
+            raise value
+        return value
+
+    # -- graphs -----------------------------------------------------------------------------
+    def _relax_against_cache(self, sig):
+        """Generalise where this call differs from graphs already built: dims -> None, scalars -> tensors."""
+        changed = False
+        for graph in self.graphs:
+            old = {leaf.path: leaf for leaf in graph.signature.leaves}
+            for leaf in sig.leaves:
+                prev = old.get(leaf.path)
+                if prev is None:
+                    continue
+                if leaf.kind == prev.kind == "tensor" and leaf.dtype == prev.dtype and leaf.shape and prev.shape \
+                        and len(leaf.shape) == len(prev.shape):
+                    dims = {d for d, (a, b) in enumerate(zip(leaf.shape, prev.shape)) if a != b and a is not None}
+                    if dims - self.relaxed_dims[leaf.path]:
+                        self.relaxed_dims[leaf.path] |= dims
+                        changed = True
+                        log("graphs", f"{self.__qualname__}: {leaf.path} dims {sorted(dims)} relaxed to None")
+                elif leaf.kind == prev.kind == "scalar" and type(leaf.value) is type(prev.value) \
+                        and type(leaf.value) in (int, float) and leaf.value != prev.value \
+                        and leaf.path not in self.relaxed_scalars and ("scalar", leaf.path) not in self.relaxed:
+                    self.relaxed_scalars.add(leaf.path)
+                    changed = True
+                    log("graphs", f"{self.__qualname__}: {leaf.path} varies; fed as a tensor")
+        return changed
+
+    def _build(self, args, kwargs):
+        try:
+            converted = codegen.convert(self.python_function)
+        except codegen.ConversionError as exc:
+            return self._make_imperative(exc.reason)
+        sig = analyze(args, kwargs, self.relaxed_dims, self.relaxed_scalars)
+        if self._relax_against_cache(sig):
+            sig = analyze(args, kwargs, self.relaxed_dims, self.relaxed_scalars)
+        outside = {id(leaf.value): leaf.path for leaf in sig.leaves if leaf.kind == "object"}
+        try:
+            graph = codegen.build_graph(converted, sig, self.profile, self.relaxed, outside,
+                                        jit_compile=self.jit_compile, unroll_limit=self.unroll_limit)
+        except codegen.ConversionError as exc:
+            return self._make_imperative(exc.reason)
+        except codegen.StagingError as exc:
+            scalar_leaves = [leaf.path for leaf in sig.leaves if leaf.kind == "scalar-tensor"]
+            if scalar_leaves:
+                # A Python scalar fed as a tensor did not trace (say, range() of it in Python code):
+                # keep specialising on its value instead.
+                for path in scalar_leaves:
+                    self.relaxed_scalars.discard(path)
+                    self.relaxed.add(("scalar", path))
+                return self._build(args, kwargs)
+            self._note(exc.reason)
+            self.counters["build_failures"] += 1
+            if self.counters["build_failures"] >= MAX_BUILD_FAILURES:
+                return self._make_imperative(codegen.Reason(
+                    "keeps-failing", exc.reason.where, f"{MAX_BUILD_FAILURES} graph builds failed; last: "
+                    f"{exc.reason.explanation}"))
+            return None
+        self.counters["graphs_built"] += 1
+        self.time_in["build"] += graph.build_seconds
+        for a in graph.assumptions:
+            self.assumption_info[a.key] = a
+        self.graphs.insert(0, graph)           # newest (most relaxed) first
+        if len(self.graphs) > self.max_graphs:
+            self.graphs.pop()
+        if self.counters["graphs_built"] > 4 * self.max_graphs:
+            self._make_imperative(codegen.Reason("keeps-recompiling", "", f"built {4 * self.max_graphs} graphs",
+                                                 "pass the varying Python values as tensors"))
+        log("graphs", f"{self.__qualname__}: built graph #{self.counters['graphs_built']} "
+                      f"({graph.op_count} ops, {graph.build_seconds * 1e3:.0f} ms, "
+                      f"{len(graph.assumptions)} assumptions)")
+        return graph
+
+    def _run_graph(self, graph, inputs, args, kwargs):
+        start = time.perf_counter()
+        try:
+            result, print_values = graph.run(inputs)
+        except tf.errors.InvalidArgumentError as exc:
+            match = _ASSUMPTION_ID.search(str(exc))
+            if match is None:
+                return self._after_graph_error(exc, args, kwargs)
+            return self._guard_failed(graph, graph.assumptions[int(match.group(1))], args, kwargs)
+        except Exception as exc:                  # noqa: BLE001 - reproduced eagerly below
+            return self._after_graph_error(exc, args, kwargs)
+        finally:
+            self.time_in["graph"] += time.perf_counter() - start
+        if testing.force_fallback_enabled():
+            self._note(codegen.Reason("forced-fallback", "", "janus.testing.forced_fallback() is active"))
+            return self._profiled(args, kwargs)
+        self.counters["graph_runs"] += 1
+        graph.replay_prints(print_values)
+        return self._python_result(result)
+
+    def _python_result(self, result):
+        """Scalars eager returned as Python numbers come back as Python numbers."""
+        if isinstance(result, tf.Tensor) and result.shape.rank == 0:
+            fprof = self.profile.get(self.python_function)
+            if fprof is not None:
+                types_seen = set()
+                for site in fprof.sites_of(SiteKind.RETURN):
+                    types_seen |= set(site.value.types)
+                if types_seen and types_seen <= {"int", "float", "bool"} and len(types_seen) == 1:
+                    return {"int": int, "float": float, "bool": bool}[types_seen.pop()](result.numpy())
+        return result
+
+    def _guard_failed(self, graph, assumption, args, kwargs):
+        self.counters["guard_failures"] += 1
+        self.assumption_failures[assumption.key] += 1
+        self.assumption_info[assumption.key] = assumption
+        self.relaxed.add(assumption.key)
+        self.graphs = [g for g in self.graphs if all(a.key not in self.relaxed for a in g.assumptions)]
+        self._note(codegen.Reason(f"guard-failed:{assumption.kind.name.lower()}", assumption.where,
+                                  f"assumption {assumption.source} == {assumption.expected!r} broke; relaxed"))
+        log("guards", f"{self.__qualname__}: {assumption.describe()} failed; falling back")
+        if self.counters["guard_failures"] >= MAX_GUARD_FAILURES:
+            self._make_imperative(codegen.Reason("keeps-failing", assumption.where,
+                                                 f"{MAX_GUARD_FAILURES} in-graph guards failed"))
+        return self._profiled(args, kwargs)
+
+    def _after_graph_error(self, exc, args, kwargs):
+        self._note(codegen.Reason("graph-error", "", f"{type(exc).__name__} while running the graph; "
+                                                     "re-running eagerly", ""))
+        return self._eager(args, kwargs)
+
+    def _make_imperative(self, reason):
+        if self.strict:
+            raise codegen.ConversionError(reason)
+        self.imperative = reason
+        self._note(reason)
+        log("fallbacks", f"{self.__qualname__}: runs imperatively: {reason}")
+        return None
+
+    def _note(self, reason):
+        key = (reason.kind, reason.where)
+        if key in self.fallbacks:
+            self.fallbacks[key].count += 1
+        else:
+            self.fallbacks[key] = Fallback(reason)
+        self.counters["fallbacks"] += 1
+        log("fallbacks", f"{self.__qualname__}: {reason}")
+
+    # -- introspection ----------------------------------------------------------------------
+    def stats(self) -> dict:
+        keys = ("calls", "profile_runs", "graph_runs", "eager_runs", "guard_failures", "graphs_built",
+                "cache_hits", "cache_misses", "fallbacks", "build_failures")
+        out = {k: self.counters[k] for k in keys}
+        out["graphs_cached"] = len(self.graphs)
+        out["imperative"] = self.imperative is not None
+        return out
+
+    def show_code(self) -> str:
+        return codegen.convert(self.python_function).source
+
+    def report(self) -> str:
+        from janus.report import render
+        return render(self)

@@ -72,7 +72,8 @@ def _is_tensor(value) -> bool:
     return isinstance(value, tf.Tensor) and not isinstance(value, tf.Variable)
 
 
-def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: set) -> Signature:
+def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict) -> Signature:
+    """`relaxed_scalars` maps the paths of Python scalars fed as tensors to their dtype name."""
     import numpy as np
     import tensorflow as tf
 
@@ -97,7 +98,7 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: set)
             leaf.value = type(value)
             n_inputs[0] += 1
         elif t in (int, float) and path in relaxed_scalars:
-            leaf = Leaf(path, "scalar-tensor", value=t, dtype=tf.int32 if t is int else tf.float32, shape=(),
+            leaf = Leaf(path, "scalar-tensor", value=t, dtype=tf.as_dtype(relaxed_scalars[path]), shape=(),
                         input_index=n_inputs[0])
             n_inputs[0] += 1
         elif check_kind(value) is Kind.CONSTANT:

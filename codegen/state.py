@@ -53,7 +53,8 @@ def run_cond(test, body, orelse, get_state, set_state, names):
     ctx = current()
     init = get_state()
     seen: dict[str, tuple] = {}
-    carry = [i for i, v in enumerate(init) if _is_tensorlike(v)] if names else []
+    # Carry tensors, numbers and not-yet-defined names (a branch usually defines them).
+    carry = [i for i, v in enumerate(init) if _is_tensorlike(v) or v is UNDEF]
     dtypes: dict[int, tf.DType] = {}
 
     def branch(fn, which, carry):
@@ -62,7 +63,10 @@ def run_cond(test, body, orelse, get_state, set_state, names):
             fn()
             vals = get_state()
             seen[which] = vals
-            return [_tensor(vals[i], dtypes.get(i)) for i in carry]
+            # A side that leaves a carried name undefined outputs a placeholder; the name
+            # ends up undefined after the cond (a later read fails the build).
+            return [_tensor(vals[i], dtypes.get(i)) if _is_tensorlike(vals[i]) else tf.constant(0, tf.int32)
+                    for i in carry]
         return run
 
     ctx.general_depth += 1
@@ -88,14 +92,13 @@ def run_cond(test, body, orelse, get_state, set_state, names):
     final = list(init)
     for i in range(len(names)):
         a, b = seen[True][i], seen[False][i]
-        if i in carry:
+        if i in carry and _is_tensorlike(a) and _is_tensorlike(b):
             same_python = type(a) in _NUMBERS and type(a) is type(b) and a == b
             final[i] = a if same_python else outs[carry.index(i)]
         elif a is b:
             final[i] = a
         else:
-            from codegen.state import UNDEF as undefined
-            final[i] = undefined
+            final[i] = UNDEF
     set_state(tuple(final))
 
 

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 import codegen
 from codegen.guards import analyze
-from profiler import Profile, SiteKind, profile_call
+from profiler import Profile, profile_call
 
 from janus import testing
 from janus.log import log
@@ -60,13 +60,14 @@ class SpeculativeFunction:
         self.graphs: list = []
         self.relaxed: set = set()                       # assumption keys never made again
         self.relaxed_dims: dict[str, set[int]] = collections.defaultdict(set)
-        self.relaxed_scalars: set[str] = set()
+        self.relaxed_scalars: dict[str, str] = {}          # path -> dtype it is fed as
         self.assumption_failures: collections.Counter = collections.Counter()
         self.assumption_info: dict = {}                 # key -> Assumption (last seen)
         self.fallbacks: dict[tuple, Fallback] = {}
         self.imperative: codegen.Reason | None = None
         self.counters = collections.Counter()
         self.time_in = collections.Counter()
+        self._result_types = None
         if input_signature is not None:
             for i, spec in enumerate(input_signature):
                 shape = getattr(spec, "shape", None)
@@ -119,6 +120,7 @@ class SpeculativeFunction:
         kind, value = outcome
         if kind == "raise":
             raise value
+        self._result_types = _type_template(value)
         return value
 
     # -- graphs -----------------------------------------------------------------------------
@@ -141,7 +143,7 @@ class SpeculativeFunction:
                 elif leaf.kind == prev.kind == "scalar" and type(leaf.value) is type(prev.value) \
                         and type(leaf.value) in (int, float) and leaf.value != prev.value \
                         and leaf.path not in self.relaxed_scalars and ("scalar", leaf.path) not in self.relaxed:
-                    self.relaxed_scalars.add(leaf.path)
+                    self.relaxed_scalars[leaf.path] = "int32" if type(leaf.value) is int else "float32"
                     changed = True
                     log("graphs", f"{self.__qualname__}: {leaf.path} varies; fed as a tensor")
         return changed
@@ -163,11 +165,14 @@ class SpeculativeFunction:
         except codegen.StagingError as exc:
             scalar_leaves = [leaf.path for leaf in sig.leaves if leaf.kind == "scalar-tensor"]
             if scalar_leaves:
-                # A Python scalar fed as a tensor did not trace (say, range() of it in Python code):
-                # keep specialising on its value instead.
+                # A Python int fed as int32 may meet float tensors (`x * k`): try float32; if
+                # that does not trace either, keep specialising on its value.
                 for path in scalar_leaves:
-                    self.relaxed_scalars.discard(path)
-                    self.relaxed.add(("scalar", path))
+                    if self.relaxed_scalars[path] == "int32":
+                        self.relaxed_scalars[path] = "float32"
+                    else:
+                        del self.relaxed_scalars[path]
+                        self.relaxed.add(("scalar", path))
                 return self._build(args, kwargs)
             self._note(exc.reason)
             self.counters["build_failures"] += 1
@@ -212,16 +217,9 @@ class SpeculativeFunction:
         return self._python_result(result)
 
     def _python_result(self, result):
-        """Scalars eager returned as Python numbers come back as Python numbers."""
-        if isinstance(result, tf.Tensor) and result.shape.rank == 0:
-            fprof = self.profile.get(self.python_function)
-            if fprof is not None:
-                types_seen = set()
-                for site in fprof.sites_of(SiteKind.RETURN):
-                    types_seen |= set(site.value.types)
-                if types_seen and types_seen <= {"int", "float", "bool"} and len(types_seen) == 1:
-                    return {"int": int, "float": float, "bool": bool}[types_seen.pop()](result.numpy())
-        return result
+        """Leaves eager returned as Python scalars come back as Python scalars (a Python
+        scalar argument fed as a tensor makes them tensors in the graph)."""
+        return _match_types(result, self._result_types)
 
     def _guard_failed(self, graph, assumption, args, kwargs):
         self.counters["guard_failures"] += 1
@@ -274,3 +272,29 @@ class SpeculativeFunction:
     def report(self) -> str:
         from janus.report import render
         return render(self)
+
+
+_PY_SCALARS = {bool: bool, int: int, float: float}
+
+
+def _type_template(value):
+    if type(value) in (list, tuple):
+        return (type(value), [_type_template(v) for v in value])
+    if type(value) is dict:
+        return (dict, {k: _type_template(v) for k, v in value.items()})
+    return type(value)
+
+
+def _match_types(value, template):
+    if template is None:
+        return value
+    if isinstance(template, tuple):
+        kind, inner = template
+        if type(value) is kind and kind in (list, tuple) and len(value) == len(inner):
+            return kind(_match_types(v, t) for v, t in zip(value, inner))
+        if type(value) is dict and kind is dict and value.keys() == inner.keys():
+            return {k: _match_types(v, inner[k]) for k, v in value.items()}
+        return value
+    if template in _PY_SCALARS and isinstance(value, tf.Tensor) and value.shape.rank == 0:
+        return template(value.numpy())
+    return value

@@ -27,6 +27,10 @@ def guard_rest(stmts: list[ast.stmt], flag: str, sets_flag) -> list[ast.stmt]:
     """After a statement that may set `flag`, run the rest of the block only if it did not."""
     out: list[ast.stmt] = []
     for i, stmt in enumerate(stmts):
+        if isinstance(stmt, (ast.If, ast.With, ast.Try)) and sets_flag(stmt):
+            for field in ("body", "orelse", "finalbody"):
+                if getattr(stmt, field, None):
+                    setattr(stmt, field, guard_rest(getattr(stmt, field), flag, sets_flag))
         out.append(stmt)
         if sets_flag(stmt) and i < len(stmts) - 1:
             (guard,) = replace("if not flag:\n    pass\n", stmt, flag=flag)

@@ -1,0 +1,72 @@
+"""Differential harness: the same Python, eagerly and under janus, must agree.
+
+`differential(fn, calls, mode)` calls the plain function and its speculated
+twin on each argument tuple and asserts equal results (values, dtypes,
+Python types), equal exceptions (type and message) and equal printed text.
+Modes: "speculative" (normal), "fallback" (every graph run is treated as a
+failed speculation, so the fallback path must give the same answers).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import tensorflow as tf
+
+import janus
+
+MODES = ("speculative", "fallback")
+
+
+def run_capturing(fn, args, kwargs=None):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            return ("return", fn(*args, **(kwargs or {}))), out.getvalue()
+        except Exception as exc:  # noqa: BLE001 - compared below
+            return ("raise", exc), out.getvalue()
+
+
+def assert_same(a, b, path="result"):
+    if isinstance(a, (tf.Tensor, tf.Variable)):
+        assert isinstance(b, (tf.Tensor, tf.Variable)), f"{path}: eager gave a tensor, janus {type(b).__name__}"
+        assert a.dtype == b.dtype, f"{path}: dtype {a.dtype} != {b.dtype}"
+        assert a.shape == b.shape, f"{path}: shape {a.shape} != {b.shape}"
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6, err_msg=path)
+        return
+    assert type(a) is type(b), f"{path}: eager gave {type(a).__name__}, janus {type(b).__name__}"
+    if isinstance(a, (list, tuple)):
+        assert len(a) == len(b), f"{path}: length {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{path}[{i}]")
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), f"{path}: keys differ"
+        for k in a:
+            assert_same(a[k], b[k], f"{path}[{k!r}]")
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+def assert_same_outcome(eager, spec):
+    (ek, ev), eprint = eager
+    (jk, jv), jprint = spec
+    assert ek == jk, f"eager {ek}s {ev!r}, janus {jk}s {jv!r}"
+    if ek == "raise":
+        assert type(ev) is type(jv) and str(ev) == str(jv), f"eager raised {ev!r}, janus {jv!r}"
+    else:
+        assert_same(ev, jv)
+    assert eprint == jprint, f"printed text differs:\neager: {eprint!r}\njanus: {jprint!r}"
+
+
+def differential(fn, calls, mode="speculative", **options):
+    """Run every call eagerly and speculated; returns the SpeculativeFunction for stats."""
+    spec = janus.speculate(fn, **options)
+    for call in calls:
+        args, kwargs = (call, {}) if isinstance(call, tuple) else (call["args"], call.get("kwargs", {}))
+        eager = run_capturing(fn, args, kwargs)
+        ctx = janus.testing.forced_fallback() if mode == "fallback" else contextlib.nullcontext()
+        with ctx:
+            result = run_capturing(spec, args, kwargs)
+        assert_same_outcome(eager, result)
+    return spec

@@ -26,6 +26,8 @@ def check_kind(value) -> Kind | None:
         return Kind.CONSTANT
     if isinstance(value, types.MethodType):
         return None                  # a bound method is a fresh object per lookup; its owner is checked
+    if type(value) in (list, tuple) and len(value) <= 64:
+        return Kind.TYPE_MATCH       # same container type and length, elements the very same objects
     return Kind.ID_MATCH
 
 
@@ -162,7 +164,15 @@ def _structure(src: _Source, template, access: str):
     return out
 
 
+def _same_items(value, expected) -> bool:
+    return type(value) is type(expected) and len(value) == len(expected) and all(
+        a is b or (type(a) in _SCALARS and type(a) is type(b) and a == b) for a, b in zip(value, expected))
+
+
 def _value_check(src: _Source, kind: Kind, access: str, expected) -> str:
+    if kind is Kind.TYPE_MATCH:
+        src.consts["same_items"] = _same_items
+        return f"same_items({access}, {src.const(expected, 'O')})"
     if kind is Kind.CONSTANT:
         return f"type({access}) is {src.const(type(expected), 'T')} and {access} == {src.const(expected)}"
     return f"{access} is {src.const(expected, 'O')}"

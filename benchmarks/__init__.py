@@ -1,0 +1,1 @@
+"""Benchmarks: the same imperative programs eagerly, under janus, under tf.function."""

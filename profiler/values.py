@@ -1,0 +1,122 @@
+"""Side-effect-free descriptions of runtime values, by duck typing.
+
+The profiler must describe tensors, arrays and Python scalars without
+importing TensorFlow or NumPy and without running user code: a probe that
+called a user ``__len__``, ``__bool__`` or property could change what the
+program does.  So every helper here looks only at ``type(value)`` and, for
+types that come from ``tensorflow``/``numpy``/``keras`` modules, at their
+``dtype``/``shape`` attributes, which those libraries compute without side
+effects.
+"""
+
+from __future__ import annotations
+
+#: Python scalar types whose values a ValueFact keeps (exact types only).
+SCALAR_TYPES = (bool, int, float, str, type(None))
+
+#: Builtin containers whose ``len()`` is recorded (exact types only).
+SIZED_TYPES = (range, list, tuple, dict, str, set, frozenset)
+
+_ARRAY_MODULES = ("tensorflow", "numpy", "keras", "tf_keras")
+
+
+def type_name(value) -> str:
+    """Canonical type name: ``qualname`` for builtins, else ``module.qualname``.
+
+    Examples: ``'int'``, ``'NoneType'``,
+    ``'tensorflow.python.framework.ops.EagerTensor'``, ``'numpy.ndarray'``.
+    """
+    cls = type(value)
+    module = getattr(cls, "__module__", None)
+    qualname = getattr(cls, "__qualname__", cls.__name__)
+    if module in (None, "builtins"):
+        return qualname
+    return f"{module}.{qualname}"
+
+
+_ARRAY_LIKE_CACHE: dict = {}
+
+
+def _from_array_library(value) -> bool:
+    """Tensor, variable or NumPy value: a type whose ``dtype``/``shape`` are
+    plain reads.  Decided from the type's module and name, cached per type."""
+    cls = type(value)
+    known = _ARRAY_LIKE_CACHE.get(cls)
+    if known is None:
+        module = (getattr(cls, "__module__", None) or "").split(".", 1)[0]
+        name = cls.__name__
+        known = module == "numpy" or (
+            module in _ARRAY_MODULES and ("Tensor" in name or "Variable" in name))
+        _ARRAY_LIKE_CACHE[cls] = known
+    return known
+
+
+def is_tensor(value) -> bool:
+    """True for eager tensors and resource variables (no TF import)."""
+    cls = type(value)
+    return cls.__name__ in ("EagerTensor", "ResourceVariable") and (
+        getattr(cls, "__module__", "") or "").startswith("tensorflow")
+
+
+def array_info(value):
+    """``(dtype_name, shape)`` for tensors/arrays/variables, else None.
+
+    ``shape`` is a tuple whose unknown dimensions are None, or None when the
+    rank is unknown.
+    """
+    if not _from_array_library(value):
+        return None
+    dtype = getattr(value, "dtype", None)
+    shape = getattr(value, "shape", None)
+    if dtype is None or shape is None:
+        return None
+    dtype_name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None)
+    if not isinstance(dtype_name, str):
+        dtype_name = str(dtype)
+    return dtype_name, _shape_tuple(shape)
+
+
+def _shape_tuple(shape):
+    as_list = getattr(shape, "as_list", None)
+    if as_list is not None:
+        try:
+            return tuple(as_list())
+        except Exception:  # unknown rank
+            return None
+    if isinstance(shape, tuple):
+        return tuple(d if isinstance(d, int) or d is None else None for d in shape)
+    return None
+
+
+def length(value):
+    """``len(value)`` for exact builtin containers, else None."""
+    if type(value) in SIZED_TYPES:
+        return len(value)
+    return None
+
+
+def safe_truth(value):
+    """``bool(value)`` when computing it cannot run user code, else None.
+
+    Known-safe: Python scalars, NumPy scalars and arrays of one element, and
+    eager tensors of one element (their ``__bool__`` reads the buffer).
+    """
+    cls = type(value)
+    if cls in SCALAR_TYPES:
+        return bool(value)
+    if not _from_array_library(value):
+        return None
+    info = array_info(value)
+    if info is None:
+        return None
+    shape = info[1]
+    if shape is None or any(d is None for d in shape):
+        return None
+    size = 1
+    for dim in shape:
+        size *= dim
+    if size != 1:
+        return None
+    if cls.__name__ == "ResourceVariable":
+        return None  # reading a variable is a TF op on a mutable resource
+    return bool(value)

@@ -59,16 +59,6 @@ def assigned_names(nodes) -> list[str]:
     return list(seen)
 
 
-def local_names(fn_node: ast.FunctionDef) -> set[str]:
-    args = fn_node.args
-    params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-    if args.vararg:
-        params.append(args.vararg.arg)
-    if args.kwarg:
-        params.append(args.kwarg.arg)
-    return set(params) | set(assigned_names(fn_node.body))
-
-
 def parameter_names(fn_node: ast.FunctionDef) -> list[str]:
     args = fn_node.args
     params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
@@ -77,3 +67,7 @@ def parameter_names(fn_node: ast.FunctionDef) -> list[str]:
     if args.kwarg:
         params.append(args.kwarg.arg)
     return params
+
+
+def local_names(fn_node: ast.FunctionDef) -> set[str]:
+    return set(parameter_names(fn_node)) | set(assigned_names(fn_node.body))

@@ -30,3 +30,24 @@ def body_function(name: str, names: list[str], body: list[ast.stmt], anchor, par
     (fn,) = replace(header, anchor)
     fn.body = fn.body[:-1] + (body or fn.body[-1:])
     return fn
+
+
+class StatementLowering(ast.NodeTransformer):
+    """Base of statement lowerings: visits the user's function body only (nested
+    user defs stay Python values) and splices statements that expand into several."""
+
+    def __init__(self, sites, namer):
+        self.sites = sites
+        self.namer = namer
+        self._top_seen = False
+
+    def visit_FunctionDef(self, node):
+        if self._top_seen:
+            return node
+        self._top_seen = True
+        new_body = []
+        for stmt in node.body:
+            out = self.visit(stmt)
+            new_body.extend(out if isinstance(out, list) else [out])
+        node.body = new_body
+        return node

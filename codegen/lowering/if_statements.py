@@ -10,11 +10,11 @@ from __future__ import annotations
 import ast
 
 from codegen.analysis import assigned_names
-from codegen.lowering.control_flow import body_function, state_functions
+from codegen.lowering.control_flow import StatementLowering, body_function, state_functions
 from codegen.templates import JN, replace
 
 
-class IfStatements(ast.NodeTransformer):
+class IfStatements(StatementLowering):
     """
         if x > 0:                    def if_body_1():
             y = x                        nonlocal y
@@ -23,22 +23,6 @@ class IfStatements(ast.NodeTransformer):
                                      jn.if_stmt(x > 0, if_body_1, else_body_1,
                                                 get_state_1, set_state_1, ('y',), 0)
     """
-
-    def __init__(self, sites, namer):
-        self.sites = sites
-        self.namer = namer
-
-    def visit_FunctionDef(self, node):
-        if getattr(self, "_top_seen", False):
-            return node
-        self._top_seen = True
-        node.body = [self.visit(s) for s in node.body]
-        node.body = [s for stmt in node.body for s in (stmt if isinstance(stmt, list) else [stmt])]
-        return node
-
-    def generic_visit(self, node):
-        super().generic_visit(node)
-        return node
 
     def visit_If(self, node):
         names = assigned_names(node.body + node.orelse)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import ast
 
 from codegen.analysis import assigned_names
-from codegen.lowering.control_flow import body_function, state_functions
+from codegen.lowering.control_flow import StatementLowering, body_function, state_functions
 from codegen.templates import JN, replace, replace_expr
 
 
-class Loops(ast.NodeTransformer):
+class Loops(StatementLowering):
     """
         for i in range(n):           def loop_body_1(itr_1):
             s = s + i                    nonlocal i, s
@@ -28,21 +28,6 @@ class Loops(ast.NodeTransformer):
             x = x - 1        ->      def loop_body_1(): nonlocal x; x = x - 1
                                      jn.while_stmt(loop_test_1, loop_body_1, get_state_1, set_state_1, ('x',), 1)
     """
-
-    def __init__(self, sites, namer):
-        self.sites = sites
-        self.namer = namer
-
-    def visit_FunctionDef(self, node):
-        if getattr(self, "_top_seen", False):
-            return node
-        self._top_seen = True
-        new_body = []
-        for stmt in node.body:
-            out = self.visit(stmt)
-            new_body.extend(out if isinstance(out, list) else [out])
-        node.body = new_body
-        return node
 
     def visit_For(self, node):
         names = assigned_names([node.target] + node.body)

@@ -68,3 +68,33 @@ def test_tape_and_variable_update_inside_the_function():
         assert_same(le, lj)
     assert_same(w_eager.read_value(), w_janus.read_value())
     assert step.stats()["graph_runs"] >= 5, step.report()
+
+
+def _keras_pair():
+    import keras
+    models = []
+    for _ in range(2):
+        keras.utils.set_random_seed(0)
+        m = keras.Sequential([keras.layers.Dense(4, activation="relu"), keras.layers.Dense(1)])
+        m(tf.ones((1, 3)))
+        models.append((m, keras.optimizers.SGD(0.05)))
+    return models
+
+
+def keras_step(model, opt, x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+def test_keras_model_and_optimizer_inside_the_function():
+    (me, oe), (mj, oj) = _keras_pair()
+    step = janus.speculate(keras_step)
+    x, y = tf.random.uniform((8, 3), seed=1), tf.random.uniform((8, 1), seed=2)
+    for _ in range(10):
+        assert_same(keras_step(me, oe, x, y), step(mj, oj, x, y))
+    for a, b in zip(me.trainable_variables, mj.trainable_variables):
+        assert_same(a.value if hasattr(a, "value") else a, b.value if hasattr(b, "value") else b)
+    assert step.stats()["graph_runs"] >= 5, step.report()

@@ -98,7 +98,7 @@ def _class_functions(cls):
     return out
 
 
-def _methods_of_class(cls, is_user_code):
+def _methods_of_class(cls):
     for klass in getattr(cls, "__mro__", (cls,)):
         if klass is object or _is_library_module(getattr(klass, "__module__", None)):
             continue
@@ -159,7 +159,7 @@ def reachable_functions(fn, args=(), kwargs=None, is_user_code=None) -> list:
         if id(cls) in seen_classes or not _is_user_class(cls, is_user_code):
             return
         seen_classes.add(id(cls))
-        for f in _methods_of_class(cls, is_user_code):
+        for f in _methods_of_class(cls):
             add_function(f)
 
     def add_object(obj, held=False):

@@ -5,7 +5,9 @@ probes do not hold a Profile: they record into the innermost active
 ``Session`` and do nothing when none is active.  Every recorder swallows its
 own errors (``except Exception``) -- a probe that raised would be caught by
 the user's ``except`` and change the program -- and touches values only
-through ``profiler.values``, which never runs user code.
+through ``profiler.values``, which never runs user code.  Recorders are
+also not re-entrant: should recording ever reach instrumented code (say an
+instrumented ``__hash__``), the nested probes do nothing.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ class Probe:
     #: for while loops: "entry" (first test) or "bottom" (the backward test)
     loop_role: str | None = None
 
+    #: (session serial, Site): the site this probe last recorded into
+    cached: tuple = field(default=(0, None), repr=False)
+
     def __repr__(self) -> str:  # shows up in dis output of instrumented code
         return f"<probe {self.kind.name} {self.span}>"
 
@@ -69,9 +74,12 @@ INSTRUMENTED: dict[int, Instrumented] = {}
 class Session:
     """One profiled call (or nest of calls) recording into ``profile``."""
 
+    _serials = iter(range(1, 1 << 62))
+
     def __init__(self, profile: Profile):
         self.profile = profile
         self.current_entry: dict = {}
+        self.serial = next(Session._serials)
 
     def function(self, meta: FunctionMeta) -> FunctionProfile:
         fp = self.profile.functions.get(meta.key)
@@ -102,32 +110,50 @@ class Session:
 
 
 SESSIONS: list[Session] = []
+_busy = False
 
 
-def _site(probe: Probe):
-    session = SESSIONS[-1]
-    return session, session.site(probe.func, probe.kind, probe.span, probe.attr)
+def _recorder(body):
+    """Wrap ``body(session, site, frame, probe, *values)`` as a probe target:
+    a no-op without a session or while another recorder runs, silent on
+    errors.  ``frame`` is the instrumented frame that ran the probe."""
+
+    def record(probe, *values):
+        global _busy
+        if _busy or not SESSIONS:
+            return
+        _busy = True
+        try:
+            session = SESSIONS[-1]
+            serial, site = probe.cached
+            if serial != session.serial:
+                site = session.site(probe.func, probe.kind, probe.span, probe.attr)
+                probe.cached = (session.serial, site)
+            body(session, site, sys._getframe(1), probe, *values)
+        except Exception:
+            pass
+        finally:
+            _busy = False
+
+    record.__name__ = record.__qualname__ = body.__name__.lstrip("_")
+    record.__doc__ = body.__doc__
+    return record
 
 
-def record_entry(probe):
-    if not SESSIONS:
-        return
-    try:
-        session, site = _site(probe)
-        frame = sys._getframe(1)
-        fp = session.function(probe.func)
-        fp.calls += 1
-        site.count += 1
-        local = frame.f_locals
-        for name in probe.func.argnames:
-            if name in local:
-                fact = fp.args.get(name)
-                if fact is None:
-                    fact = fp.args[name] = ValueFact()
-                fact.observe(local[name])
-        _record_caller(session, probe, frame.f_back)
-    except Exception:
-        pass
+@_recorder
+def record_entry(session, site, frame, probe):
+    """Function entry: call count, argument values, and the caller's CALL site."""
+    fp = session.function(probe.func)
+    fp.calls += 1
+    site.count += 1
+    local = frame.f_locals
+    for name in probe.func.argnames:
+        if name in local:
+            fact = fp.args.get(name)
+            if fact is None:
+                fact = fp.args[name] = ValueFact()
+            fact.observe(local[name])
+    _record_caller(session, probe, frame.f_back)
 
 
 def _record_caller(session, probe, caller):
@@ -148,95 +174,62 @@ def _record_caller(session, probe, caller):
         caller = caller.f_back
 
 
-def record_branch(probe, value):
-    if not SESSIONS:
-        return
-    try:
-        session, site = _site(probe)
-        site.count += 1
-        site.value.observe(value)
-        instance = site.instance(probe.offset)
-        truth = (value is None) if probe.none_test else safe_truth(value)
-        if truth is None:
-            instance.unknown += 1
-        elif truth:
-            instance.true += 1
-        else:
-            instance.false += 1
-        if probe.loop_role is not None:
-            frame = sys._getframe(1)
-            if probe.loop_role == "entry":
-                session.start_entry(site, frame)
-            if truth:
-                session.trip(site, frame)
-    except Exception:
-        pass
+@_recorder
+def record_branch(session, site, frame, probe, value):
+    """Conditional jump: tested value, outcome per instance, while-loop trips."""
+    site.count += 1
+    site.value.observe(value)
+    instance = site.instance(probe.offset)
+    truth = (value is None) if probe.none_test else safe_truth(value)
+    if truth is None:
+        instance.unknown += 1
+    elif truth:
+        instance.true += 1
+    else:
+        instance.false += 1
+    if probe.loop_role == "entry":
+        session.start_entry(site, frame)
+    if probe.loop_role is not None and truth:
+        session.trip(site, frame)
 
 
-def record_loop_enter(probe, iterable):
-    if not SESSIONS:
-        return
-    try:
-        session, site = _site(probe)
-        site.count += 1
-        site.value.observe(iterable)
-        session.start_entry(site, sys._getframe(1))
-    except Exception:
-        pass
+@_recorder
+def record_loop_enter(session, site, frame, probe, iterable):
+    """Before GET_ITER of a ``for``: the iterable; starts a loop entry."""
+    site.count += 1
+    site.value.observe(iterable)
+    session.start_entry(site, frame)
 
 
-def record_loop_trip(probe):
-    if not SESSIONS:
-        return
-    try:
-        session, site = _site(probe)
-        session.trip(site, sys._getframe(1))
-    except Exception:
-        pass
+@_recorder
+def record_loop_trip(session, site, frame, probe):
+    """Start of a ``for`` body: one more trip for this frame's current entry."""
+    session.trip(site, frame)
 
 
-def record_value(probe, value):
+@_recorder
+def record_value(session, site, frame, probe, value):
     """CALL results, RETURN values and LOAD_ATTR results."""
-    if not SESSIONS:
-        return
-    try:
-        _, site = _site(probe)
-        site.count += 1
-        site.value.observe(value)
-    except Exception:
-        pass
+    site.count += 1
+    site.value.observe(value)
 
 
-def record_attr_owner(probe, owner):
-    """Owner of LOAD_ATTR (counted by the value probe after it)."""
-    if not SESSIONS:
-        return
-    try:
-        _, site = _site(probe)
-        site.owner_types[type_name(owner)] += 1
-    except Exception:
-        pass
+@_recorder
+def record_attr_owner(session, site, frame, probe, owner):
+    """Owner of LOAD_ATTR (the value probe after it does the counting)."""
+    site.owner_types[type_name(owner)] += 1
 
 
-def record_method_owner(probe, owner):
+@_recorder
+def record_method_owner(session, site, frame, probe, owner):
     """Owner of LOAD_METHOD: the only probe of its site, so it counts."""
-    if not SESSIONS:
-        return
-    try:
-        _, site = _site(probe)
-        site.count += 1
-        site.owner_types[type_name(owner)] += 1
-    except Exception:
-        pass
+    site.count += 1
+    site.owner_types[type_name(owner)] += 1
 
 
-def record_attr_store(probe, owner, value):
-    if not SESSIONS:
-        return
-    try:
-        _, site = _site(probe)
-        site.count += 1
-        site.owner_types[type_name(owner)] += 1
-        site.value.observe(value)
-    except Exception:
-        pass
+@_recorder
+def record_attr_store(session, site, frame, probe, owner, value):
+    """STORE_ATTR: owner type and stored value."""
+    site.count += 1
+    site.owner_types[type_name(owner)] += 1
+    site.value.observe(value)

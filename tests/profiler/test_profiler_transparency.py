@@ -332,3 +332,16 @@ def test_nested_profile_calls_do_not_double_instrument():
 def test_instrumented_code_is_cached():
     from profiler.instrument import instrument
     assert instrument(closures.__code__) is instrument(closures.__code__)
+
+
+def test_instrumented_code_outside_a_session_records_nothing():
+    import types
+    from profiler.instrument import instrument
+    copy = types.FunctionType(instrument(while_break_continue.__code__).code,
+                              while_break_continue.__globals__)
+    assert copy(20) == while_break_continue(20)
+
+
+def test_custom_is_user_code_limits_instrumentation():
+    _, profile = profile_call(methods, (3,), {}, is_user_code=lambda f: False)
+    assert list(profile.functions) == [profile.get(methods).key]

@@ -15,6 +15,7 @@ import types
 import tensorflow as tf
 
 from codegen.context import Frame, PrintEvent, current
+from codegen.heap import _NON_READING_MUTATORS, DELETED, read_outside
 
 _EAGER = type(tf.constant(0))
 _LIBRARY_ROOTS = {"tensorflow", "keras", "tf_keras", "numpy", "absl", "janus", "codegen", "profiler", "bytecode",
@@ -63,36 +64,52 @@ def ld(name: str):
     ctx = current()
     fn = ctx.frame.converted.fn
     code = fn.__code__
-    qual = fn.__qualname__
     if name in code.co_freevars:
-        cell = fn.__closure__[code.co_freevars.index(name)]
+        access, holder = "closure", fn.__closure__[code.co_freevars.index(name)]
+        source = f"{fn.__qualname__}.<closure {name}>"
+    elif name in fn.__globals__ or (id(fn.__globals__), name) in ctx.heap.names:
+        access, holder, source = "global", fn.__globals__, f"{fn.__module__}.{name}"
+    else:
         try:
-            value = cell.cell_contents
+            return getattr(builtins, name)
+        except AttributeError:
+            raise NameError(f"name '{name}' is not defined") from None
+    written = ctx.heap.names.get((id(holder), name))
+    if written is not None:
+        if written[3] is DELETED:
+            raise NameError(f"name '{name}' is not defined")
+        return written[3]
+    if access == "closure":
+        try:
+            value = holder.cell_contents
         except ValueError:
             raise NameError(f"free variable '{name}' referenced before assignment in enclosing scope") from None
-        ctx.check("closure", cell, name, value, f"{qual}.<closure {name}>")
-        return value
-    if name in fn.__globals__:
-        value = fn.__globals__[name]
-        ctx.check("global", fn.__globals__, name, value, f"{fn.__module__}.{name}")
-        return value
-    try:
-        return getattr(builtins, name)
-    except AttributeError:
-        raise NameError(f"name '{name}' is not defined") from None
+    else:
+        value = holder[name]
+    return read_outside(access, holder, name, value, source)
 
 
 def ld_attr(obj, name: str):
-    value = getattr(obj, name)
     ctx = current()
+    written = ctx.heap.attrs.get((id(obj), name))
+    if written is not None:
+        if written[2] is DELETED:
+            raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
+        return written[2]
+    value = getattr(obj, name)
     source = ctx.outside.get(id(obj))
-    if source is not None and not isinstance(obj, types.ModuleType):
-        ctx.check("attr", obj, name, value, f"{source}.{name}")
-    return value
+    if source is None or isinstance(obj, types.ModuleType):
+        return value
+    if type(value) is list and name not in getattr(obj, "__dict__", {}):
+        # Computed (a property): a fresh list per read, checked by its items, never written back.
+        ctx.check("attr", obj, name, value, f"{source}.{name}", mode="items", expected=value)
+        return value
+    return read_outside("attr", obj, name, value, f"{source}.{name}")
 
 
 def py_iter(x):
     """An iterable Python can walk at build time (tensors with a static first dimension unstack)."""
+    current().heap.mark_read(x)
     if is_symbolic(x):
         if x.shape.rank and x.shape[0] is not None:
             return tf.unstack(x)
@@ -131,6 +148,7 @@ def replay_prints(events, values):
 
 
 def _len(x):
+    current().heap.mark_read(x)
     if is_symbolic(x):
         n = x.shape[0] if x.shape.rank else None
         return n if n is not None else tf.shape(x)[0]
@@ -174,11 +192,18 @@ def call(f, *args, **kwargs):
         return _inline(ctx, f.__func__, (f.__self__,) + args, kwargs)
     if is_user_function(f):
         return _inline(ctx, f, args, kwargs)
-    if isinstance(f, types.BuiltinMethodType) and getattr(f, "__name__", "") in _MUTATORS:
-        owner = getattr(f, "__self__", None)
-        if owner is not None and id(owner) in ctx.outside:
-            ctx.fail("state-write", f"`{ctx.outside[id(owner)]}.{f.__name__}(...)` mutates an outside object",
-                     "deferred state writes are not converted yet")
+    owner = getattr(f, "__self__", None) if isinstance(f, types.BuiltinMethodType) else None
+    if owner is not None and id(owner) in ctx.heap.by_copy:
+        if f.__name__ not in _NON_READING_MUTATORS:
+            ctx.heap.mark_read(owner)
+        else:
+            ctx.heap.writes.append(ctx.heap.by_copy[id(owner)].source) if \
+                ctx.heap.by_copy[id(owner)].source not in ctx.heap.writes else None
+    elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.outside:
+        ctx.fail("state-write", f"`{ctx.outside[id(owner)]}.{f.__name__}(...)` mutates a {type(owner).__name__}, "
+                 "which janus does not copy for deferred writes", "use a list or a dict")
+    for a in args:
+        ctx.heap.mark_read(a)
     call_method = getattr(type(f), "__call__", None)
     if not isinstance(f, type) and isinstance(call_method, types.FunctionType) and is_user_function(call_method):
         return _inline(ctx, call_method, (f,) + args, kwargs)

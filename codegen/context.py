@@ -41,6 +41,7 @@ class EntryCheck:
     expected: object
     source: str              # "G['W']", "args[0].units"
     where: str
+    mode: str = "id"         # how the guard tests it: const | id | items | tensor | type
 
 
 @dataclasses.dataclass
@@ -55,7 +56,8 @@ class Frame:
 
 
 class BuildContext:
-    def __init__(self, profile, relaxed: set, convert, outside: dict[int, str], unroll_limit: int = 200):
+    def __init__(self, profile, relaxed: set, convert, outside: dict[int, str], unroll_limit: int = 200,
+                 relaxed_state_dims=None, relaxed_state_scalars=None, forced=None):
         self.profile = profile
         self.relaxed = relaxed                 # assumption keys never to make again
         self.convert = convert                 # fn -> ConvertedFunction
@@ -69,6 +71,13 @@ class BuildContext:
         self.frames: list[Frame] = []
         self.general_depth = 0
         self.graph = None
+        self.outer_graph = None                # the FuncGraph being built (fed state is captured there)
+        from codegen.heap import Heap
+        self.heap = Heap()
+        self.relaxed_state_dims = relaxed_state_dims or {}      # source -> dims fed as None
+        self.relaxed_state_scalars = relaxed_state_scalars or {}  # source -> dtype a scalar is fed as
+        self.forced = forced                   # (kind name or None, id or None): testing hook
+        self.open_dependencies: list = []      # control-dependency scopes opened by guards
         self._scanned = 0
         self._wrote = False
 
@@ -79,6 +88,8 @@ class BuildContext:
         return self
 
     def __exit__(self, *exc):
+        while self.open_dependencies:
+            self.open_dependencies.pop().__exit__(None, None, None)
         _LOCAL.ctx = self._previous
 
     # -- where we are -----------------------------------------------------------------
@@ -120,19 +131,33 @@ class BuildContext:
         self.assumptions.append(a)
         return a
 
-    def check(self, access: str, holder, name: str, value, source: str, lineno=None):
+    def check(self, access: str, holder, name: str, value, source: str, lineno=None, mode=None, expected=None):
+        """Record that the entry guard must re-check this build-time read of an outside value."""
         from codegen.guards import check_kind
-        kind = check_kind(value)
-        if kind is None:
-            return
+        if mode is None:
+            kind = check_kind(value)
+            if kind is None:
+                return
+            mode = {Kind.CONSTANT: "const", Kind.ID_MATCH: "id", Kind.TYPE_MATCH: "items"}[kind]
+            expected = value
+        kind = {"const": Kind.CONSTANT, "id": Kind.ID_MATCH, "items": Kind.TYPE_MATCH,
+                "tensor": Kind.TENSOR_MATCH, "type": Kind.TYPE_MATCH}[mode]
         key = (access, id(holder), name)
         if key not in self.checks:
             self.keep.append(holder)
             where = self.where(lineno) if (lineno and self.frames) else ""
-            self.checks[key] = EntryCheck(kind, holder, name, access, value, source, where)
-        if kind is Kind.ID_MATCH and id(value) not in self.outside:
+            self.checks[key] = EntryCheck(kind, holder, name, access, expected, source, where, mode)
+        if mode == "id" and id(value) not in self.outside:
             self.outside[id(value)] = source
             self.keep.append(value)
+
+    def check_items(self, shadow):
+        """A container whose contents the build read: its items must be the same at entry."""
+        access, holder, name = shadow.holder
+        key = ("items", id(holder), name)
+        if key not in self.checks:
+            self.checks[key] = EntryCheck(Kind.TYPE_MATCH, holder, name, access, shadow.snapshot,
+                                          shadow.source + " items", "", "items")
 
     def fail(self, kind: str, explanation: str, hint: str = "", lineno=None):
         where = self.where(lineno) if (lineno and self.frames) else (

@@ -11,6 +11,27 @@ from __future__ import annotations
 
 import dataclasses
 
+# Default hints by kind (the part before ":"), used when the raiser gave none, so
+# every report line, log line and error message ends in something the user can do.
+HINTS = {
+    "generator": "return a list instead of yielding",
+    "coroutine": "speculate the synchronous function the coroutine calls",
+    "try-except": "move the try/except out of the speculated function",
+    "class-def": "define the class at module level",
+    "import": "import at module level",
+    "state-write": "return the new value instead of storing it, or keep the write outside the speculated function",
+    "match": "rewrite the match statement as if/elif",
+    "for-else": "replace the else clause by a flag set before break",
+    "while-else": "replace the else clause by a flag set before break",
+    "no-source": "define the function in a file, not in an interactive prompt or exec()",
+    "staging": "run the function without janus to see the full error; janus runs this call imperatively",
+    "undefined-result": "assign the returned variable on every path",
+    "guard-failed": "janus relaxed this assumption; if it keeps failing the value is data-dependent",
+    "keeps-failing": "see the fallbacks above; the function now runs eagerly",
+    "keeps-recompiling": "pass values that vary between calls as tensors",
+    "graph-error": "the call was re-run eagerly; janus.explain(fn, *args) shows the graph it built",
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class Reason:
@@ -20,6 +41,13 @@ class Reason:
     where: str           # "file.py:12", or "" when it has no source line
     explanation: str
     hint: str = ""
+
+    def __post_init__(self):
+        if not self.hint:
+            object.__setattr__(self, "hint", HINTS.get(self.kind.split(":")[0], ""))
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "where": self.where, "explanation": self.explanation, "hint": self.hint}
 
     def __str__(self) -> str:
         text = f"[{self.kind}] {self.where}: {self.explanation}" if self.where else f"[{self.kind}] {self.explanation}"
@@ -32,6 +60,9 @@ class JanusError(Exception):
     def __init__(self, reason: Reason):
         super().__init__(str(reason))
         self.reason = reason
+        # The user's file:line is in the message; the janus and TensorFlow frames that led
+        # here stay on __context__/__cause__ for debugging but are not printed first.
+        self.__suppress_context__ = True
 
 
 class ConversionError(JanusError):

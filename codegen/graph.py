@@ -4,8 +4,9 @@ The graph is built with TensorFlow's own machinery (`tf.function(...,
 autograph=False).get_concrete_function(specs)`), so variable capture,
 gradients and XLA work as they do for `tf.function`.  The wrapper rebuilds
 the user's arguments from the graph's inputs, runs the builder under a
-`BuildContext`, and returns the result's tensors plus the tensors deferred
-prints need; Python values in the result are kept in its template.
+`BuildContext`, and returns, in this order, the result's tensors, the values
+of deferred writes (`codegen.writeback`) and the tensors deferred prints
+need.  Python values in the result stay in its template.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import time
 
 import tensorflow as tf
 
-from codegen.calls_support import is_symbolic, replay_prints
+from codegen import writeback
+from codegen.calls_support import replay_prints
 from codegen.context import BuildContext, Frame
 from codegen.errors import JanusError, Reason, StagingError
 from codegen.guards import Signature, compile_entry_guard, rebuild
@@ -29,73 +31,77 @@ class GraphArtifact:
     checks: list
     result_template: object
     n_result: int
+    plan: list                        # deferred writes, applied after a successful run
+    n_writes: int
     prints: list
     op_count: int
     build_seconds: float
+    state_reads: list
+    state_writes: list
 
     def run(self, inputs):
+        """Run the graph; returns all outputs. Raises what the graph raises."""
         outs = self.concrete(*inputs)
-        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-        result = _unflatten(self.result_template, outs[:self.n_result])
-        return result, outs[self.n_result:]
+        return list(outs) if isinstance(outs, (list, tuple)) else [outs]
 
-    def replay_prints(self, values):
-        replay_prints(self.prints, values)
+    def commit(self, outs, args, kwargs):
+        """After success: apply the writes, replay prints, return the result."""
+        n, w = self.n_result, self.n_writes
+        writeback.apply(self.plan, outs, args, kwargs)      # templates index the shared output list
+        replay_prints(self.prints, outs[n + w:])
+        return writeback.unflatten(self.result_template, outs, args, kwargs)
 
     def in_graph_assumptions(self):
         return [a for a in self.assumptions if a.kind.in_graph]
 
 
-def _flatten(value, tensors: list):
-    t = type(value)
-    if t in (list, tuple):
-        return (t.__name__, [_flatten(v, tensors) for v in value])
-    if t is dict:
-        return ("dict", list(value), [_flatten(v, tensors) for v in value.values()])
-    if isinstance(value, tf.Tensor) and is_symbolic(value):
-        tensors.append(value)
-        return ("tensor", len(tensors) - 1)
-    if type(value).__name__ == "Undefined":
-        raise StagingError(Reason("undefined-result", "", "the result is undefined on some path"))
-    return ("const", value)
+def _register_argument_containers(heap, value, path):
+    if type(value) in (list, dict):
+        heap.shadows[id(value)] = sh = _shadow_of_argument(value, path)
+        heap.by_copy[id(value)] = sh
+        items = enumerate(value) if type(value) is list else value.items()
+        for k, v in items:
+            _register_argument_containers(heap, v, path + (k,))
+    elif type(value) is tuple:
+        for k, v in enumerate(value):
+            _register_argument_containers(heap, v, path + (k,))
 
 
-def _unflatten(template, outs):
-    tag = template[0]
-    if tag == "tensor":
-        return outs[template[1]]
-    if tag == "const":
-        return template[1]
-    if tag == "list":
-        return [_unflatten(t, outs) for t in template[1]]
-    if tag == "tuple":
-        return tuple(_unflatten(t, outs) for t in template[1])
-    return {k: _unflatten(t, outs) for k, t in zip(template[1], template[2])}
+def _shadow_of_argument(value, path):
+    from codegen.heap import Shadow
+    snapshot = list(value) if type(value) is list else dict(value)
+    return Shadow(None, path, value, snapshot, f"{path[0]}" + "".join(f"[{k!r}]" for k in path[1:]))
 
 
-def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
-                jit_compile=False, unroll_limit=200) -> GraphArtifact:
+def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict, jit_compile=False,
+                unroll_limit=200, relaxed_state_dims=None, relaxed_state_scalars=None, forced=None) -> GraphArtifact:
     from codegen.pipeline import convert
 
-    ctx = BuildContext(profile, relaxed, convert, outside, unroll_limit)
+    ctx = BuildContext(profile, relaxed, convert, outside, unroll_limit, relaxed_state_dims,
+                       relaxed_state_scalars, forced)
     holder = {}
 
     def wrapper(*inputs):
-        values = []
-        for leaf in sig.leaves:
-            if leaf.input_index is not None:
-                values.append(inputs[leaf.input_index])
-            else:
-                values.append(leaf.value)
-        args, kwargs = rebuild(("list", sig.template[0]), values), {
-            k: rebuild(t, values) for k, t in sig.template[1].items()}
+        ctx.outer_graph = tf.compat.v1.get_default_graph()
+        values = [inputs[leaf.input_index] if leaf.input_index is not None else leaf.value for leaf in sig.leaves]
+        args = rebuild(("list", sig.template[0]), values)
+        kwargs = {k: rebuild(t, values) for k, t in sig.template[1].items()}
+        scalar_inputs = {inputs[leaf.input_index].op.name for leaf in sig.leaves if leaf.kind == "scalar-tensor"}
         with ctx:
+            for i, a in enumerate(args):
+                _register_argument_containers(ctx.heap, a, ("args", i))
+            for k, a in kwargs.items():
+                _register_argument_containers(ctx.heap, a, ("kwargs", k))
             ctx.frames.append(Frame(converted))
             result = converted.builder(*args, **kwargs)
             ctx.frames.pop()
-        tensors: list = []
-        holder["template"] = _flatten(result, tensors)
-        holder["n"] = len(tensors)
+            scalar_inputs |= {t.op.name for key, t in ctx.heap.fed.items() if t.dtype != tf.resource
+                              and _fed_scalar(ctx, key)}
+            tensors: list = []
+            holder["template"] = writeback.flatten(result, tensors, ctx.heap, scalar_inputs)
+            holder["n"] = len(tensors)
+            holder["plan"] = writeback.plan(ctx, tensors, scalar_inputs)
+            holder["writes"] = len(tensors) - holder["n"]
         return tensors + list(ctx.print_tensors)
 
     start = time.perf_counter()
@@ -112,7 +118,13 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
     checks = list(ctx.checks.values())
     guard = compile_entry_guard(sig, checks)
     return GraphArtifact(sig, concrete, guard, ctx.assumptions, checks, holder["template"], holder["n"],
-                         ctx.prints, len(concrete.graph.get_operations()), elapsed)
+                         holder["plan"], holder["writes"], ctx.prints, len(concrete.graph.get_operations()),
+                         elapsed, list(ctx.heap.reads), list(ctx.heap.writes))
+
+
+def _fed_scalar(ctx, key) -> bool:
+    check = ctx.checks.get(key)
+    return check is not None and check.mode == "type"
 
 
 def _user_frame(exc, converted) -> str:

@@ -169,13 +169,41 @@ def _same_items(value, expected) -> bool:
         a is b or (type(a) in _SCALARS and type(a) is type(b) and a == b) for a, b in zip(value, expected))
 
 
-def _value_check(src: _Source, kind: Kind, access: str, expected) -> str:
-    if kind is Kind.TYPE_MATCH:
+def _value_check(src: _Source, mode: str, access: str, expected) -> str:
+    if mode == "items":
         src.consts["same_items"] = _same_items
         return f"same_items({access}, {src.const(expected, 'O')})"
-    if kind is Kind.CONSTANT:
+    if mode == "const":
         return f"type({access}) is {src.const(type(expected), 'T')} and {access} == {src.const(expected)}"
+    if mode == "type":
+        return f"type({access}) is {src.const(expected, 'T')}"
+    if mode == "tensor":
+        dtype, shape = expected
+        text = f"type({access}) is EagerTensor and {access}.dtype == {src.const(dtype, 'D')}"
+        if shape is None:
+            return text
+        dims = [f"len({access}._shape_tuple()) == {len(shape)}"]
+        dims += [f"{access}._shape_tuple()[{d}] == {n}" for d, n in enumerate(shape) if n is not None]
+        return text + " and " + " and ".join(dims)
     return f"{access} is {src.const(expected, 'O')}"
+
+
+def check_access(check) -> tuple[object, str]:
+    """The expression (over the guard's constants) that reads a checked value, and its holder."""
+    if check.access == "global":
+        return f"[{check.name!r}]"
+    if check.access == "closure":
+        return ".cell_contents"
+    return f".{check.name}"
+
+
+def current_value(check):
+    """The value a check tests, read now (for diagnosing which check missed)."""
+    if check.access == "global":
+        return check.holder[check.name]
+    if check.access == "closure":
+        return check.holder.cell_contents
+    return getattr(check.holder, check.name)
 
 
 def generate_entry_guard(sig: Signature, checks) -> tuple[str, dict]:
@@ -217,18 +245,12 @@ def generate_entry_guard(sig: Signature, checks) -> tuple[str, dict]:
             src.require(f"type({var}) is {src.const(leaf.value, 'T')}", f"{leaf.path} fed as a tensor")
             inputs.append(f"convert({var}, {src.const(leaf.dtype, 'D')})")
         elif leaf.kind == "scalar":
-            src.require(_value_check(src, Kind.CONSTANT, var, leaf.value), leaf.path)
+            src.require(_value_check(src, "const", var, leaf.value), leaf.path)
         else:
-            src.require(_value_check(src, Kind.ID_MATCH, var, leaf.value), leaf.path)
+            src.require(_value_check(src, "id", var, leaf.value), leaf.path)
     for check in checks:
-        holder = src.const(check.holder, "H")
-        if check.access == "global":
-            access = f"{holder}[{check.name!r}]"
-        elif check.access == "closure":
-            access = f"{holder}.cell_contents"
-        else:
-            access = f"{holder}.{check.name}"
-        src.require(_value_check(src, check.kind, access, check.expected), check.source)
+        access = src.const(check.holder, "H") + check_access(check)
+        src.require(_value_check(src, check.mode, access, check.expected), check.source)
     body = "\n".join(src.lines)
     text = (f"def entry_guard(args, kwargs):\n    try:\n"
             + "\n".join("    " + line for line in body.splitlines())

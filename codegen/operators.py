@@ -11,14 +11,23 @@ import operator
 
 import tensorflow as tf
 
+from codegen import faults
 from codegen.assumptions import Kind
 from codegen.calls_support import call, ld, ld_attr, py_iter, TensorRange, is_symbolic  # noqa: F401
 from codegen.context import current
+from codegen.heap import del_attr, del_item, del_name, inplace, ld_item, st_attr, st_item, st_name  # noqa: F401
 from codegen.state import UNDEF, Undefined, run_cond, run_while  # noqa: F401
 
 
 def _guard(pred, assumption):
-    tf.debugging.Assert(pred, [assumption.message()], name=f"janus_guard_{assumption.id}")
+    """An in-graph guard.  Everything built after it waits for it (a control dependency that
+    stays open until the build ends), so no variable write can run before a guard passed."""
+    if faults.matches(assumption):
+        pred = tf.constant(False)
+    op = tf.debugging.Assert(pred, [assumption.message()], name=f"janus_guard_{assumption.id}")
+    deps = tf.control_dependencies([op])
+    deps.__enter__()
+    current().open_dependencies.append(deps)
 
 
 def _as_bool(x):

@@ -23,6 +23,7 @@ from codegen.lowering.expressions import Expressions
 from codegen.lowering.if_statements import IfStatements
 from codegen.lowering.loops import Loops
 from codegen.lowering.return_statements import ReturnStatements
+from codegen.lowering.state_writes import StateWrites, declared_names
 from codegen.lowering.unsupported import UnsupportedConstructs
 from codegen.sites import SiteTable
 from codegen.source import parse_function
@@ -47,21 +48,25 @@ class ConvertedFunction:
 
 def transform(node: ast.FunctionDef, filename: str):
     """Lower `node` in place; returns its site table."""
-    local = local_names(node)
-    namer = Namer({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | local | {JN})
+    declared_global, declared_nonlocal = declared_names(node)
+    declared = declared_global | declared_nonlocal
+    namer = Namer({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | local_names(node) | {JN})
     sites = SiteTable(filename)
     # 1. Refuse what stays imperative before touching anything.
-    UnsupportedConstructs(filename, local).visit(node)
-    # 2. Calls and free-name reads, while the scopes are still the user's own.
-    CallsAndReads(local).visit(node)
-    # 3. break/continue to flags, then early returns to flags: loops gain exit tests,
+    UnsupportedConstructs(filename, local_names(node) - declared).visit(node)
+    # 2. Writes to the heap become deferred operators; must see `global`/`nonlocal` before
+    #    names are classified, and runs before calls so its operands are lowered like any other.
+    StateWrites(filename, namer, declared).visit(node)
+    # 3. Calls and free-name reads, while the scopes are still the user's own.
+    CallsAndReads(local_names(node) - declared).visit(node)
+    # 4. break/continue to flags, then early returns to flags: loops gain exit tests,
     #    so both must run before loops are lowered (return after break: it extends them).
     BreakContinue(namer).visit(node)
     ReturnStatements(namer).visit(node)
-    # 4. Boolean operators, chains, conditional expressions: they read flags made above.
+    # 5. Boolean operators, chains, conditional expressions: they read flags made above.
     Expressions(sites, namer).visit(node)
-    # 5. Statements last: bodies become nested functions over nonlocal state.
-    assigned = sorted(local_names(node) - set(parameter_names(node)))
+    # 6. Statements last: bodies become nested functions over nonlocal state.
+    assigned = sorted(local_names(node) - set(parameter_names(node)) - declared)
     ControlFlow(sites, namer).visit(node)
     # Every local exists from the start, so `nonlocal` in bodies always has a binding.
     if assigned:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from codegen.errors import ConversionError, JanusError, Reason, StagingError
 from janus import testing
+from janus.explain import Explanation, explain
 from janus.function import REGISTRY, SpeculativeFunction
 
-__all__ = ["speculate", "report", "SpeculativeFunction", "ConversionError", "StagingError", "JanusError",
-           "Reason", "testing"]
+__all__ = ["speculate", "report", "explain", "Explanation", "SpeculativeFunction", "ConversionError",
+           "StagingError", "JanusError", "Reason", "testing"]
 
 _OPTIONS = {"profile_runs", "max_graphs", "input_signature", "jit_compile", "reduce_retracing", "strict",
             "unroll_limit", "autograph", "experimental_follow_type_hints", "experimental_implements",
@@ -37,7 +38,17 @@ def speculate(fn=None, **options):
     return wrap(fn) if fn is not None else wrap
 
 
-def report() -> str:
-    """Reports of every speculated function in the process, most time spent first."""
-    from janus.report import render_all
-    return render_all(list(REGISTRY))
+import janus.report as _reports  # noqa: E402  (loaded now, so the `report` function below keeps the name)
+
+
+def report(format: str = "text"):
+    """Reports of every speculated function in the process, most time spent first.
+
+    `format="text"` returns a str; `format="json"` returns `{"schema": 1, "functions": [...]}`,
+    each entry `fn.report(format="json")` (keys in `janus.report`'s module docstring)."""
+    from janus.report import render_all, report_all_data
+    if format == "text":
+        return render_all(list(REGISTRY))
+    if format == "json":
+        return report_all_data(list(REGISTRY))
+    raise ValueError(f"janus.report(format={format!r}): format is 'text' or 'json'")

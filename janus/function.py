@@ -21,7 +21,8 @@ import weakref
 import tensorflow as tf
 
 import codegen
-from codegen.guards import analyze
+from codegen import faults
+from codegen.guards import analyze, current_value
 from profiler import Profile, profile_call
 
 from janus import testing
@@ -61,6 +62,8 @@ class SpeculativeFunction:
         self.relaxed: set = set()                       # assumption keys never made again
         self.relaxed_dims: dict[str, set[int]] = collections.defaultdict(set)
         self.relaxed_scalars: dict[str, str] = {}          # path -> dtype it is fed as
+        self.relaxed_state_dims: dict[str, set[int]] = collections.defaultdict(set)
+        self.relaxed_state_scalars: dict[str, str] = {}    # state source -> dtype it is fed as
         self.assumption_failures: collections.Counter = collections.Counter()
         self.assumption_info: dict = {}                 # key -> Assumption (last seen)
         self.fallbacks: dict[tuple, Fallback] = {}
@@ -88,12 +91,16 @@ class SpeculativeFunction:
             return self._eager(args, kwargs)
         if self.counters["profile_runs"] < self.profile_runs:
             return self._profiled(args, kwargs)
+        if faults.active():
+            return self._forced(args, kwargs)
         for graph in self.graphs:
             inputs = graph.entry_guard(args, kwargs)
             if inputs is not None:
                 self.counters["cache_hits"] += 1
                 return self._run_graph(graph, inputs, args, kwargs)
         self.counters["cache_misses"] += 1
+        log("guards", self, f"cache miss: the entry guards of {len(self.graphs)} cached graph(s) rejected the call")
+        self._relax_state()
         graph = self._build(args, kwargs)
         if graph is None:
             return self._eager(args, kwargs) if self.imperative else self._profiled(args, kwargs)
@@ -102,6 +109,21 @@ class SpeculativeFunction:
             self._note(codegen.Reason("guard-mismatch", "", "the new graph's entry guard rejected the call that built it"))
             return self._eager(args, kwargs)
         return self._run_graph(graph, inputs, args, kwargs)
+
+    def _forced(self, args, kwargs):
+        """Testing hook active: a fresh, uncached graph whose chosen guard fails."""
+        cached = self.graphs
+        self.graphs = []
+        try:
+            graph = self._build(args, kwargs)
+        finally:
+            built, self.graphs = self.graphs, cached
+        if graph is None:
+            return self._eager(args, kwargs)
+        inputs = graph.entry_guard(args, kwargs)
+        if inputs is None:
+            return self._eager(args, kwargs)
+        return self._run_graph(graph, inputs, args, kwargs, keep=False)
 
     def _eager(self, args, kwargs):
         self.counters["eager_runs"] += 1
@@ -136,16 +158,16 @@ class SpeculativeFunction:
                 if leaf.kind == prev.kind == "tensor" and leaf.dtype == prev.dtype and leaf.shape and prev.shape \
                         and len(leaf.shape) == len(prev.shape):
                     dims = {d for d, (a, b) in enumerate(zip(leaf.shape, prev.shape)) if a != b and a is not None}
-                    if dims - self.relaxed_dims[leaf.path]:
+                    if dims - self.relaxed_dims[leaf.path] and ("dims", leaf.path) not in self.relaxed:
                         self.relaxed_dims[leaf.path] |= dims
                         changed = True
-                        log("graphs", f"{self.__qualname__}: {leaf.path} dims {sorted(dims)} relaxed to None")
+                        log("graphs", self, f"{leaf.path} dims {sorted(dims)} relaxed to None")
                 elif leaf.kind == prev.kind == "scalar" and type(leaf.value) is type(prev.value) \
                         and type(leaf.value) in (int, float) and leaf.value != prev.value \
                         and leaf.path not in self.relaxed_scalars and ("scalar", leaf.path) not in self.relaxed:
                     self.relaxed_scalars[leaf.path] = "int32" if type(leaf.value) is int else "float32"
                     changed = True
-                    log("graphs", f"{self.__qualname__}: {leaf.path} varies; fed as a tensor")
+                    log("graphs", self, f"{leaf.path} varies; fed as a tensor")
         return changed
 
     def _build(self, args, kwargs):
@@ -159,11 +181,31 @@ class SpeculativeFunction:
         outside = {id(leaf.value): leaf.path for leaf in sig.leaves if leaf.kind == "object"}
         try:
             graph = codegen.build_graph(converted, sig, self.profile, self.relaxed, outside,
-                                        jit_compile=self.jit_compile, unroll_limit=self.unroll_limit)
+                                        jit_compile=self.jit_compile, unroll_limit=self.unroll_limit,
+                                        relaxed_state_dims=self.relaxed_state_dims,
+                                        relaxed_state_scalars=self.relaxed_state_scalars)
         except codegen.ConversionError as exc:
             return self._make_imperative(exc.reason)
         except codegen.StagingError as exc:
             scalar_leaves = [leaf.path for leaf in sig.leaves if leaf.kind == "scalar-tensor"]
+            relaxed_paths = [leaf.path for leaf in sig.leaves if leaf.kind == "tensor" and self.relaxed_dims.get(leaf.path)
+                             and ("dims", leaf.path) not in self.relaxed]
+            if relaxed_paths:
+                # Python code used a dimension as a number (range(x.shape[0])): keep it specialised.
+                for path in relaxed_paths:
+                    self.relaxed_dims[path] = set()
+                    self.relaxed.add(("dims", path))
+                log("graphs", self, f"{relaxed_paths} stay specialised: {exc.reason.explanation}")
+                return self._build(args, kwargs)
+            if self.relaxed_state_scalars:
+                # Same for Python scalars read from state and fed as tensors.
+                for source, dtype in list(self.relaxed_state_scalars.items()):
+                    if dtype == "int32":
+                        self.relaxed_state_scalars[source] = "float32"
+                    else:
+                        del self.relaxed_state_scalars[source]
+                        self.relaxed.add(("state-scalar", source))
+                return self._build(args, kwargs)
             if scalar_leaves:
                 # A Python int fed as int32 may meet float tensors (`x * k`): try float32; if
                 # that does not trace either, keep specialising on its value.
@@ -191,20 +233,42 @@ class SpeculativeFunction:
         if self.counters["graphs_built"] > 4 * self.max_graphs:
             self._make_imperative(codegen.Reason("keeps-recompiling", "", f"built {4 * self.max_graphs} graphs",
                                                  "pass the varying Python values as tensors"))
-        log("graphs", f"{self.__qualname__}: built graph #{self.counters['graphs_built']} "
+        log("graphs", self, f"built graph #{self.counters['graphs_built']} "
                       f"({graph.op_count} ops, {graph.build_seconds * 1e3:.0f} ms, "
                       f"{len(graph.assumptions)} assumptions)")
         return graph
 
-    def _run_graph(self, graph, inputs, args, kwargs):
+    def _relax_state(self):
+        """On a miss: state the cached graphs took as fixed but that changed is relaxed
+        (a tensor attribute's changed dims become None, a varying Python number a tensor)."""
+        for graph in self.graphs:
+            for check in graph.checks:
+                try:
+                    now = current_value(check)
+                except Exception:  # noqa: BLE001 - a vanished value is just a miss
+                    continue
+                if check.mode == "tensor" and isinstance(now, tf.Tensor) and now.dtype == check.expected[0] \
+                        and check.expected[1] is not None and now.shape.rank == len(check.expected[1]):
+                    dims = {d for d, (a, b) in enumerate(zip(now.shape.as_list(), check.expected[1]))
+                            if b is not None and a != b}
+                    if dims - self.relaxed_state_dims[check.source]:
+                        self.relaxed_state_dims[check.source] |= dims
+                        log("state", self, f"{check.source} dims {sorted(dims)} relaxed to None")
+                elif check.mode == "const" and type(now) is type(check.expected) and type(now) in (int, float) \
+                        and now != check.expected and check.source not in self.relaxed_state_scalars \
+                        and ("state-scalar", check.source) not in self.relaxed:
+                    self.relaxed_state_scalars[check.source] = "int32" if type(now) is int else "float32"
+                    log("state", self, f"{check.source} varies; fed as a tensor")
+
+    def _run_graph(self, graph, inputs, args, kwargs, keep=True):
         start = time.perf_counter()
         try:
-            result, print_values = graph.run(inputs)
+            outs = graph.run(inputs)
         except tf.errors.InvalidArgumentError as exc:
             match = _ASSUMPTION_ID.search(str(exc))
             if match is None:
                 return self._after_graph_error(exc, args, kwargs)
-            return self._guard_failed(graph, graph.assumptions[int(match.group(1))], args, kwargs)
+            return self._guard_failed(graph, graph.assumptions[int(match.group(1))], args, kwargs, keep)
         except Exception as exc:                  # noqa: BLE001 - reproduced eagerly below
             return self._after_graph_error(exc, args, kwargs)
         finally:
@@ -213,23 +277,25 @@ class SpeculativeFunction:
             self._note(codegen.Reason("forced-fallback", "", "janus.testing.forced_fallback() is active"))
             return self._profiled(args, kwargs)
         self.counters["graph_runs"] += 1
-        graph.replay_prints(print_values)
-        return self._python_result(result)
+        return self._python_result(graph.commit(outs, args, kwargs))
 
     def _python_result(self, result):
         """Leaves eager returned as Python scalars come back as Python scalars (a Python
         scalar argument fed as a tensor makes them tensors in the graph)."""
         return _match_types(result, self._result_types)
 
-    def _guard_failed(self, graph, assumption, args, kwargs):
+    def _guard_failed(self, graph, assumption, args, kwargs, keep=True):
         self.counters["guard_failures"] += 1
+        if not keep:                        # a failure forced by janus.testing: nothing to relax
+            self._note(codegen.Reason("forced-failure", assumption.where, f"forced: {assumption.describe()}"))
+            return self._profiled(args, kwargs)
         self.assumption_failures[assumption.key] += 1
         self.assumption_info[assumption.key] = assumption
         self.relaxed.add(assumption.key)
         self.graphs = [g for g in self.graphs if all(a.key not in self.relaxed for a in g.assumptions)]
         self._note(codegen.Reason(f"guard-failed:{assumption.kind.name.lower()}", assumption.where,
                                   f"assumption {assumption.source} == {assumption.expected!r} broke; relaxed"))
-        log("guards", f"{self.__qualname__}: {assumption.describe()} failed; falling back")
+        log("guards", self, f"{assumption.describe()} failed; falling back")
         if self.counters["guard_failures"] >= MAX_GUARD_FAILURES:
             self._make_imperative(codegen.Reason("keeps-failing", assumption.where,
                                                  f"{MAX_GUARD_FAILURES} in-graph guards failed"))
@@ -245,7 +311,7 @@ class SpeculativeFunction:
             raise codegen.ConversionError(reason)
         self.imperative = reason
         self._note(reason)
-        log("fallbacks", f"{self.__qualname__}: runs imperatively: {reason}")
+        log("fallbacks", self, f"runs imperatively from now on: {reason}")
         return None
 
     def _note(self, reason):
@@ -255,7 +321,7 @@ class SpeculativeFunction:
         else:
             self.fallbacks[key] = Fallback(reason)
         self.counters["fallbacks"] += 1
-        log("fallbacks", f"{self.__qualname__}: {reason}")
+        log("fallbacks", self, f"{reason}")
 
     # -- introspection ----------------------------------------------------------------------
     def stats(self) -> dict:
@@ -269,9 +335,18 @@ class SpeculativeFunction:
     def show_code(self) -> str:
         return codegen.convert(self.python_function).source
 
-    def report(self) -> str:
-        from janus.report import render
-        return render(self)
+    def report(self, format: str = "text"):
+        """What janus assumed, what broke, what stayed imperative, what it cost.
+
+        `format="text"`: a readable report (str).  `format="json"`: the same facts as a
+        dict of JSON types with stable keys (documented in `janus.report`), so
+        `json.loads(json.dumps(r)) == r`."""
+        from janus.report import render, report_data
+        if format == "text":
+            return render(self)
+        if format == "json":
+            return report_data(self)
+        raise ValueError(f"report(format={format!r}): format is 'text' or 'json'")
 
 
 _PY_SCALARS = {bool: bool, int: int, float: float}

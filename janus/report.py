@@ -1,52 +1,139 @@
-"""Readable reports: what janus assumed, what broke, what stayed imperative, what it cost."""
+"""Reports: what janus assumed, what broke, what stayed imperative, what it cost.
+
+`report_data(fn)` gathers the facts of one speculated function as plain JSON
+types; `render` prints the same dict as text, so the two formats never
+disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
+
+    schema        1
+    function      qualified name;  file, line: where it is defined;  where: "file:line"
+    options       profile_runs, max_graphs, strict, jit_compile, unroll_limit
+    counters      calls, profile_runs, graph_runs, eager_runs, guard_failures, graphs_built,
+                  cache_hits, cache_misses, fallbacks, build_failures, graphs_cached (ints),
+                  imperative (bool)
+    time_ms       graph, eager, profile, build, total (floats, milliseconds)
+    imperative    null, or {kind, where, explanation, hint}: why the function runs eagerly for good
+    graphs        cached graphs, newest first: {op_count, build_ms, inputs: [{path, kind, dtype, shape}],
+                  assumptions: [ids]}
+    assumptions   every assumption a build made: {id, kind, guard ("entry" | "in-graph"), source,
+                  expected (repr), where, failures, status ("holds" | "relaxed" | "failed")}
+    entry_checks  checks on outside values of the newest graph: {kind, source, where}
+    relaxed       {dims: {path: [dim, ...]}, scalars: {path: dtype}}
+    fallbacks     {kind, where, explanation, hint, count}, in the order they first happened
+"""
 from __future__ import annotations
 
+SCHEMA = 1
 
-def render(fn) -> str:
-    s = fn.stats()
-    lines = [f"janus report: {fn.__qualname__}  ({fn.python_function.__code__.co_filename}:"
-             f"{fn.python_function.__code__.co_firstlineno})"]
-    lines.append(f"  calls {s['calls']}: {s['graph_runs']} graph, {s['eager_runs']} eager "
-                 f"({s['profile_runs']} profiled); cache {s['cache_hits']} hits / {s['cache_misses']} misses; "
-                 f"{s['guard_failures']} guard failures; {s['graphs_built']} graphs built")
+
+def _where_parts(where: str) -> tuple[str, int | None]:
+    head, _, tail = where.rpartition(":")
+    return (head, int(tail)) if head and tail.isdigit() else (where, None)
+
+
+def _leaf(leaf) -> dict:
+    shape = getattr(leaf, "shape", None)
+    dtype = getattr(leaf, "dtype", None)
+    return {"path": leaf.path, "kind": leaf.kind,
+            "dtype": getattr(dtype, "name", None if dtype is None else str(dtype)),
+            "shape": None if shape is None else [None if d is None else int(d) for d in shape]}
+
+
+def _assumption(fn, key, a) -> dict:
+    failed = int(fn.assumption_failures.get(key, 0))
+    status = "failed" if failed else ("relaxed" if key in fn.relaxed else "holds")
+    return {"id": a.id, "kind": a.kind.name, "guard": "in-graph" if a.kind.in_graph else "entry",
+            "source": a.source, "expected": repr(a.expected), "where": a.where, "failures": failed,
+            "status": status}
+
+
+def report_data(fn) -> dict:
+    """The facts of one `SpeculativeFunction` as a dict of JSON types (see the module docstring)."""
+    code = fn.python_function.__code__
+    counters = {k: (bool(v) if k == "imperative" else int(v)) for k, v in fn.stats().items()}
     t = fn.time_in
-    lines.append(f"  time: graph {t['graph'] * 1e3:.1f} ms, eager {t['eager'] * 1e3:.1f} ms, "
-                 f"profiling {t['profile'] * 1e3:.1f} ms, building {t['build'] * 1e3:.1f} ms")
-    if fn.imperative is not None:
-        lines.append(f"  RUNS IMPERATIVELY: {fn.imperative}")
-    if fn.graphs:
+    time_ms = {k: round(t[k] * 1e3, 3) for k in ("graph", "eager", "profile", "build")}
+    time_ms["total"] = round(sum(t.values()) * 1e3, 3)
+    newest = fn.graphs[0] if fn.graphs else None
+    return {
+        "schema": SCHEMA,
+        "function": fn.__qualname__,
+        "file": code.co_filename,
+        "line": code.co_firstlineno,
+        "where": f"{code.co_filename}:{code.co_firstlineno}",
+        "options": {"profile_runs": fn.profile_runs, "max_graphs": fn.max_graphs, "strict": bool(fn.strict),
+                    "jit_compile": bool(fn.jit_compile), "unroll_limit": fn.unroll_limit},
+        "counters": counters,
+        "time_ms": time_ms,
+        "imperative": fn.imperative.to_dict() if fn.imperative is not None else None,
+        "graphs": [{"op_count": int(g.op_count), "build_ms": round(g.build_seconds * 1e3, 3),
+                    "inputs": [_leaf(leaf) for leaf in g.signature.leaves],
+                    "assumptions": [a.id for a in g.assumptions]} for g in fn.graphs],
+        "assumptions": [_assumption(fn, key, a) for key, a in fn.assumption_info.items()],
+        "entry_checks": [{"kind": c.kind.name, "source": c.source, "where": c.where}
+                         for c in (newest.checks if newest is not None else [])],
+        "relaxed": {"dims": {p: sorted(int(d) for d in dims) for p, dims in fn.relaxed_dims.items() if dims},
+                    "scalars": dict(sorted(fn.relaxed_scalars.items()))},
+        "fallbacks": [dict(fb.reason.to_dict(), count=int(fb.count)) for fb in fn.fallbacks.values()],
+    }
+
+
+def _reason_text(r: dict) -> str:
+    text = f"[{r['kind']}] {r['where']}: {r['explanation']}" if r["where"] else f"[{r['kind']}] {r['explanation']}"
+    return text + (f"\n        hint: {r['hint']}" if r.get("hint") else "")
+
+
+def render_data(d: dict) -> str:
+    c, t = d["counters"], d["time_ms"]
+    lines = [f"janus report: {d['function']}  ({d['where']})"]
+    lines.append(f"  calls {c['calls']}: {c['graph_runs']} graph, {c['eager_runs']} eager "
+                 f"({c['profile_runs']} profiled); cache {c['cache_hits']} hits / {c['cache_misses']} misses; "
+                 f"{c['guard_failures']} guard failures; {c['graphs_built']} graphs built")
+    lines.append(f"  time {t['total']:.1f} ms: graph {t['graph']:.1f}, eager {t['eager']:.1f}, "
+                 f"profiling {t['profile']:.1f}, building {t['build']:.1f}")
+    if d["imperative"] is not None:
+        lines.append("  RUNS IMPERATIVELY: " + _reason_text(d["imperative"]))
+    if d["graphs"]:
         lines.append("  graphs (newest first):")
-        for i, g in enumerate(fn.graphs):
-            specs = ", ".join(f"{leaf.path}: {leaf.dtype.name}{list(leaf.shape) if leaf.shape is not None else '?'}"
-                              if leaf.kind == "tensor" else f"{leaf.path}: {leaf.kind}"
-                              for leaf in g.signature.leaves)
-            lines.append(f"    [{i}] {g.op_count} ops, built in {g.build_seconds * 1e3:.0f} ms; inputs: {specs}")
-    keys = list(fn.assumption_info)
-    if keys:
+        for i, g in enumerate(d["graphs"]):
+            specs = ", ".join(f"{x['path']}: {x['dtype']}{x['shape'] if x['shape'] is not None else '[?]'}"
+                              if x["kind"] == "tensor" else f"{x['path']}: {x['kind']}" for x in g["inputs"])
+            lines.append(f"    [{i}] {g['op_count']} ops, built in {g['build_ms']:.0f} ms; inputs: {specs}")
+    if d["assumptions"]:
         lines.append("  assumptions:")
-        for key in keys:
-            a = fn.assumption_info[key]
-            failed = fn.assumption_failures.get(key, 0)
-            state = f"failed {failed}x, relaxed" if failed else ("relaxed" if key in fn.relaxed else "holds")
-            lines.append(f"    {a.kind.name:<11} {a.source} == {a.expected!r}  at {a.where}  [{state}]")
-    entry = [c for g in fn.graphs[:1] for c in g.checks]
-    if entry:
+        for a in d["assumptions"]:
+            state = {"failed": f"FAILED {a['failures']}x, relaxed", "relaxed": "relaxed", "holds": "holds"}[a["status"]]
+            lines.append(f"    {a['kind']:<11} {a['source']} == {a['expected']}  at {a['where']}  "
+                         f"({a['guard']} guard) [{state}]")
+    if d["entry_checks"]:
         lines.append("  entry checks of the newest graph (besides argument types/shapes):")
-        for c in entry[:20]:
-            lines.append(f"    {c.kind.name:<11} {c.source}" + (f"  at {c.where}" if c.where else ""))
-        if len(entry) > 20:
-            lines.append(f"    ... {len(entry) - 20} more")
-    relaxed_dims = {p: sorted(d) for p, d in fn.relaxed_dims.items() if d}
-    if relaxed_dims or fn.relaxed_scalars:
-        lines.append("  relaxed: " + ", ".join([f"{p} dims {d} -> None" for p, d in relaxed_dims.items()]
-                                               + [f"{p} fed as tensor" for p in sorted(fn.relaxed_scalars)]))
-    if fn.fallbacks:
+        for ch in d["entry_checks"][:20]:
+            lines.append(f"    {ch['kind']:<11} {ch['source']}" + (f"  at {ch['where']}" if ch["where"] else ""))
+        if len(d["entry_checks"]) > 20:
+            lines.append(f"    ... {len(d['entry_checks']) - 20} more")
+    rel = d["relaxed"]
+    if rel["dims"] or rel["scalars"]:
+        lines.append("  relaxed: " + ", ".join([f"{p} dims {dims} -> None" for p, dims in rel["dims"].items()]
+                                               + [f"{p} fed as {dt} tensor" for p, dt in rel["scalars"].items()]))
+    if d["fallbacks"]:
         lines.append("  fallbacks and imperative runs:")
-        for fb in fn.fallbacks.values():
-            lines.append(f"    {fb.count}x {fb.reason}")
+        for fb in d["fallbacks"]:
+            lines.append(f"    {fb['count']}x " + _reason_text(fb))
     return "\n".join(lines)
 
 
+def render(fn) -> str:
+    return render_data(report_data(fn))
+
+
+def _by_time(functions) -> list:
+    return sorted(functions, key=lambda f: (-sum(f.time_in.values()), f.__qualname__))
+
+
+def report_all_data(functions) -> dict:
+    """`{"schema": 1, "functions": [report_data(f), ...]}`, most time spent first."""
+    return {"schema": SCHEMA, "functions": [report_data(f) for f in _by_time(functions)]}
+
+
 def render_all(functions) -> str:
-    fns = sorted(functions, key=lambda f: -sum(f.time_in.values()))
+    fns = _by_time(functions)
     return "\n\n".join(render(f) for f in fns) if fns else "janus report: no speculated functions"

@@ -1,4 +1,4 @@
-"""Test hooks: force the fallback path to prove results never depend on it.
+"""Test hooks: force the fallback path, or one assumption's failure, to prove the invariants.
 
     with janus.testing.forced_fallback():
         f(x)     # the graph runs, then is treated as failed: eager result returned
@@ -24,3 +24,21 @@ def forced_fallback():
         yield
     finally:
         _STATE["force_fallback"] = previous
+
+
+@contextlib.contextmanager
+def force_failure(kind: str | None = None, id: int | None = None):
+    """Make in-graph guards of this kind (BRANCH, TRIP_COUNT) and/or id fail while active.
+
+    janus then builds fresh graphs for every call (the cached ones stay untouched) whose
+    matching guard fails mid-graph, so the call falls back to eager.  For entry-guard kinds
+    (TENSOR_MATCH, CONSTANT, TYPE_MATCH, ID_MATCH) every call is a cache miss.
+    """
+    from codegen import faults
+    previous = dict(faults.FORCED)
+    faults.FORCED.update(kind=kind, id=id, active=True)
+    try:
+        yield
+    finally:
+        faults.FORCED.clear()
+        faults.FORCED.update(previous)

@@ -42,6 +42,11 @@ class CallsAndReads(ast.NodeTransformer):
         return node
 
     def visit_Call(self, node):
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id == JN:
+            # Already a janus operator (made by the state lowering): lower its operands only.
+            node.args = [self.visit(a) for a in node.args]
+            return node
         self.generic_visit(node)
         new = replace_expr(f"{JN}.call(func)", node, func=node.func)
         new.args += node.args

@@ -2,8 +2,8 @@
 
 A function using one of them runs imperatively; the report names the line
 and the reason.  Checked first so that no later lowering has to cope with
-them.  State writes (attributes, globals, subscripts of objects that may be
-reachable from outside) are listed here until deferred state lands.
+them.  (State writes are lowered by `state_writes`; objects that cannot take
+deferred writes are refused at build time, where their class is known.)
 """
 from __future__ import annotations
 
@@ -66,50 +66,10 @@ class UnsupportedConstructs(ast.NodeVisitor):
 
     visit_ImportFrom = visit_Import
 
-    def visit_Global(self, node):
-        self._fail("state-write", node, f"writes to global {', '.join(node.names)} are not converted yet")
-
-    def visit_Nonlocal(self, node):
-        self._fail("state-write", node, f"writes to nonlocal {', '.join(node.names)} are not converted yet")
-
     def visit_Match(self, node):
         self._fail("match", node, "match statements are not converted yet")
 
-    def _check_target(self, target, stmt):
-        if isinstance(target, ast.Attribute):
-            self._fail("state-write", stmt, f"attribute write `{ast.unparse(target)}` is not converted yet",
-                       "return the new value instead of storing it on an object")
-        if isinstance(target, ast.Subscript):
-            root = target.value
-            while isinstance(root, (ast.Subscript, ast.Attribute)):
-                root = root.value
-            if not (isinstance(root, ast.Name) and root.id in self.local):
-                self._fail("state-write", stmt, f"subscript write `{ast.unparse(target)}` is not converted yet")
-        if isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._check_target(elt, stmt)
-        if isinstance(target, ast.Starred):
-            self._check_target(target.value, stmt)
-
-    def visit_Assign(self, node):
-        for target in node.targets:
-            self._check_target(target, node)
-        self.generic_visit(node)
-
-    def visit_AugAssign(self, node):
-        self._check_target(node.target, node)
-        self.generic_visit(node)
-
-    def visit_AnnAssign(self, node):
-        self._check_target(node.target, node)
-        self.generic_visit(node)
-
-    def visit_Delete(self, node):
-        for target in node.targets:
-            self._check_target(target, node)
-
     def visit_For(self, node):
-        self._check_target(node.target, node)
         if node.orelse:
             self._fail("for-else", node, "for/else is not converted yet")
         self.generic_visit(node)
@@ -117,10 +77,4 @@ class UnsupportedConstructs(ast.NodeVisitor):
     def visit_While(self, node):
         if node.orelse:
             self._fail("while-else", node, "while/else is not converted yet")
-        self.generic_visit(node)
-
-    def visit_With(self, node):
-        for item in node.items:
-            if item.optional_vars is not None:
-                self._check_target(item.optional_vars, node)
         self.generic_visit(node)

@@ -68,7 +68,17 @@ def test_runs_eagerly_with_a_reason(name):
     assert spec.stats()["graph_runs"] == 0
 
 
-def test_attribute_write_in_a_callee_runs_eagerly_and_keeps_state_exact():
+class Guarded:
+    def __init__(self):
+        object.__setattr__(self, "log", [])
+        object.__setattr__(self, "last", None)
+
+    def __setattr__(self, name, value):
+        self.log.append(name)
+        object.__setattr__(self, name, value)
+
+
+def test_attribute_write_in_a_callee_is_deferred_and_exact():
     x = tf.constant([1.0, 2.0])
     h_eager, h_janus = Holder(), Holder()
     spec = janus.speculate(attribute_write)
@@ -76,7 +86,24 @@ def test_attribute_write_in_a_callee_runs_eagerly_and_keeps_state_exact():
         attribute_write(h_eager, x)
         spec(h_janus, x)
     assert (h_eager.last.numpy() == h_janus.last.numpy()).all()
-    assert "[state-write]" in spec.report()
+    assert spec.stats()["graph_runs"] == 2, spec.report()
+
+
+def custom_setattr_write(g, x):
+    g.last = x * 2.0
+    return x
+
+
+def test_custom_setattr_runs_imperatively_with_the_reason():
+    x = tf.constant([1.0, 2.0])
+    g_eager, g_janus = Guarded(), Guarded()
+    spec = janus.speculate(custom_setattr_write)
+    for _ in range(5):
+        custom_setattr_write(g_eager, x)
+        spec(g_janus, x)
+    assert g_eager.log == g_janus.log
+    assert spec.stats()["graph_runs"] == 0
+    assert "custom-setattr" in spec.report() and "Guarded defines __setattr__" in spec.report(), spec.report()
 
 
 def test_generator_function_is_refused_clearly():

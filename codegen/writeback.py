@@ -1,0 +1,169 @@
+"""Turning the build's heap into graph outputs, and applying them after a run.
+
+`plan(ctx, outputs)` runs at the end of a build: every deferred write becomes
+an entry of the plan whose values are templates over graph outputs.
+`apply(plan, outs, args, kwargs)` runs after the graph succeeded: it writes
+the values to the real objects, containers in place (so a list the function
+appended to is the same list object afterwards), and gives back Python
+numbers where eager would have stored Python numbers.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from codegen.heap import DELETED
+
+_EAGER = type(tf.constant(0))
+
+
+def _is_symbolic(x) -> bool:
+    return isinstance(x, tf.Tensor) and type(x) is not _EAGER
+
+
+def scalar_python_type(tensor, scalar_inputs: set):
+    """int/float when `tensor` is computed only from Python scalars fed as tensors (and constants):
+    eager would have computed a Python number there.  None otherwise."""
+    if tensor.shape.rank != 0 or not scalar_inputs:
+        return None
+    seen, stack, found = set(), [tensor.op], False
+    while stack:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        if len(seen) > 500:
+            return None
+        if op.type == "Placeholder":
+            if op.name not in scalar_inputs:
+                return None
+            found = True
+            continue
+        if op.type in ("ReadVariableOp", "VarHandleOp") or op._is_stateful:
+            return None
+        stack.extend(t.op for t in op.inputs)
+    if not found:
+        return None
+    return float if tensor.dtype.is_floating else bool if tensor.dtype == tf.bool else int
+
+
+def flatten(value, tensors: list, heap, scalar_inputs=frozenset()):
+    """A template of `value`; symbolic tensors are appended to `tensors`."""
+    sh = heap.by_copy.get(id(value)) if heap is not None else None
+    if sh is not None:
+        return ("real", sh)
+    t = type(value)
+    if t in (list, tuple):
+        return (t.__name__, [flatten(v, tensors, heap, scalar_inputs) for v in value])
+    if t is dict:
+        return ("dict", list(value), [flatten(v, tensors, heap, scalar_inputs) for v in value.values()])
+    if _is_symbolic(value):
+        tensors.append(value)
+        return ("tensor", len(tensors) - 1, scalar_python_type(value, scalar_inputs))
+    if type(value).__name__ == "Undefined":
+        from codegen.errors import Reason, StagingError
+        raise StagingError(Reason("undefined-value", "", "a value written or returned is undefined on some path"))
+    return ("const", value)
+
+
+def resolve_real(sh, args, kwargs):
+    if sh.real is not None:
+        return sh.real
+    where, *rest = sh.path
+    value = args if where == "args" else kwargs
+    for step in rest:
+        value = value[step]
+    return value
+
+
+def unflatten(template, outs, args=(), kwargs=None):
+    tag = template[0]
+    if tag == "tensor":
+        value = outs[template[1]]
+        return template[2](value.numpy()) if template[2] is not None else value
+    if tag == "const":
+        return template[1]
+    if tag == "real":
+        return resolve_real(template[1], args, kwargs)
+    if tag == "list":
+        return [unflatten(t, outs, args, kwargs) for t in template[1]]
+    if tag == "tuple":
+        return tuple(unflatten(t, outs, args, kwargs) for t in template[1])
+    return {k: unflatten(t, outs, args, kwargs) for k, t in zip(template[1], template[2])}
+
+
+def plan(ctx, tensors: list, scalar_inputs: set) -> list:
+    heap = ctx.heap
+    out = []
+    for sh in list(heap.shadows.values()):
+        if sh.read and sh.holder is not None:
+            ctx.check_items(sh)
+        copy, snap = sh.copy, sh.snapshot
+        if type(copy) is list:
+            prefix = len(copy) >= len(snap) and all(a is b for a, b in zip(copy, snap))
+            if prefix and len(copy) == len(snap):
+                continue
+            if prefix and not sh.read:
+                out.append(("extend", sh, flatten(copy[len(snap):], tensors, heap, scalar_inputs)))
+            else:
+                if sh.holder is not None:
+                    ctx.check_items(sh)        # the new contents depend on the old ones
+                out.append(("replace", sh, flatten(list(copy), tensors, heap, scalar_inputs)))
+        else:
+            changed = [k for k in copy if k not in snap or copy[k] is not snap[k]]
+            deleted = [k for k in snap if k not in copy]
+            if changed or deleted:
+                out.append(("dict", sh, {k: flatten(copy[k], tensors, heap, scalar_inputs) for k in changed},
+                            deleted))
+    for obj, name, value, source in heap.attrs.values():
+        template = ("deleted",) if value is DELETED else flatten(value, tensors, heap, scalar_inputs)
+        out.append(("attr", obj, name, template))
+    for holder, access, name, value, source in heap.names.values():
+        template = ("deleted",) if value is DELETED else flatten(value, tensors, heap, scalar_inputs)
+        out.append((access, holder, name, template))
+    return out
+
+
+def _value(template, outs, args, kwargs, old):
+    value = unflatten(template, outs, args, kwargs)
+    if template[0] == "tensor" and type(old) in (int, float, bool) and type(value) in (int, float, bool):
+        value = type(old)(value)        # an int attribute stays an int
+    return value
+
+
+def apply(plan_entries, outs, args, kwargs):
+    for entry in plan_entries:
+        kind = entry[0]
+        if kind == "extend":
+            resolve_real(entry[1], args, kwargs).extend(unflatten(entry[2], outs, args, kwargs))
+        elif kind == "replace":
+            resolve_real(entry[1], args, kwargs)[:] = unflatten(entry[2], outs, args, kwargs)
+        elif kind == "dict":
+            real = resolve_real(entry[1], args, kwargs)
+            for k, t in entry[2].items():
+                real[k] = _value(t, outs, args, kwargs, real.get(k))
+            for k in entry[3]:
+                real.pop(k, None)
+    for entry in plan_entries:
+        kind = entry[0]
+        if kind in ("extend", "replace", "dict"):
+            continue
+        _, holder, name, template = entry
+        if kind == "attr":
+            if template[0] == "deleted":
+                delattr(holder, name)
+            else:
+                setattr(holder, name, _value(template, outs, args, kwargs, getattr(holder, name, None)))
+        elif kind == "global":
+            if template[0] == "deleted":
+                del holder[name]
+            else:
+                holder[name] = _value(template, outs, args, kwargs, holder.get(name))
+        else:
+            if template[0] == "deleted":
+                del holder.cell_contents
+            else:
+                try:
+                    old = holder.cell_contents
+                except ValueError:
+                    old = None
+                holder.cell_contents = _value(template, outs, args, kwargs, old)

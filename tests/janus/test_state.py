@@ -211,3 +211,95 @@ def test_forced_failure_leaves_state_exactly_as_eager(kind):
     np.testing.assert_array_equal(se[3], sj[3])
     if kind in ("BRANCH", "TRIP_COUNT"):
         assert spec.stats()["guard_failures"] == before["guard_failures"] + 1, spec.report()
+
+
+def variable_first(box, x):
+    box.v.assign_add(x)                      # a variable write before the data-dependent branch:
+    if tf.reduce_sum(x) > 0.0:               # no guard may follow it, so this becomes tf.cond
+        y = x * 2.0
+    else:
+        y = x - 1.0
+    box.h = box.h + y
+    return y
+
+
+def test_no_guard_after_a_variable_write_and_forced_failures_change_nothing():
+    be, bj = Box(), Box()
+    spec = janus.speculate(variable_first)
+    x = tf.constant([1.0, 2.0])
+    for _ in range(4):
+        assert_same(variable_first(be, x), spec(bj, x))
+    assert all(not a.kind.in_graph for g in spec.graphs for a in g.assumptions), spec.report()
+    with janus.testing.force_failure(kind="BRANCH"):
+        assert_same(variable_first(be, -x), spec(bj, -x))
+    np.testing.assert_array_equal(be.v.numpy(), bj.v.numpy())
+    np.testing.assert_array_equal(be.h.numpy(), bj.h.numpy())
+
+
+def test_type_match_forced_miss_keeps_state_exact():
+    be, bj = Box(), Box()
+    spec = janus.speculate(writes_around_guards)
+    x, n = tf.constant([1.0, 2.0]), tf.constant(2)
+    for _ in range(4):
+        writes_around_guards(be, x, n)
+        spec(bj, x, n)
+    with janus.testing.force_failure(kind="TYPE_MATCH"):
+        assert_same(writes_around_guards(be, x, n), spec(bj, x, n))
+    np.testing.assert_array_equal(be.v.numpy(), bj.v.numpy())
+    assert (be.n, be.items) == (bj.n, bj.items)
+
+
+def keras_pair():
+    import keras
+    models = []
+    for _ in range(2):
+        keras.utils.set_random_seed(0)
+        m = keras.Sequential([keras.layers.Dense(8, activation="tanh"), keras.layers.Dense(1)])
+        m(tf.ones((1, 4)))
+        models.append((m, keras.optimizers.Adam(0.01)))
+    return models
+
+
+def keras_train_step(model, opt, x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+def test_keras_model_and_optimizer_50_steps_equal_eager():
+    (me, oe), (mj, oj) = keras_pair()
+    step = janus.speculate(keras_train_step)
+    for i in range(50):
+        x = tf.random.stateless_uniform((16, 4), seed=(i, 1))
+        y = tf.random.stateless_uniform((16, 1), seed=(i, 2))
+        le, lj = keras_train_step(me, oe, x, y), step(mj, oj, x, y)
+        np.testing.assert_allclose(le.numpy(), lj.numpy(), rtol=1e-5)
+    for a, b in zip(me.trainable_variables, mj.trainable_variables):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-7)
+    assert step.stats()["graph_runs"] >= 45, step.report()
+
+
+class Queue:
+    def __init__(self):
+        self.items = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]
+        self.seen = {}
+
+
+def consume(q, x):
+    first = q.items.pop(0)
+    q.items.extend([first * 10.0])
+    q.seen.update({len(q.seen): first})
+    return x * first
+
+
+def test_pop_extend_update_on_outside_containers():
+    qe, qj = Queue(), Queue()
+    items_id, seen_id = id(qj.items), id(qj.seen)
+    spec = janus.speculate(consume)
+    for _ in range(8):
+        x = tf.constant([1.0])
+        assert_same(consume(qe, x), spec(qj, x))
+        assert qe.items == qj.items and qe.seen == qj.seen
+    assert (id(qj.items), id(qj.seen)) == (items_id, seen_id)

@@ -56,6 +56,9 @@ class GraphArtifact:
 
 
 def _register_argument_containers(heap, value, path):
+    if isinstance(value, tf.Tensor):
+        heap.arg_tensors[value.ref()] = path      # passed through unchanged: the caller's own object
+        return
     if type(value) in (list, dict):
         heap.shadows[id(value)] = sh = _shadow_of_argument(value, path)
         heap.by_copy[id(value)] = sh

@@ -47,6 +47,7 @@ class Heap:
         self.shadows: dict[int, Shadow] = {}    # id(real or rebuilt) -> Shadow
         self.by_copy: dict[int, Shadow] = {}    # id(copy) -> Shadow
         self.fed: dict[tuple, object] = {}      # (access, id(holder), name) -> placeholder
+        self.arg_tensors: dict = {}             # input placeholder ref -> its path in the arguments
         self.reads: list[str] = []
         self.writes: list[str] = []
 

@@ -56,6 +56,8 @@ def flatten(value, tensors: list, heap, scalar_inputs=frozenset()):
         return (t.__name__, [flatten(v, tensors, heap, scalar_inputs) for v in value])
     if t is dict:
         return ("dict", list(value), [flatten(v, tensors, heap, scalar_inputs) for v in value.values()])
+    if _is_symbolic(value) and heap is not None and value.ref() in heap.arg_tensors:
+        return ("arg", heap.arg_tensors[value.ref()])
     if _is_symbolic(value):
         tensors.append(value)
         return ("tensor", len(tensors) - 1, scalar_python_type(value, scalar_inputs))
@@ -63,6 +65,14 @@ def flatten(value, tensors: list, heap, scalar_inputs=frozenset()):
         from codegen.errors import Reason, StagingError
         raise StagingError(Reason("undefined-value", "", "a value written or returned is undefined on some path"))
     return ("const", value)
+
+
+def resolve_path(path, args, kwargs):
+    where, *rest = path
+    value = args if where == "args" else kwargs
+    for step in rest:
+        value = value[step]
+    return value
 
 
 def resolve_real(sh, args, kwargs):
@@ -84,6 +94,8 @@ def unflatten(template, outs, args=(), kwargs=None):
         return template[1]
     if tag == "real":
         return resolve_real(template[1], args, kwargs)
+    if tag == "arg":
+        return resolve_path(template[1], args, kwargs)
     if tag == "list":
         return [unflatten(t, outs, args, kwargs) for t in template[1]]
     if tag == "tuple":

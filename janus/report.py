@@ -17,7 +17,9 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
     assumptions   every assumption a build made: {id, kind, guard ("entry" | "in-graph"), source,
                   expected (repr), where, failures, status ("holds" | "relaxed" | "failed")}
     entry_checks  checks on outside values of the newest graph: {kind, source, where}
-    relaxed       {dims: {path: [dim, ...]}, scalars: {path: dtype}}
+    relaxed       {dims: {path: [dim, ...]}, scalars: {path: dtype}, state_dims: {source: [dim, ...]},
+                   state_scalars: {source: dtype}}
+    state         {reads: [source], writes: [source]}: outside state the cached graphs read and write
     fallbacks     {kind, where, explanation, hint, count}, in the order they first happened
 """
 from __future__ import annotations
@@ -72,9 +74,22 @@ def report_data(fn) -> dict:
         "entry_checks": [{"kind": c.kind.name, "source": c.source, "where": c.where}
                          for c in (newest.checks if newest is not None else [])],
         "relaxed": {"dims": {p: sorted(int(d) for d in dims) for p, dims in fn.relaxed_dims.items() if dims},
-                    "scalars": dict(sorted(fn.relaxed_scalars.items()))},
+                    "scalars": dict(sorted(fn.relaxed_scalars.items())),
+                    "state_dims": {p: sorted(int(d) for d in dims)
+                                   for p, dims in fn.relaxed_state_dims.items() if dims},
+                    "state_scalars": dict(sorted(fn.relaxed_state_scalars.items()))},
+        "state": {"reads": _union(g.state_reads for g in fn.graphs),
+                  "writes": _union(g.state_writes for g in fn.graphs)},
         "fallbacks": [dict(fb.reason.to_dict(), count=int(fb.count)) for fb in fn.fallbacks.values()],
     }
+
+
+def _union(lists) -> list:
+    seen: dict = {}
+    for items in lists:
+        for item in items:
+            seen.setdefault(item, None)
+    return list(seen)
 
 
 def _reason_text(r: dict) -> str:
@@ -110,10 +125,14 @@ def render_data(d: dict) -> str:
             lines.append(f"    {ch['kind']:<11} {ch['source']}" + (f"  at {ch['where']}" if ch["where"] else ""))
         if len(d["entry_checks"]) > 20:
             lines.append(f"    ... {len(d['entry_checks']) - 20} more")
+    if d["state"]["reads"] or d["state"]["writes"]:
+        lines.append("  state read:    " + (", ".join(d["state"]["reads"]) or "-"))
+        lines.append("  state written: " + (", ".join(d["state"]["writes"]) or "-") + "  (deferred until success)")
     rel = d["relaxed"]
-    if rel["dims"] or rel["scalars"]:
-        lines.append("  relaxed: " + ", ".join([f"{p} dims {dims} -> None" for p, dims in rel["dims"].items()]
-                                               + [f"{p} fed as {dt} tensor" for p, dt in rel["scalars"].items()]))
+    if rel["dims"] or rel["scalars"] or rel["state_dims"] or rel["state_scalars"]:
+        lines.append("  relaxed: " + ", ".join(
+            [f"{p} dims {dims} -> None" for p, dims in {**rel["dims"], **rel["state_dims"]}.items()]
+            + [f"{p} fed as {dt} tensor" for p, dt in {**rel["scalars"], **rel["state_scalars"]}.items()]))
     if d["fallbacks"]:
         lines.append("  fallbacks and imperative runs:")
         for fb in d["fallbacks"]:

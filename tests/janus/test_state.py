@@ -303,3 +303,14 @@ def test_pop_extend_update_on_outside_containers():
         assert_same(consume(qe, x), spec(qj, x))
         assert qe.items == qj.items and qe.seen == qj.seen
     assert (id(qj.items), id(qj.seen)) == (items_id, seen_id)
+
+
+def test_text_and_json_reports_list_state_by_source_path():
+    cell = Cell()
+    spec = janus.speculate(rnn_call)
+    for _ in range(5):
+        spec(cell, tf.ones((3, 3)))
+    data = spec.report(format="json")
+    assert "args[0].state" in data["state"]["reads"] and "args[0].steps" in data["state"]["writes"]
+    text = spec.report()
+    assert "state written: " in text and "args[0].state" in text

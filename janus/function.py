@@ -216,6 +216,8 @@ class SpeculativeFunction:
                         del self.relaxed_scalars[path]
                         self.relaxed.add(("scalar", path))
                 return self._build(args, kwargs)
+            if self.strict:
+                raise
             self._note(exc.reason)
             self.counters["build_failures"] += 1
             if self.counters["build_failures"] >= MAX_BUILD_FAILURES:

@@ -183,7 +183,17 @@ _BUILTINS = {
 }
 
 
+def _unwrap(f):
+    """A speculated function called from converted code is inlined as its Python function."""
+    if type(f).__name__ == "SpeculativeFunction":
+        return f.python_function
+    if isinstance(f, types.MethodType) and type(f.__func__).__name__ == "SpeculativeFunction":
+        return types.MethodType(f.__func__.python_function, f.__self__)
+    return f
+
+
 def call(f, *args, **kwargs):
+    f = _unwrap(f)
     handler = _BUILTINS.get(f) if _hashable(f) else None
     if handler is not None:
         return handler(*args, **kwargs)
@@ -219,6 +229,11 @@ def _hashable(f) -> bool:
 
 
 def _inline(ctx, fn, args, kwargs):
+    if not kwargs and any(is_symbolic(a) for a in args):
+        from codegen import machine
+        cycle = machine.cycle_of(fn)
+        if cycle is not None:              # recursion on tensors: the static Call/Return machine
+            return machine.run(cycle, fn, args)
     converted = ctx.convert(fn)
     depth = sum(1 for fr in ctx.frames if fr.converted.code is fn.__code__)
     if depth >= RECURSION_LIMIT:

@@ -78,6 +78,10 @@ class BuildContext:
         self.relaxed_state_scalars = relaxed_state_scalars or {}  # source -> dtype a scalar is fed as
         self.forced = forced                   # (kind name or None, id or None): testing hook
         self.open_dependencies: list = []      # control-dependency scopes opened by guards
+        self.in_machine = 0                    # >0 while building a Call/Return machine
+        self.dry_run = 0                       # >0 while typing machine blocks in a scratch graph
+        self.observers: list = []              # (callback, [tensors]) called with values after success
+        self.recursion: list = []              # recursive cycles run as machines in this graph
         self._scanned = 0
         self._wrote = False
 
@@ -158,6 +162,10 @@ class BuildContext:
         if key not in self.checks:
             self.checks[key] = EntryCheck(Kind.TYPE_MATCH, holder, name, access, shadow.snapshot,
                                           shadow.source + " items", "", "items")
+
+    def observe(self, callback, tensors):
+        """Hand `tensors` out of the graph; `callback(*values)` runs after a successful call."""
+        self.observers.append((callback, list(tensors)))
 
     def fail(self, kind: str, explanation: str, hint: str = "", lineno=None):
         where = self.where(lineno) if (lineno and self.frames) else (

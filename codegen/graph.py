@@ -38,6 +38,9 @@ class GraphArtifact:
     build_seconds: float
     state_reads: list
     state_writes: list
+    n_print_tensors: int = 0
+    observers: list = dataclasses.field(default_factory=list)    # (callback, number of outputs)
+    recursion: list = dataclasses.field(default_factory=list)    # machine cycles in this graph
 
     def run(self, inputs):
         """Run the graph; returns all outputs. Raises what the graph raises."""
@@ -48,7 +51,12 @@ class GraphArtifact:
         """After success: apply the writes, replay prints, return the result."""
         n, w = self.n_result, self.n_writes
         writeback.apply(self.plan, outs, args, kwargs)      # templates index the shared output list
-        replay_prints(self.prints, outs[n + w:])
+        n_prints = self.n_print_tensors
+        replay_prints(self.prints, outs[n + w:n + w + n_prints])
+        rest = outs[n + w + n_prints:]
+        for callback, count in self.observers:
+            callback(*[t.numpy() for t in rest[:count]])
+            rest = rest[count:]
         return writeback.unflatten(self.result_template, outs, args, kwargs)
 
     def in_graph_assumptions(self):
@@ -96,7 +104,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             for k, a in kwargs.items():
                 _register_argument_containers(ctx.heap, a, ("kwargs", k))
             ctx.frames.append(Frame(converted))
-            result = converted.builder(*args, **kwargs)
+            result = _call_top(ctx, converted, args, kwargs)
             ctx.frames.pop()
             scalar_inputs |= {t.op.name for key, t in ctx.heap.fed.items() if t.dtype != tf.resource
                               and _fed_scalar(ctx, key)}
@@ -105,7 +113,8 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             holder["n"] = len(tensors)
             holder["plan"] = writeback.plan(ctx, tensors, scalar_inputs)
             holder["writes"] = len(tensors) - holder["n"]
-        return tensors + list(ctx.print_tensors)
+        observed = [t for _, ts in ctx.observers for t in ts]
+        return tensors + list(ctx.print_tensors) + observed
 
     start = time.perf_counter()
     fn = tf.function(wrapper, autograph=False, jit_compile=jit_compile or None)
@@ -122,7 +131,19 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
     guard = compile_entry_guard(sig, checks)
     return GraphArtifact(sig, concrete, guard, ctx.assumptions, checks, holder["template"], holder["n"],
                          holder["plan"], holder["writes"], ctx.prints, len(concrete.graph.get_operations()),
-                         elapsed, list(ctx.heap.reads), list(ctx.heap.writes))
+                         elapsed, list(ctx.heap.reads), list(ctx.heap.writes), len(ctx.print_tensors),
+                         [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)))
+
+
+def _call_top(ctx, converted, args, kwargs):
+    """The speculated function itself; a recursive one runs as a machine from its first call."""
+    from codegen.calls_support import is_symbolic
+    if not kwargs and any(is_symbolic(a) for a in args):
+        from codegen import machine
+        cycle = machine.cycle_of(converted.fn)
+        if cycle is not None:
+            return machine.run(cycle, converted.fn, args)
+    return converted.builder(*args, **kwargs)
 
 
 def _fed_scalar(ctx, key) -> bool:

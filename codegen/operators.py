@@ -34,6 +34,11 @@ def _as_bool(x):
     return x if x.dtype == tf.bool else tf.cast(x, tf.bool)
 
 
+def truth(x):
+    """A per-frame branch predicate as a boolean tensor."""
+    return _as_bool(x) if isinstance(x, tf.Tensor) else tf.constant(bool(x))
+
+
 # -- boolean operators -------------------------------------------------------------------
 def and_(*thunks):
     value = thunks[0]()

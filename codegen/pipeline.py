@@ -105,3 +105,22 @@ def convert(fn) -> ConvertedFunction:
     converted = ConvertedFunction(fn, code_key(fn), fn.__code__, src.filename, builder, sites, ast.unparse(node))
     _CACHE[fn] = converted
     return converted
+
+
+def compile_block(cycle_function, block) -> ConvertedFunction:
+    """A machine block (see `codegen.lowering.recursion`) lowered and compiled like a function."""
+    fn = cycle_function.fn
+    node = cycle_function.block_source(block)
+    sites = transform(node, cycle_function.filename)
+    factory = ast.FunctionDef(name="__janus_factory__", args=ast.arguments(
+        posonlyargs=[], args=[ast.arg(arg=JN)], kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=[node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))], decorator_list=[], returns=None,
+        type_params=[])
+    ast.copy_location(factory, node)
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    namespace = {"__builtins__": builtins}
+    exec(compile(module, cycle_function.filename, "exec"), namespace)
+    builder = namespace["__janus_factory__"](operators)
+    return ConvertedFunction(fn, code_key(fn), fn.__code__, cycle_function.filename, builder, sites,
+                             ast.unparse(node))

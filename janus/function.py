@@ -217,7 +217,7 @@ class SpeculativeFunction:
                         self.relaxed.add(("scalar", path))
                 return self._build(args, kwargs)
             if self.strict:
-                raise
+                raise codegen.ConversionError(exc.reason) from None
             self._note(exc.reason)
             self.counters["build_failures"] += 1
             if self.counters["build_failures"] >= MAX_BUILD_FAILURES:

@@ -19,6 +19,8 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
     entry_checks  checks on outside values of the newest graph: {kind, source, where}
     relaxed       {dims: {path: [dim, ...]}, scalars: {path: dtype}, state_dims: {source: [dim, ...]},
                    state_scalars: {source: dtype}}
+    recursion     [{functions, call_sites, segments, last_steps, last_frames, runs}]: recursive cycles run
+                  as static Call/Return machines in the cached graphs
     state         {reads: [source], writes: [source]}: outside state the cached graphs read and write
     fallbacks     {kind, where, explanation, hint, count}, in the order they first happened
 """
@@ -78,6 +80,7 @@ def report_data(fn) -> dict:
                     "state_dims": {p: sorted(int(d) for d in dims)
                                    for p, dims in fn.relaxed_state_dims.items() if dims},
                     "state_scalars": dict(sorted(fn.relaxed_state_scalars.items()))},
+        "recursion": [c.describe() for c in _union(g.recursion for g in fn.graphs)],
         "state": {"reads": _union(g.state_reads for g in fn.graphs),
                   "writes": _union(g.state_writes for g in fn.graphs)},
         "fallbacks": [dict(fb.reason.to_dict(), count=int(fb.count)) for fb in fn.fallbacks.values()],
@@ -125,6 +128,10 @@ def render_data(d: dict) -> str:
             lines.append(f"    {ch['kind']:<11} {ch['source']}" + (f"  at {ch['where']}" if ch["where"] else ""))
         if len(d["entry_checks"]) > 20:
             lines.append(f"    ... {len(d['entry_checks']) - 20} more")
+    for r in d["recursion"]:
+        lines.append(f"  recursion {' <-> '.join(r['functions'])}: Call/Return machine with {r['segments']} "
+                     f"segments, {r['call_sites']} call sites; last run {r['last_steps']} steps for "
+                     f"{r['last_frames']} frames ({r['runs']} runs)")
     if d["state"]["reads"] or d["state"]["writes"]:
         lines.append("  state read:    " + (", ".join(d["state"]["reads"]) or "-"))
         lines.append("  state written: " + (", ".join(d["state"]["writes"]) or "-") + "  (deferred until success)")

@@ -1,0 +1,221 @@
+"""Lowers a recursive function into the blocks of a static Call/Return machine.
+
+Every recursive call (to a function of the same cycle) is first hoisted into
+its own assignment, `tmp = f(args)`.  The body is then split into blocks
+at call groups, at `if`s that contain calls or returns, and at `return`s.
+Each block is straight-line code (plus `if`s without calls) ending in one
+terminator:
+
+    ("goto", b)                        continue in block b
+    ("branch", test, b_true, b_false)  per-frame predicate picks the block
+    ("call", [(tmp, callee, args)], b) issue independent calls together, resume in b
+    ("return", expr)                   deliver expr to the caller's tmp
+
+`codegen.machine` runs all frames waiting at a block at once.  A block is
+compiled, through the ordinary pipeline, into a builder function
+`block(*frame_vars) -> (frame_vars, terminator_values)`.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from codegen.analysis import assigned_names, parameter_names
+from codegen.errors import unsupported
+from codegen.templates import Namer, replace
+
+
+@dataclasses.dataclass
+class Call:
+    target: str                  # the temporary receiving the result
+    callee: str                  # the name the user's code calls
+    args: list                   # AST expressions
+    site: int = -1               # global call-site number (Yaghi's transformation)
+
+
+@dataclasses.dataclass
+class Block:
+    id: int
+    stmts: list
+    term: tuple = ("return", None)
+
+
+def _is_cycle_call(node, names) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+
+
+class _Hoist(ast.NodeTransformer):
+    """Replaces recursive calls inside one expression by temporaries, innermost first."""
+
+    def __init__(self, names, namer, filename):
+        self.names, self.namer, self.filename = names, namer, filename
+        self.hoisted: list[ast.stmt] = []
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if not _is_cycle_call(node, self.names):
+            return node
+        if node.keywords:
+            raise unsupported("recursion", self.filename, node, "keyword arguments in a recursive call")
+        tmp = self.namer.new("ret")
+        (stmt,) = replace("tmp = call", node, tmp=tmp, call=node)
+        self.hoisted.append(stmt)
+        return ast.copy_location(ast.Name(id=tmp, ctx=ast.Load()), node)
+
+    def _refuse(self, node):
+        for sub in ast.walk(node):
+            if _is_cycle_call(sub, self.names):
+                raise unsupported("recursion", self.filename, node,
+                                  "a recursive call inside a short-circuit, conditional expression or comprehension",
+                                  "assign the call to a variable first")
+        return node
+
+    def visit_BoolOp(self, node):
+        node.values[0] = self.visit(node.values[0])
+        for v in node.values[1:]:
+            self._refuse(v)
+        return node
+
+    def visit_IfExp(self, node):
+        node.test = self.visit(node.test)
+        self._refuse(node.body)
+        self._refuse(node.orelse)
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda = _refuse
+
+
+def _contains(node, pred) -> bool:
+    return any(pred(sub) for sub in ast.walk(node))
+
+
+class CycleFunction:
+    """One function of a recursive cycle, split into blocks."""
+
+    def __init__(self, fn, node: ast.FunctionDef, filename: str, cycle_names: set[str]):
+        self.fn = fn
+        self.node = node
+        self.filename = filename
+        self.cycle_names = cycle_names
+        self.params = parameter_names(node)
+        if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+            raise unsupported("recursion", filename, node, "recursive functions take positional parameters only")
+        self.namer = Namer({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | set(self.params))
+        body = self._hoist_block(node.body)
+        self.blocks: list[Block] = []
+        self.entry = self._lower(body, None)
+        names = assigned_names(body)
+        self.vars = self.params + [n for n in names if n not in self.params]
+        self.calls = [c for b in self.blocks if b.term[0] == "call" for c in b.term[1]]
+
+    # -- hoisting ----------------------------------------------------------------------------
+    def _hoist_block(self, stmts):
+        out = []
+        for stmt in stmts:
+            out.extend(self._hoist_stmt(stmt))
+        return out
+
+    def _hoist_stmt(self, stmt):
+        names = self.cycle_names
+        if isinstance(stmt, (ast.For, ast.While, ast.AsyncFor, ast.With, ast.Try)) and \
+                _contains(stmt, lambda n: _is_cycle_call(n, names) or isinstance(n, ast.Return)):
+            raise unsupported("recursion", self.filename, stmt,
+                              "a recursive call or return inside a loop, with or try block")
+        if isinstance(stmt, ast.If):
+            hoist = _Hoist(names, self.namer, self.filename)
+            stmt.test = hoist.visit(stmt.test)
+            stmt.body = self._hoist_block(stmt.body)
+            stmt.orelse = self._hoist_block(stmt.orelse)
+            return hoist.hoisted + [stmt]
+        if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+            return [stmt]
+        hoist = _Hoist(names, self.namer, self.filename)
+        stmt = hoist.visit(stmt)
+        # `tmp = f(x)` itself stays as it is (it is already hoisted form).
+        if hoist.hoisted and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Name) \
+                and stmt.value.id == hoist.hoisted[-1].targets[0].id:
+            last = hoist.hoisted.pop()
+            last.targets = stmt.targets
+            return hoist.hoisted + [last]
+        return hoist.hoisted + [stmt]
+
+    # -- blocks ------------------------------------------------------------------------------
+    def _new(self) -> Block:
+        block = Block(len(self.blocks), [])
+        self.blocks.append(block)
+        return block
+
+    def _call_of(self, stmt):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and _is_cycle_call(stmt.value, self.cycle_names):
+            return Call(stmt.targets[0].id, stmt.value.func.id, stmt.value.args)
+        if isinstance(stmt, ast.Expr) and _is_cycle_call(stmt.value, self.cycle_names):
+            return Call(self.namer.new("ret"), stmt.value.func.id, stmt.value.args)
+        return None
+
+    def _lower(self, stmts, cont) -> int:
+        """Blocks for `stmts`, continuing at block `cont` (None: return None). Returns the entry."""
+        cur = self._new()
+        entry = cur.id
+        i = 0
+        while i < len(stmts):
+            stmt = stmts[i]
+            call = self._call_of(stmt)
+            if call is not None:
+                group = [call]
+                written = {call.target}
+                while i + 1 < len(stmts):
+                    nxt = self._call_of(stmts[i + 1])
+                    if nxt is None or any(isinstance(n, ast.Name) and n.id in written
+                                          for a in nxt.args for n in ast.walk(a)):
+                        break
+                    group.append(nxt)
+                    written.add(nxt.target)
+                    i += 1
+                nxt_block = self._new()
+                cur.term = ("call", group, nxt_block.id)
+                cur = nxt_block
+            elif isinstance(stmt, ast.Return):
+                cur.term = ("return", stmt.value)
+                return entry
+            elif isinstance(stmt, ast.If) and _contains(
+                    stmt, lambda n: isinstance(n, ast.Return) or _is_cycle_call(n, self.cycle_names)):
+                rest = stmts[i + 1:]
+                join = self._lower(rest, cont) if rest else cont
+                b_true = self._lower(stmt.body, join)
+                b_false = self._lower(stmt.orelse, join) if stmt.orelse else (
+                    join if join is not None else self._lower([], None))
+                cur.term = ("branch", stmt.test, b_true, b_false)
+                return entry
+            else:
+                cur.stmts.append(stmt)
+            i += 1
+        cur.term = ("goto", cont) if cont is not None else ("return", None)
+        return entry
+
+    def block_source(self, block: Block) -> ast.FunctionDef:
+        """`def block_k(*vars): stmts; return (vars...), terminator_values` as an AST."""
+        params = ", ".join(self.vars)
+        term = block.term
+        anchor = block.stmts[0] if block.stmts else (term[1] if term[0] in ("branch", "return")
+                                                     and term[1] is not None else self.node)
+        (fn,) = replace(f"def block_{block.id}({params}):\n    return (VARS,), TERM\n", anchor,
+                        VARS=ast.Tuple(elts=[ast.Name(id=v, ctx=ast.Load()) for v in self.vars], ctx=ast.Load()),
+                        TERM=ast.Constant(0))
+        ret = fn.body[-1]
+        values = ret.value.elts
+        values[0] = ast.Tuple(elts=[ast.Name(id=v, ctx=ast.Load()) for v in self.vars], ctx=ast.Load())
+        if term[0] == "branch":
+            values[1] = ast.Call(func=ast.Attribute(value=ast.Name(id="jn", ctx=ast.Load()), attr="truth",
+                                                    ctx=ast.Load()), args=[term[1]], keywords=[])
+        elif term[0] == "call":
+            values[1] = ast.Tuple(elts=[ast.Tuple(elts=list(c.args), ctx=ast.Load()) for c in term[1]],
+                                  ctx=ast.Load())
+        elif term[0] == "return" and term[1] is not None:
+            values[1] = term[1]
+        fn.body = list(block.stmts) + [ret]
+        for sub in ast.walk(fn):
+            if "lineno" in sub._attributes and getattr(sub, "lineno", None) is None:
+                ast.copy_location(sub, anchor)
+        return fn

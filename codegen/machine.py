@@ -1,0 +1,418 @@
+"""The static Call/Return machine that runs a recursive cycle inside one graph.
+
+The cycle's functions appear once in the graph, as blocks (see
+`codegen.lowering.recursion`).  Frames live in tables with a leading frame
+axis: one table per function variable, plus the program counter (a global
+block id), the parent frame and the call site a frame returns to (its tag),
+and the number of calls a waiting frame still expects.  One `tf.while_loop`
+step runs, for every block, all active frames waiting at it at once
+(gather -> `tf.vectorized_map` over the block -> scatter); calls allocate
+child frames, returns write the value into the caller's temporary and wake
+the caller when its last call has returned.  Independent calls are live at
+the same time, so a balanced recursion of N calls takes O(depth) steps.
+Tables grow by doubling, so there is no depth or call limit to set.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import dataclasses
+
+import tensorflow as tf
+
+from codegen.analysis import assigned_names
+from codegen.calls_support import is_symbolic, is_user_function
+from codegen.context import Frame, current
+from codegen.errors import unsupported
+from codegen.lowering.recursion import CycleFunction
+from codegen.source import parse_function
+
+INITIAL_FRAMES = 64
+
+
+# -- finding cycles ------------------------------------------------------------------------------
+def _called_functions(fn) -> dict[str, object]:
+    """Names called in fn's body that resolve to user functions (globals and closure cells)."""
+    try:
+        node = parse_function(fn).node
+    except Exception:  # noqa: BLE001 - no source: no cycle through it
+        return {}
+    out = {}
+    code = fn.__code__
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+            name = sub.func.id
+            if name in code.co_freevars:
+                try:
+                    value = fn.__closure__[code.co_freevars.index(name)].cell_contents
+                except ValueError:
+                    continue
+            else:
+                value = fn.__globals__.get(name)
+            value = getattr(value, "python_function", value)       # a speculated function
+            if is_user_function(value):
+                out[name] = value
+    return out
+
+
+def find_cycle(fn) -> dict[object, dict[str, object]] | None:
+    """{function: {name: callee in the cycle}} for the recursive cycle through fn, or None."""
+    graph: dict = {}
+    stack = [fn]
+    while stack and len(graph) < 64:
+        f = stack.pop()
+        if f in graph:
+            continue
+        graph[f] = _called_functions(f)
+        stack.extend(graph[f].values())
+
+    def reaches(a, target, seen):
+        for g in graph.get(a, {}).values():
+            if g is target:
+                return True
+            if g not in seen:
+                seen.add(g)
+                if reaches(g, target, seen):
+                    return True
+        return False
+
+    if not reaches(fn, fn, set()):
+        return None
+    # The machine takes the whole recursive region below fn: every reachable function that
+    # recurses, or leads to one that does, so nested recursion is just more frames.
+    recursive = {f for f in graph if reaches(f, f, set())}
+    members = [f for f in graph if (f is fn or reaches(fn, f, set()))
+               and (f in recursive or any(reaches(f, r, set()) for r in recursive))]
+    return {f: {name: g for name, g in graph[f].items() if g in members} for f in members}
+
+
+# -- the cycle, compiled ---------------------------------------------------------------------------
+@dataclasses.dataclass
+class CallSite:
+    id: int
+    caller: CycleFunction
+    target: str                 # the caller's temporary
+    callee: CycleFunction
+
+
+class Cycle:
+    """A recursive cycle lowered to blocks; built once per cycle and reused by every graph."""
+
+    def __init__(self, members: dict):
+        from codegen.pipeline import compile_block
+        self.functions: dict[object, CycleFunction] = {}
+        for f, callees in members.items():
+            src = parse_function(f)
+            self.functions[f] = CycleFunction(f, src.node, src.filename, set(callees))
+        self.names = {f: callees for f, callees in members.items()}
+        self.offsets: dict[object, int] = {}
+        total = 0
+        for f, cf in self.functions.items():
+            self.offsets[f] = total
+            total += len(cf.blocks)
+        self.n_blocks = total
+        self.sites: list[CallSite] = []
+        for f, cf in self.functions.items():
+            for block in cf.blocks:
+                if block.term[0] == "call":
+                    for call in block.term[1]:
+                        call.site = len(self.sites)
+                        callee = self.functions[self.names[f][call.callee]]
+                        self.sites.append(CallSite(call.site, cf, call.target, callee))
+        self.builders = {(f, b.id): compile_block(cf, b) for f, cf in self.functions.items() for b in cf.blocks}
+        self.last_steps = None
+        self.last_frames = None
+        self.runs = 0
+
+    def describe(self) -> dict:
+        return {"functions": [cf.fn.__qualname__ for cf in self.functions.values()],
+                "call_sites": len(self.sites), "segments": self.n_blocks,
+                "last_steps": self.last_steps, "last_frames": self.last_frames, "runs": self.runs}
+
+    def observe(self, steps, frames):
+        self.last_steps, self.last_frames = int(steps), int(frames)
+        self.runs += 1
+
+
+_CYCLES: dict = {}
+
+
+def cycle_of(fn):
+    """The compiled cycle through fn (cached), or None when fn is not recursive."""
+    if fn in _CYCLES:
+        return _CYCLES[fn]
+    members = find_cycle(fn)
+    cycle = Cycle(members) if members else None
+    for f in (members or {fn: None}):
+        _CYCLES[f] = cycle
+    return cycle
+
+
+# -- types of frame variables ------------------------------------------------------------------------
+@dataclasses.dataclass
+class Spec:
+    dtype: tf.DType
+    shape: tuple
+    weak: bool = False        # from a Python number: yields to a tensor's dtype
+
+    def merge(self, other: "Spec | None") -> "Spec":
+        if other is None:
+            return self
+        if self.weak and not other.weak:
+            return other
+        return self
+
+
+def _spec_of(value) -> Spec | None:
+    if isinstance(value, (tf.Tensor, tf.Variable)):
+        return Spec(value.dtype, tuple(value.shape.as_list()))
+    if type(value) in (bool, int, float):
+        t = tf.convert_to_tensor(value)
+        return Spec(t.dtype, (), weak=True)
+    return None
+
+
+def _exposed_reads(stmts, term_exprs, names) -> set[str]:
+    """Names read before being assigned in a block (conservatively: any read in nested code)."""
+    assigned: set[str] = set()
+    exposed: set[str] = set()
+    for stmt in stmts:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in names \
+                    and sub.id not in assigned:
+                exposed.add(sub.id)
+        assigned |= set(assigned_names([stmt]))
+    for expr in term_exprs:
+        for sub in ast.walk(expr):
+            if isinstance(sub, ast.Name) and sub.id in names and sub.id not in assigned:
+                exposed.add(sub.id)
+    return exposed
+
+
+def _term_exprs(term):
+    if term[0] == "branch":
+        return [term[1]]
+    if term[0] == "call":
+        return [a for c in term[1] for a in c.args]
+    if term[0] == "return" and term[1] is not None:
+        return [term[1]]
+    return []
+
+
+def _infer_specs(ctx, cycle: Cycle, entry, args):
+    """Dry-trace blocks in a scratch graph until every variable and return has a type."""
+    from codegen.state import UNDEF
+    specs: dict = {}
+    returns: dict = {}
+    entry_cf = cycle.functions[entry]
+    for p, a in zip(entry_cf.params, args):
+        specs[(entry, p)] = _spec_of(a)
+    for _ in range(4 * cycle.n_blocks + 4):
+        progress = False
+        for f, cf in cycle.functions.items():
+            for block in cf.blocks:
+                needed = _exposed_reads(block.stmts, _term_exprs(block.term), set(cf.vars))
+                if any((f, v) not in specs for v in needed):
+                    continue
+                with tf.Graph().as_default():
+                    vals = [tf.compat.v1.placeholder(specs[(f, v)].dtype, specs[(f, v)].shape)
+                            if (f, v) in specs else UNDEF for v in cf.vars]
+                    ctx.frames.append(Frame(cycle.builders[(f, block.id)]))
+                    ctx.dry_run += 1
+                    try:
+                        new_vars, term = cycle.builders[(f, block.id)].builder(*vals)
+                    finally:
+                        ctx.dry_run -= 1
+                        ctx.frames.pop()
+                    for v, value in zip(cf.vars, new_vars):
+                        spec = _spec_of(value)
+                        if spec is not None and (f, v) not in specs:
+                            specs[(f, v)] = spec
+                            progress = True
+                    kind = block.term[0]
+                    if kind == "return":
+                        spec = _spec_of(term) if block.term[1] is not None else Spec(tf.int32, (), True)
+                        merged = spec.merge(returns.get(f)) if f in returns else spec
+                        if returns.get(f) != merged:
+                            returns[f] = merged
+                            progress = True
+                    elif kind == "call":
+                        for call, call_args in zip(block.term[1], term):
+                            callee = cycle.names[f][call.callee]
+                            for p, a in zip(cycle.functions[callee].params, call_args):
+                                spec = _spec_of(a)
+                                old = specs.get((callee, p))
+                                new = spec.merge(old) if old is not None else spec
+                                if old != new:
+                                    specs[(callee, p)] = new
+                                    progress = True
+                            if callee in returns and specs.get((f, call.target)) != returns[callee]:
+                                specs[(f, call.target)] = returns[callee]
+                                progress = True
+        if not progress:
+            break
+    for f, cf in cycle.functions.items():
+        if f not in returns:
+            raise unsupported("recursion", cf.filename, cf.node, f"cannot type the result of {f.__qualname__}",
+                              "make sure every path returns a tensor or number")
+        for v in cf.vars:
+            specs.setdefault((f, v), Spec(tf.int32, (), True))    # never read before assigned
+    return specs, returns
+
+
+# -- the machine -------------------------------------------------------------------------------------
+def _scatter(table, idx, values):
+    return tf.tensor_scatter_nd_update(table, tf.expand_dims(idx, 1), values)
+
+
+def _cast(value, spec: Spec):
+    t = tf.convert_to_tensor(value) if not isinstance(value, tf.Tensor) else value
+    return t if t.dtype == spec.dtype else tf.cast(t, spec.dtype)
+
+
+def run(cycle: Cycle, entry, args):
+    """Build the machine for one call `entry(*args)` into the current graph; returns its result."""
+    ctx = current()
+    if ctx.in_machine:
+        cf = cycle.functions[entry]
+        raise unsupported("recursion", cf.filename, cf.node,
+                          f"{entry.__qualname__} recurses on tensors inside another machine's block")
+    ctx.general_depth += 1                     # no speculation and no deferred prints inside the machine
+    ctx.in_machine += 1
+    try:
+        return _run(ctx, cycle, entry, args)
+    finally:
+        ctx.general_depth -= 1
+        ctx.in_machine -= 1
+
+
+def _run(ctx, cycle, entry, args):
+    specs, returns = _infer_specs(ctx, cycle, entry, args)
+    keys = [(f, v) for f, cf in cycle.functions.items() for v in cf.vars]
+    entry_cf = cycle.functions[entry]
+    ret_spec = returns[entry]
+
+    cap = INITIAL_FRAMES
+    tables = [tf.zeros((cap,) + specs[k].shape, specs[k].dtype) for k in keys]
+    for i, p in enumerate(entry_cf.params):
+        j = keys.index((entry, p))
+        tables[j] = _scatter(tables[j], tf.constant([0]), tf.expand_dims(_cast(args[i], specs[(entry, p)]), 0))
+    pc = _scatter(tf.fill([cap], -1), tf.constant([0]), tf.constant([cycle.offsets[entry] + entry_cf.entry]))
+    parent = tf.fill([cap], -1)
+    slot = tf.fill([cap], -1)
+    pending = tf.zeros([cap], tf.int32)
+    active = _scatter(tf.zeros([cap], tf.bool), tf.constant([0]), tf.constant([True]))
+    result = tf.zeros(ret_spec.shape, ret_spec.dtype)
+    n = tf.constant(1)
+    steps = tf.constant(0)
+    index = {k: i for i, k in enumerate(keys)}
+
+    def grow(need, state):
+        pc, parent, slot, pending, active, tables = state
+
+        def bigger():
+            size = tf.shape(pc)[0]
+            extra = tf.maximum(size, need - size)
+            pad = lambda t, fill: tf.concat([t, tf.fill(tf.concat([[extra], tf.shape(t)[1:]], 0),  # noqa: E731
+                                                        tf.cast(fill, t.dtype))], 0)
+            return (pad(pc, -1), pad(parent, -1), pad(slot, -1), pad(pending, 0), pad(active, False),
+                    [pad(t, 0) for t in tables])
+
+        return tf.cond(need > tf.shape(pc)[0], bigger, lambda: (pc, parent, slot, pending, active, list(tables)))
+
+    def body(steps, n, pc, parent, slot, pending, active, result, *tables):
+        tables = list(tables)
+        for f, cf in cycle.functions.items():
+            for block in cf.blocks:
+                gid = cycle.offsets[f] + block.id
+                idx = tf.cast(tf.reshape(tf.where(tf.logical_and(active, tf.equal(pc, gid))), [-1]), tf.int32)
+                vals = [tf.gather(tables[index[(f, v)]], idx) for v in cf.vars]
+                converted = cycle.builders[(f, block.id)]
+
+                def per_frame(frame_vals, f=f, cf=cf, block=block, converted=converted):
+                    ctx.frames.append(Frame(converted))
+                    try:
+                        new_vars, term = converted.builder(*frame_vals)
+                    finally:
+                        ctx.frames.pop()
+                    new_vars = [_cast(v, specs[(f, name)]) if type(v).__name__ != "Undefined" else old
+                                for v, name, old in zip(new_vars, cf.vars, frame_vals)]
+                    kind = block.term[0]
+                    if kind == "branch":
+                        term = tf.cast(term, tf.bool)
+                    elif kind == "call":
+                        term = tuple(tuple(_cast(a, specs[(cycle.names[f][c.callee], p)]) for a, p in
+                                           zip(call_args, cycle.functions[cycle.names[f][c.callee]].params))
+                                     for c, call_args in zip(block.term[1], term))
+                    elif kind == "return":
+                        term = _cast(term if block.term[1] is not None else 0, returns[f])
+                    else:
+                        term = tf.constant(0)
+                    return new_vars, term
+
+                new_vars, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
+                for v, value in zip(cf.vars, new_vars):
+                    tables[index[(f, v)]] = _scatter(tables[index[(f, v)]], idx, value)
+                kind = block.term[0]
+                k = tf.size(idx)
+                if kind == "goto":
+                    pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term[1]))
+                elif kind == "branch":
+                    target = tf.where(term, cycle.offsets[f] + block.term[2], cycle.offsets[f] + block.term[3])
+                    pc = _scatter(pc, idx, target)
+                elif kind == "call":
+                    calls = block.term[1]
+                    m = len(calls)
+                    need = n + k * m
+                    pc, parent, slot, pending, active, tables = grow(need, (pc, parent, slot, pending, active,
+                                                                            tables))
+                    for j, (call, call_args) in enumerate(zip(calls, term)):
+                        callee = cycle.names[f][call.callee]
+                        ccf = cycle.functions[callee]
+                        ids = n + tf.range(k) * m + j
+                        for p, a in zip(ccf.params, call_args):
+                            tables[index[(callee, p)]] = _scatter(tables[index[(callee, p)]], ids, a)
+                        pc = _scatter(pc, ids, tf.fill([k], cycle.offsets[callee] + ccf.entry))
+                        parent = _scatter(parent, ids, idx)
+                        slot = _scatter(slot, ids, tf.fill([k], call.site))
+                        active = _scatter(active, ids, tf.fill([k], True))
+                    pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term[2]))
+                    pending = _scatter(pending, idx, tf.fill([k], m))
+                    active = _scatter(active, idx, tf.fill([k], False))
+                    n = need
+                else:   # return
+                    par = tf.gather(parent, idx)
+                    site = tf.gather(slot, idx)
+                    is_root = tf.equal(par, -1)
+                    if f is entry:         # only the entry function's root frame returns out of the machine
+                        result = tf.cond(tf.reduce_any(is_root),
+                                         lambda: _cast(tf.boolean_mask(term, is_root)[0], ret_spec),
+                                         lambda: result)
+                    for s in cycle.sites:
+                        if s.callee is not cf:
+                            continue
+                        mask = tf.logical_and(tf.equal(site, s.id), tf.logical_not(is_root))
+                        to = tf.boolean_mask(par, mask)
+                        key = index[(s.caller.fn, s.target)]
+                        tables[key] = _scatter(tables[key], to, _cast(tf.boolean_mask(term, mask),
+                                                                      specs[(s.caller.fn, s.target)]))
+                    valid = tf.boolean_mask(par, tf.logical_not(is_root))
+                    pending = tf.tensor_scatter_nd_add(pending, tf.expand_dims(valid, 1),
+                                                       -tf.ones_like(valid))
+                    pc = _scatter(pc, idx, tf.fill([k], -1))
+                    active = _scatter(active, idx, tf.fill([k], False))
+                    woken = tf.logical_and(tf.equal(pending, 0), tf.logical_and(tf.logical_not(active), pc >= 0))
+                    active = tf.logical_or(active, woken)
+        return [steps + 1, n, pc, parent, slot, pending, active, result] + tables
+
+    def cond(steps, n, pc, parent, slot, pending, active, result, *tables):
+        return tf.reduce_any(active)
+
+    loop_vars = [steps, n, pc, parent, slot, pending, active, result] + tables
+    invariants = ([tf.TensorShape([]), tf.TensorShape([])] + [tf.TensorShape([None])] * 5
+                  + [tf.TensorShape(ret_spec.shape)]
+                  + [tf.TensorShape([None] + list(specs[k].shape)) for k in keys])
+    out = tf.while_loop(cond, body, loop_vars, shape_invariants=invariants)
+    ctx.observe(cycle.observe, [out[0], out[1]])
+    ctx.recursion.append(cycle)
+    return out[7]

@@ -96,6 +96,13 @@ def ld_attr(obj, name: str):
         if written[2] is DELETED:
             raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
         return written[2]
+    value = _read_attr(ctx, obj, name)
+    if ctx.in_machine and isinstance(value, tf.Variable):
+        return tf.convert_to_tensor(value)     # a plain read vectorises across frames; a resource op does not
+    return value
+
+
+def _read_attr(ctx, obj, name):
     value = getattr(obj, name)
     source = ctx.outside.get(id(obj))
     if source is None or isinstance(obj, types.ModuleType):
@@ -229,11 +236,9 @@ def _hashable(f) -> bool:
 
 
 def _inline(ctx, fn, args, kwargs):
-    if not kwargs and any(is_symbolic(a) for a in args):
-        from codegen import machine
-        cycle = machine.cycle_of(fn)
-        if cycle is not None:              # recursion on tensors: the static Call/Return machine
-            return machine.run(cycle, fn, args)
+    from codegen import machine
+    if not kwargs and machine.wants_machine(fn, args):   # recursion on tensors or trees
+        return machine.run(machine.cycle_of(fn), fn, args)
     converted = ctx.convert(fn)
     depth = sum(1 for fr in ctx.frames if fr.converted.code is fn.__code__)
     if depth >= RECURSION_LIMIT:

@@ -79,3 +79,11 @@ def where(filename: str, lineno: int | None) -> str:
 
 def unsupported(kind: str, filename: str, node, explanation: str, hint: str = "") -> ConversionError:
     return ConversionError(Reason(kind, where(filename, getattr(node, "lineno", None)), explanation, hint))
+
+
+class NeedsTree(StagingError):
+    """A recursive function got a Python tree: rebuild with that argument flattened to tables."""
+
+    def __init__(self, path: str, where_: str):
+        super().__init__(Reason("tree-argument", where_, f"{path} is a tree; it is fed as tables"))
+        self.path = path

@@ -94,7 +94,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
 
     def wrapper(*inputs):
         ctx.outer_graph = tf.compat.v1.get_default_graph()
-        values = [inputs[leaf.input_index] if leaf.input_index is not None else leaf.value for leaf in sig.leaves]
+        values = [_leaf_value(leaf, inputs) for leaf in sig.leaves]
         args = rebuild(("list", sig.template[0]), values)
         kwargs = {k: rebuild(t, values) for k, t in sig.template[1].items()}
         scalar_inputs = {inputs[leaf.input_index].op.name for leaf in sig.leaves if leaf.kind == "scalar-tensor"}
@@ -135,14 +135,19 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                          [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)))
 
 
+def _leaf_value(leaf, inputs):
+    if leaf.kind == "tree":
+        from codegen.trees import Pointer, Tables
+        n = len(leaf.value.columns)
+        return Pointer(tf.constant(0), Tables(leaf.value, inputs[leaf.input_index:leaf.input_index + n]))
+    return inputs[leaf.input_index] if leaf.input_index is not None else leaf.value
+
+
 def _call_top(ctx, converted, args, kwargs):
     """The speculated function itself; a recursive one runs as a machine from its first call."""
-    from codegen.calls_support import is_symbolic
-    if not kwargs and any(is_symbolic(a) for a in args):
-        from codegen import machine
-        cycle = machine.cycle_of(converted.fn)
-        if cycle is not None:
-            return machine.run(cycle, converted.fn, args)
+    from codegen import machine
+    if not kwargs and machine.wants_machine(converted.fn, args):
+        return machine.run(machine.cycle_of(converted.fn), converted.fn, args)
     return converted.builder(*args, **kwargs)
 
 

@@ -34,7 +34,7 @@ def check_kind(value) -> Kind | None:
 @dataclasses.dataclass
 class Leaf:
     path: str                 # "args[0]", "kwargs['h'][1]"
-    kind: str                 # "tensor" | "scalar" | "scalar-tensor" | "object"
+    kind: str                 # "tensor" | "scalar" | "scalar-tensor" | "object" | "tree"
     value: object = None
     dtype: object = None
     shape: tuple | None = None   # for tensors, with None for relaxed dims
@@ -56,7 +56,13 @@ class Signature:
 
     def specs(self):
         import tensorflow as tf
-        return [tf.TensorSpec(leaf.shape, leaf.dtype, name=_spec_name(leaf.path)) for leaf in self.inputs]
+        out = []
+        for leaf in self.inputs:
+            if leaf.kind == "tree":
+                out += leaf.value.specs()          # one input per column of the flattened tree
+            else:
+                out.append(tf.TensorSpec(leaf.shape, leaf.dtype, name=_spec_name(leaf.path)))
+        return out
 
     def key(self):
         """What identifies this signature for relaxation: paths with kinds, dtypes, shapes, values."""
@@ -74,7 +80,7 @@ def _is_tensor(value) -> bool:
     return isinstance(value, tf.Tensor) and not isinstance(value, tf.Variable)
 
 
-def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict) -> Signature:
+def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict, tree_paths=()) -> Signature:
     """`relaxed_scalars` maps the paths of Python scalars fed as tensors to their dtype name."""
     import numpy as np
     import tensorflow as tf
@@ -84,6 +90,13 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
 
     def visit(value, path):
         t = type(value)
+        if path in tree_paths and hasattr(value, "__dict__"):
+            from codegen.trees import schema_of
+            schema = schema_of(value)
+            leaf = Leaf(path, "tree", value=schema, input_index=n_inputs[0])
+            n_inputs[0] += len(schema.columns)
+            leaves.append(leaf)
+            return ("leaf", len(leaves) - 1)
         if t in (list, tuple) and len(value) <= 64:
             return (t.__name__, [visit(v, f"{path}[{i}]") for i, v in enumerate(value)])
         if t is dict and len(value) <= 64 and all(type(k) in (str, int) for k in value):
@@ -241,6 +254,11 @@ def generate_entry_guard(sig: Signature, checks) -> tuple[str, dict]:
             dims += [f"s{index}[{d}] == {n}" for d, n in enumerate(leaf.shape) if n is not None]
             src.require(" and ".join(dims), f"{leaf.path} shape {leaf.shape}")
             inputs.append(var)
+        elif leaf.kind == "tree":
+            src.consts["flatten_tree"] = __import__("codegen.trees", fromlist=["flatten"]).flatten
+            src.lines.append(f"    c{index} = flatten_tree({var}, {src.const(leaf.value, 'S')})")
+            src.require(f"c{index} is not None", f"{leaf.path} flattens to the tree tables")
+            inputs.append(f"*c{index}")
         elif leaf.kind == "scalar-tensor":
             src.require(f"type({var}) is {src.const(leaf.value, 'T')}", f"{leaf.path} fed as a tensor")
             inputs.append(f"convert({var}, {src.const(leaf.dtype, 'D')})")

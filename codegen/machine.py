@@ -19,6 +19,7 @@ import builtins
 import dataclasses
 
 import tensorflow as tf
+from tensorflow.python.framework.func_graph import FuncGraph
 
 from codegen.analysis import assigned_names
 from codegen.calls_support import is_symbolic, is_user_function
@@ -26,6 +27,7 @@ from codegen.context import Frame, current
 from codegen.errors import unsupported
 from codegen.lowering.recursion import CycleFunction
 from codegen.source import parse_function
+from codegen.trees import Pointer, Tables, _is_node
 
 INITIAL_FRAMES = 64
 
@@ -119,6 +121,16 @@ class Cycle:
                         call.site = len(self.sites)
                         callee = self.functions[self.names[f][call.callee]]
                         self.sites.append(CallSite(call.site, cf, call.target, callee))
+        for site in self.sites:
+            call = next(c for b in site.caller.blocks if b.term[0] == "call" for c in b.term[1] if c.site == site.id)
+            for i, a in enumerate(call.args):
+                root = a
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if a is not root and isinstance(root, ast.Name) and root.id in site.caller.params \
+                        and i < len(site.callee.params):
+                    site.caller.tree_params.add(root.id)
+                    site.callee.tree_params.add(site.callee.params[i])
         self.builders = {(f, b.id): compile_block(cf, b) for f, cf in self.functions.items() for b in cf.blocks}
         self.last_steps = None
         self.last_frames = None
@@ -135,6 +147,25 @@ class Cycle:
 
 
 _CYCLES: dict = {}
+
+
+def wants_machine(fn, args) -> bool:
+    """Whether this call runs as a machine: fn recurses, on tensors or on a tree argument.
+    Recursion on Python values (nested lists, Python ints) is unrolled at build time instead."""
+    from codegen.calls_support import is_symbolic
+    if any(is_symbolic(a) or isinstance(a, Pointer) for a in args):
+        return cycle_of(fn) is not None
+    if any(_is_node(a) for a in args):
+        from codegen.errors import ConversionError
+        try:
+            cycle = cycle_of(fn)
+        except ConversionError:
+            return False
+        if cycle is None:
+            return False
+        cf = cycle.functions[fn]
+        return any(p in cf.tree_params and _is_node(a) for p, a in zip(cf.params, args))
+    return False
 
 
 def cycle_of(fn):
@@ -154,6 +185,9 @@ class Spec:
     dtype: tf.DType
     shape: tuple
     weak: bool = False        # from a Python number: yields to a tensor's dtype
+    tables: object = None     # a tree node: the index is the value, these are its tables
+    static: object = None     # a Python object every frame shares (a model): not a table
+    is_static: bool = False
 
     def merge(self, other: "Spec | None") -> "Spec":
         if other is None:
@@ -164,6 +198,8 @@ class Spec:
 
 
 def _spec_of(value) -> Spec | None:
+    if isinstance(value, Pointer):       # typing runs on stand-in tables; keep the real ones
+        return Spec(tf.int32, (), tables=value.tables.real or value.tables)
     if isinstance(value, (tf.Tensor, tf.Variable)):
         return Spec(value.dtype, tuple(value.shape.as_list()))
     if type(value) in (bool, int, float):
@@ -206,7 +242,7 @@ def _infer_specs(ctx, cycle: Cycle, entry, args):
     returns: dict = {}
     entry_cf = cycle.functions[entry]
     for p, a in zip(entry_cf.params, args):
-        specs[(entry, p)] = _spec_of(a)
+        specs[(entry, p)] = _spec_of(a) or Spec(tf.int32, (), static=a, is_static=True)
     for _ in range(4 * cycle.n_blocks + 4):
         progress = False
         for f, cf in cycle.functions.items():
@@ -214,9 +250,8 @@ def _infer_specs(ctx, cycle: Cycle, entry, args):
                 needed = _exposed_reads(block.stmts, _term_exprs(block.term), set(cf.vars))
                 if any((f, v) not in specs for v in needed):
                     continue
-                with tf.Graph().as_default():
-                    vals = [tf.compat.v1.placeholder(specs[(f, v)].dtype, specs[(f, v)].shape)
-                            if (f, v) in specs else UNDEF for v in cf.vars]
+                with FuncGraph("janus_machine_typing").as_default():
+                    vals = [_dry_value(specs[(f, v)]) if (f, v) in specs else UNDEF for v in cf.vars]
                     ctx.frames.append(Frame(cycle.builders[(f, block.id)]))
                     ctx.dry_run += 1
                     try:
@@ -239,8 +274,16 @@ def _infer_specs(ctx, cycle: Cycle, entry, args):
                     elif kind == "call":
                         for call, call_args in zip(block.term[1], term):
                             callee = cycle.names[f][call.callee]
-                            for p, a in zip(cycle.functions[callee].params, call_args):
+                            for p, a, expr in zip(cycle.functions[callee].params, call_args, call.args):
                                 spec = _spec_of(a)
+                                if spec is None:
+                                    caller_spec = specs.get((f, expr.id)) if isinstance(expr, ast.Name) else None
+                                    if caller_spec is None or not caller_spec.is_static:
+                                        raise unsupported("recursion", cf.filename, expr,
+                                                          "a recursive call passes a Python object that is not "
+                                                          "the caller's own parameter",
+                                                          "pass tensors, numbers, tree nodes, or the same object")
+                                    spec = caller_spec
                                 old = specs.get((callee, p))
                                 new = spec.merge(old) if old is not None else spec
                                 if old != new:
@@ -260,12 +303,26 @@ def _infer_specs(ctx, cycle: Cycle, entry, args):
     return specs, returns
 
 
+def _dry_value(spec: Spec):
+    if spec.is_static:
+        return spec.static
+    if spec.tables is not None:
+        schema = spec.tables.schema
+        cols = [tf.compat.v1.placeholder(tf.as_dtype(c.dtype), (None,) + c.shape) for c in schema.columns]
+        stand_in = Tables(schema, cols)
+        stand_in.real = spec.tables
+        return Pointer(tf.compat.v1.placeholder(tf.int32, ()), stand_in)
+    return tf.compat.v1.placeholder(spec.dtype, spec.shape)
+
+
 # -- the machine -------------------------------------------------------------------------------------
 def _scatter(table, idx, values):
     return tf.tensor_scatter_nd_update(table, tf.expand_dims(idx, 1), values)
 
 
 def _cast(value, spec: Spec):
+    if isinstance(value, Pointer):
+        value = value.index
     t = tf.convert_to_tensor(value) if not isinstance(value, tf.Tensor) else value
     return t if t.dtype == spec.dtype else tf.cast(t, spec.dtype)
 
@@ -277,6 +334,16 @@ def run(cycle: Cycle, entry, args):
         cf = cycle.functions[entry]
         raise unsupported("recursion", cf.filename, cf.node,
                           f"{entry.__qualname__} recurses on tensors inside another machine's block")
+    cf = cycle.functions[entry]
+    for p, a in zip(cf.params, args):
+        if p in cf.tree_params and _is_node(a):
+            from codegen.errors import NeedsTree
+            path = ctx.outside.get(id(a))
+            if path is None or not path.startswith(("args", "kwargs")):
+                raise unsupported("recursion", cf.filename, cf.node,
+                                  f"the tree passed as `{p}` is not an argument of the speculated function",
+                                  "pass the tree as an argument")
+            raise NeedsTree(path, f"{cf.filename}:{cf.node.lineno}")
     ctx.general_depth += 1                     # no speculation and no deferred prints inside the machine
     ctx.in_machine += 1
     try:
@@ -288,13 +355,15 @@ def run(cycle: Cycle, entry, args):
 
 def _run(ctx, cycle, entry, args):
     specs, returns = _infer_specs(ctx, cycle, entry, args)
-    keys = [(f, v) for f, cf in cycle.functions.items() for v in cf.vars]
+    keys = [(f, v) for f, cf in cycle.functions.items() for v in cf.vars if not specs[(f, v)].is_static]
     entry_cf = cycle.functions[entry]
     ret_spec = returns[entry]
 
     cap = INITIAL_FRAMES
     tables = [tf.zeros((cap,) + specs[k].shape, specs[k].dtype) for k in keys]
     for i, p in enumerate(entry_cf.params):
+        if specs[(entry, p)].is_static:
+            continue
         j = keys.index((entry, p))
         tables[j] = _scatter(tables[j], tf.constant([0]), tf.expand_dims(_cast(args[i], specs[(entry, p)]), 0))
     pc = _scatter(tf.fill([cap], -1), tf.constant([0]), tf.constant([cycle.offsets[entry] + entry_cf.entry]))
@@ -326,23 +395,35 @@ def _run(ctx, cycle, entry, args):
             for block in cf.blocks:
                 gid = cycle.offsets[f] + block.id
                 idx = tf.cast(tf.reshape(tf.where(tf.logical_and(active, tf.equal(pc, gid))), [-1]), tf.int32)
-                vals = [tf.gather(tables[index[(f, v)]], idx) for v in cf.vars]
+                table_vars = [v for v in cf.vars if (f, v) in index]
+                vals = [tf.gather(tables[index[(f, v)]], idx) for v in table_vars]
                 converted = cycle.builders[(f, block.id)]
 
-                def per_frame(frame_vals, f=f, cf=cf, block=block, converted=converted):
+                def per_frame(frame_vals, f=f, cf=cf, block=block, converted=converted, table_vars=table_vars):
+                    given = dict(zip(table_vars, frame_vals))
+                    full = []
+                    for v in cf.vars:
+                        spec = specs[(f, v)]
+                        if spec.is_static:
+                            full.append(spec.static)
+                        elif spec.tables is not None:
+                            full.append(Pointer(given[v], spec.tables))
+                        else:
+                            full.append(given[v])
                     ctx.frames.append(Frame(converted))
                     try:
-                        new_vars, term = converted.builder(*frame_vals)
+                        new_vars, term = converted.builder(*full)
                     finally:
                         ctx.frames.pop()
-                    new_vars = [_cast(v, specs[(f, name)]) if type(v).__name__ != "Undefined" else old
-                                for v, name, old in zip(new_vars, cf.vars, frame_vals)]
+                    new_vars = [_cast(v, specs[(f, name)]) if type(v).__name__ != "Undefined" else given[name]
+                                for v, name in zip(new_vars, cf.vars) if name in given]
                     kind = block.term[0]
                     if kind == "branch":
                         term = tf.cast(term, tf.bool)
                     elif kind == "call":
                         term = tuple(tuple(_cast(a, specs[(cycle.names[f][c.callee], p)]) for a, p in
-                                           zip(call_args, cycle.functions[cycle.names[f][c.callee]].params))
+                                           zip(call_args, cycle.functions[cycle.names[f][c.callee]].params)
+                                           if not specs[(cycle.names[f][c.callee], p)].is_static)
                                      for c, call_args in zip(block.term[1], term))
                     elif kind == "return":
                         term = _cast(term if block.term[1] is not None else 0, returns[f])
@@ -351,7 +432,7 @@ def _run(ctx, cycle, entry, args):
                     return new_vars, term
 
                 new_vars, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
-                for v, value in zip(cf.vars, new_vars):
+                for v, value in zip(table_vars, new_vars):
                     tables[index[(f, v)]] = _scatter(tables[index[(f, v)]], idx, value)
                 kind = block.term[0]
                 k = tf.size(idx)
@@ -370,7 +451,7 @@ def _run(ctx, cycle, entry, args):
                         callee = cycle.names[f][call.callee]
                         ccf = cycle.functions[callee]
                         ids = n + tf.range(k) * m + j
-                        for p, a in zip(ccf.params, call_args):
+                        for p, a in zip([q for q in ccf.params if not specs[(callee, q)].is_static], call_args):
                             tables[index[(callee, p)]] = _scatter(tables[index[(callee, p)]], ids, a)
                         pc = _scatter(pc, ids, tf.fill([k], cycle.offsets[callee] + ccf.entry))
                         parent = _scatter(parent, ids, idx)

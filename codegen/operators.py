@@ -16,6 +16,7 @@ from codegen.assumptions import Kind
 from codegen.calls_support import call, ld, ld_attr, py_iter, TensorRange, is_symbolic  # noqa: F401
 from codegen.context import current
 from codegen.heap import del_attr, del_item, del_name, inplace, ld_item, st_attr, st_item, st_name  # noqa: F401
+from codegen.trees import Pointer, is_none
 from codegen.state import UNDEF, Undefined, run_cond, run_while  # noqa: F401
 
 
@@ -77,8 +78,18 @@ def not_any(*flags):
     return out
 
 
+def _is(a, b):
+    if isinstance(a, Pointer) or isinstance(b, Pointer):
+        if b is None or a is None:
+            return is_none(a if b is None else b)
+        if isinstance(a, Pointer) and isinstance(b, Pointer):
+            return tf.equal(a.index, b.index)
+        return False
+    return a is b
+
+
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-            "==": operator.eq, "!=": operator.ne, "is": operator.is_, "is not": operator.is_not,
+            "==": operator.eq, "!=": operator.ne, "is": _is, "is not": lambda a, b: not_(_is(a, b)),
             "in": lambda a, b: a in b, "not in": lambda a, b: a not in b}
 
 

@@ -64,6 +64,7 @@ class SpeculativeFunction:
         self.relaxed_scalars: dict[str, str] = {}          # path -> dtype it is fed as
         self.relaxed_state_dims: dict[str, set[int]] = collections.defaultdict(set)
         self.relaxed_state_scalars: dict[str, str] = {}    # state source -> dtype it is fed as
+        self.tree_paths: set[str] = set()                  # arguments flattened to tree tables
         self.assumption_failures: collections.Counter = collections.Counter()
         self.assumption_info: dict = {}                 # key -> Assumption (last seen)
         self.fallbacks: dict[tuple, Fallback] = {}
@@ -175,9 +176,9 @@ class SpeculativeFunction:
             converted = codegen.convert(self.python_function)
         except codegen.ConversionError as exc:
             return self._make_imperative(exc.reason)
-        sig = analyze(args, kwargs, self.relaxed_dims, self.relaxed_scalars)
+        sig = analyze(args, kwargs, self.relaxed_dims, self.relaxed_scalars, self.tree_paths)
         if self._relax_against_cache(sig):
-            sig = analyze(args, kwargs, self.relaxed_dims, self.relaxed_scalars)
+            sig = analyze(args, kwargs, self.relaxed_dims, self.relaxed_scalars, self.tree_paths)
         outside = {id(leaf.value): leaf.path for leaf in sig.leaves if leaf.kind == "object"}
         try:
             graph = codegen.build_graph(converted, sig, self.profile, self.relaxed, outside,
@@ -186,6 +187,12 @@ class SpeculativeFunction:
                                         relaxed_state_scalars=self.relaxed_state_scalars)
         except codegen.ConversionError as exc:
             return self._make_imperative(exc.reason)
+        except codegen.NeedsTree as exc:
+            if exc.path in self.tree_paths:
+                raise codegen.ConversionError(exc.reason) from None
+            self.tree_paths.add(exc.path)            # fed as tables from now on
+            log("recursion", self, f"{exc.path} is a tree walked by recursion: flattened to tables per call")
+            return self._build(args, kwargs)
         except codegen.StagingError as exc:
             scalar_leaves = [leaf.path for leaf in sig.leaves if leaf.kind == "scalar-tensor"]
             relaxed_paths = [leaf.path for leaf in sig.leaves if leaf.kind == "tensor" and self.relaxed_dims.get(leaf.path)

@@ -48,8 +48,8 @@ class Expressions(ast.NodeTransformer):
 
     def visit_Compare(self, node):
         self.generic_visit(node)
-        if len(node.ops) == 1:
-            return node
+        if len(node.ops) == 1 and not isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+            return node                 # `is` goes through janus: tree nodes are pointers in graphs
         # a < b < c: operands are thunks so each is evaluated once and lazily, as in Python.
         new = replace_expr(f"{JN}.compare_chain(ops)", node, ops=tuple(_OPS[type(op)] for op in node.ops))
         new.args = [new.args[0]] + [_thunk(node.left)] + [_thunk(c) for c in node.comparators]

@@ -107,6 +107,7 @@ class CycleFunction:
         names = assigned_names(body)
         self.vars = self.params + [n for n in names if n not in self.params]
         self.calls = [c for b in self.blocks if b.term[0] == "call" for c in b.term[1]]
+        self.tree_params: set[str] = set()      # parameters that walk a tree (set by the cycle)
 
     # -- hoisting ----------------------------------------------------------------------------
     def _hoist_block(self, stmts):

@@ -1,0 +1,151 @@
+"""Python object trees as tables: objects become int32 indices ("pointers"), None is -1.
+
+A tree passed to a function that recurses over it is flattened at call time
+into one tensor per attribute of its nodes (children as pointer columns,
+numbers and tensors as data columns), so a new tree is new *input data*,
+not a new graph.  Inside the graph a node is a `Pointer`: `node.left` is a
+gather of the `left` column, `node.word` a gather of the `word` column, and
+`node.left is None` compares the index with -1.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import tensorflow as tf
+
+_DATA = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def _is_node(value) -> bool:
+    from codegen.calls_support import is_user_function
+    cls = type(value)
+    return hasattr(value, "__dict__") and not isinstance(value, type) and \
+        any(is_user_function(v) for v in vars(cls).values()) or (
+            hasattr(value, "__dict__") and cls.__module__ not in ("builtins",)
+            and not cls.__module__.split(".")[0] in ("tensorflow", "keras", "numpy"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    name: str
+    pointer: bool
+    dtype: str = "int32"
+    shape: tuple = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Schema:
+    """The columns a tree of this shape flattens to; part of a graph's signature."""
+
+    columns: tuple
+
+    def specs(self):
+        return [tf.TensorSpec((None,) + c.shape, tf.as_dtype(c.dtype)) for c in self.columns]
+
+
+def _nodes(root):
+    order, index, stack = [], {}, [root]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in index:
+            continue
+        index[id(node)] = len(order)
+        order.append(node)
+        for value in reversed(list(vars(node).values())):
+            if _is_node(value):
+                stack.append(value)
+    return order, index
+
+
+def schema_of(root) -> Schema:
+    order, _ = _nodes(root)
+    columns: dict[str, Column] = {}
+    only_none: set[str] = set()
+    for node in order:
+        for name, value in vars(node).items():
+            if value is None:
+                only_none.add(name)
+                continue
+            if _is_node(value):
+                col = Column(name, True)
+            elif isinstance(value, _DATA):
+                arr = np.asarray(value)
+                col = Column(name, False, "float32" if arr.dtype.kind == "f" else
+                             ("bool" if arr.dtype.kind == "b" else "int32"), ())
+            elif isinstance(value, (tf.Tensor, np.ndarray)) and not isinstance(value, tf.Variable):
+                t = tf.convert_to_tensor(value)
+                col = Column(name, False, t.dtype.name, tuple(t.shape.as_list()))
+            else:
+                continue
+            prev = columns.get(name)
+            if prev is not None and prev != col:
+                raise TypeError(f"tree attribute `{name}` holds both {prev} and {col}")
+            columns[name] = col
+    for name in only_none - set(columns):
+        columns[name] = Column(name, True)          # always None here: a child pointer that is -1
+    return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)))
+
+
+def flatten(root, schema: Schema):
+    """The schema's columns for this tree (node 0 is the root), or None if it does not fit."""
+    order, index = _nodes(root)
+    out = []
+    for col in schema.columns:
+        if col.pointer:
+            values = []
+            for node in order:
+                child = getattr(node, col.name, None)
+                if child is None:
+                    values.append(-1)
+                elif id(child) in index:
+                    values.append(index[id(child)])
+                else:
+                    return None
+            out.append(tf.constant(values, tf.int32))
+        else:
+            dtype = tf.as_dtype(col.dtype)
+            default = np.zeros(col.shape, dtype.as_numpy_dtype)
+            values = [default if getattr(node, col.name, None) is None else getattr(node, col.name)
+                      for node in order]
+            try:
+                out.append(tf.constant(np.asarray([np.asarray(v) for v in values], dtype.as_numpy_dtype)))
+            except (TypeError, ValueError):
+                return None
+    return out
+
+
+class Tables:
+    real = None           # for stand-in tables used while typing a machine: the real ones
+
+    def __init__(self, schema: Schema, columns):
+        self.schema = schema
+        self.columns = {c.name: (c, t) for c, t in zip(schema.columns, columns)}
+
+
+class Pointer:
+    """A node of a flattened tree inside the graph: an int32 index into its tables."""
+
+    __slots__ = ("index", "tables")
+
+    def __init__(self, index, tables: Tables):
+        self.index = index
+        self.tables = tables
+
+    def __getattr__(self, name):
+        entry = self.tables.columns.get(name)
+        if entry is None:
+            raise AttributeError(f"tree node has no data attribute '{name}' (methods and properties of "
+                                 f"tree nodes are not converted)")
+        col, table = entry
+        value = tf.gather(table, tf.maximum(self.index, 0))
+        return Pointer(value, self.tables) if col.pointer else value
+
+    def __repr__(self):
+        return f"Pointer({self.index!r})"
+
+
+def is_none(value):
+    if isinstance(value, Pointer):
+        return tf.less(value.index, 0)
+    return value is None

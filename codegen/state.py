@@ -48,14 +48,21 @@ def _tensor(v, dtype=None):
     return t
 
 
+def _carriable(v) -> bool:
+    """Tensors, numbers, and lists/tuples of them can be `tf.cond` outputs."""
+    if _is_tensorlike(v):
+        return True
+    return type(v) in (list, tuple) and len(v) > 0 and all(_carriable(x) for x in v)
+
+
 def run_cond(test, body, orelse, get_state, set_state, names):
     """`tf.cond` over the named variables; returns nothing (state is set)."""
     ctx = current()
     init = get_state()
-    seen: dict[str, tuple] = {}
-    # Carry tensors, numbers and not-yet-defined names (a branch usually defines them).
-    carry = [i for i, v in enumerate(init) if _is_tensorlike(v) or v is UNDEF]
-    dtypes: dict[int, tf.DType] = {}
+    seen: dict = {}
+    # Carry tensors, numbers, lists of them, and not-yet-defined names (a branch usually defines them).
+    carry = [i for i, v in enumerate(init) if _carriable(v) or v is UNDEF]
+    dtypes: dict = {}
 
     def branch(fn, which, carry):
         def run():
@@ -63,10 +70,16 @@ def run_cond(test, body, orelse, get_state, set_state, names):
             fn()
             vals = get_state()
             seen[which] = vals
-            # A side that leaves a carried name undefined outputs a placeholder; the name
-            # ends up undefined after the cond (a later read fails the build).
-            return [_tensor(vals[i], dtypes.get(i)) if _is_tensorlike(vals[i]) else tf.constant(0, tf.int32)
-                    for i in carry]
+            out = []
+            for i in carry:
+                if _carriable(vals[i]):
+                    leaves = tf.nest.flatten(vals[i])
+                    out.append([_tensor(x, dtypes.get((i, j))) for j, x in enumerate(leaves)])
+                else:
+                    # A side that leaves a carried name undefined outputs a placeholder; the name
+                    # ends up undefined after the cond (a later read fails the build).
+                    out.append([tf.constant(0, tf.int32)])
+            return out
         return run
 
     ctx.general_depth += 1
@@ -79,22 +92,32 @@ def run_cond(test, body, orelse, get_state, set_state, names):
             except (TypeError, ValueError):
                 if attempt or True not in seen or False not in seen:
                     raise
-                # Carry what both sides define as tensors or numbers, in the dtype the tensor side has.
-                carry = [i for i in range(len(names))
-                         if _is_tensorlike(seen[True][i]) and _is_tensorlike(seen[False][i])]
-                for i in carry:
-                    for side in (True, False):
-                        if isinstance(seen[side][i], (tf.Tensor, tf.Variable)):
-                            dtypes[i] = seen[side][i].dtype
+                # Carry what both sides define with the same structure, in the dtype the tensor side has.
+                carry = []
+                for i in range(len(names)):
+                    a, b = seen[True][i], seen[False][i]
+                    if not (_carriable(a) and _carriable(b)):
+                        continue
+                    try:
+                        tf.nest.assert_same_structure(a, b)
+                    except (TypeError, ValueError):
+                        continue
+                    carry.append(i)
+                    for side in (a, b):
+                        for j, x in enumerate(tf.nest.flatten(side)):
+                            if isinstance(x, (tf.Tensor, tf.Variable)):
+                                dtypes[(i, j)] = x.dtype
     finally:
         ctx.general_depth -= 1
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     final = list(init)
     for i in range(len(names)):
         a, b = seen[True][i], seen[False][i]
-        if i in carry and _is_tensorlike(a) and _is_tensorlike(b):
+        if i in carry and _carriable(a) and _carriable(b):
             same_python = type(a) in _NUMBERS and type(a) is type(b) and a == b
-            final[i] = a if same_python else outs[carry.index(i)]
+            leaves = outs[carry.index(i)]
+            leaves = list(leaves) if isinstance(leaves, (list, tuple)) else [leaves]
+            final[i] = a if same_python else tf.nest.pack_sequence_as(a, leaves)
         elif a is b:
             final[i] = a
         else:

@@ -225,6 +225,13 @@ class SpeculativeFunction:
                 return self._build(args, kwargs)
             if self.strict:
                 raise codegen.ConversionError(exc.reason) from None
+            if "SymbolicTensor" in exc.reason.explanation and any(
+                    f"{conv}()" in exc.reason.explanation for conv in ("float", "int", "bool", "len")) \
+                    or "has no attribute 'numpy'" in exc.reason.explanation:
+                # Python needs a tensor's value here (float(t), t.numpy()): no graph can do that.
+                return self._make_imperative(codegen.Reason(
+                    "python-value-of-tensor", exc.reason.where, exc.reason.explanation,
+                    "keep the decision in TensorFlow ops (tf.cond, tf.where) or move it out of the function"))
             self._note(exc.reason)
             self.counters["build_failures"] += 1
             if self.counters["build_failures"] >= MAX_BUILD_FAILURES:

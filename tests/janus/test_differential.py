@@ -159,3 +159,15 @@ def test_matches_eager(name, mode):
     if mode == "speculative":
         assert not stats["imperative"], spec.report()
         assert stats["graph_runs"] > 0, spec.report()
+
+
+def list_through_cond(x):
+    gs = [x, 2 * x]
+    if tf.reduce_sum(x) > 1.0:                 # False while profiling, True later: tf.cond
+        gs = [g * 0.5 for g in gs]
+    return tf.add_n(gs)
+
+
+def test_a_list_reassigned_in_a_relaxed_branch_is_a_cond_output():
+    spec = differential(list_through_cond, [(tf.constant([0.1 * i] * 2),) for i in range(8)])
+    assert spec.stats()["build_failures"] == 0 and spec.stats()["graph_runs"] >= 3, spec.report()

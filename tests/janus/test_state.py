@@ -314,3 +314,19 @@ def test_text_and_json_reports_list_state_by_source_path():
     assert "args[0].state" in data["state"]["reads"] and "args[0].steps" in data["state"]["writes"]
     text = spec.report()
     assert "state written: " in text and "args[0].state" in text
+
+
+def guarded_variable_update(v, w):
+    if v > 0.5:                      # True while profiling, False later: the guard fails
+        v.assign_sub(0.2)
+    w.assign_add(1.0)
+    return v + 0.0, w + 0.0
+
+
+def test_failed_guard_never_leaves_a_variable_write_applied():
+    ve, we, vj, wj = tf.Variable(1.0), tf.Variable(0.0), tf.Variable(1.0), tf.Variable(0.0)
+    spec = janus.speculate(guarded_variable_update)
+    for _ in range(6):
+        assert_same(guarded_variable_update(ve, we), spec(vj, wj))
+        assert (float(ve), float(we)) == (float(vj), float(wj))
+    assert spec.stats()["guard_failures"] == 1

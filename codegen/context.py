@@ -145,7 +145,7 @@ class BuildContext:
             mode = {Kind.CONSTANT: "const", Kind.ID_MATCH: "id", Kind.TYPE_MATCH: "items"}[kind]
             expected = value
         kind = {"const": Kind.CONSTANT, "id": Kind.ID_MATCH, "items": Kind.TYPE_MATCH,
-                "tensor": Kind.TENSOR_MATCH, "type": Kind.TYPE_MATCH}[mode]
+                "tensor": Kind.TENSOR_MATCH, "tensors": Kind.TENSOR_MATCH, "type": Kind.TYPE_MATCH}[mode]
         key = (access, id(holder), name)
         if key not in self.checks:
             self.keep.append(holder)

@@ -106,8 +106,8 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             ctx.frames.append(Frame(converted))
             result = _call_top(ctx, converted, args, kwargs)
             ctx.frames.pop()
-            scalar_inputs |= {t.op.name for key, t in ctx.heap.fed.items() if t.dtype != tf.resource
-                              and _fed_scalar(ctx, key)}
+            scalar_inputs |= {t.op.name for key, t in ctx.heap.fed.items()
+                              if isinstance(t, tf.Tensor) and _fed_scalar(ctx, key)}
             tensors: list = []
             holder["template"] = writeback.flatten(result, tensors, ctx.heap, scalar_inputs)
             holder["n"] = len(tensors)

@@ -190,6 +190,10 @@ def _value_check(src: _Source, mode: str, access: str, expected) -> str:
         return f"type({access}) is {src.const(type(expected), 'T')} and {access} == {src.const(expected)}"
     if mode == "type":
         return f"type({access}) is {src.const(expected, 'T')}"
+    if mode == "tensors":
+        parts = [f"type({access}) is tuple and len({access}) == {len(expected)}"]
+        parts += [_value_check(src, "tensor", f"{access}[{i}]", e) for i, e in enumerate(expected)]
+        return " and ".join(parts)
     if mode == "tensor":
         dtype, shape = expected
         text = f"type({access}) is EagerTensor and {access}.dtype == {src.const(dtype, 'D')}"

@@ -228,6 +228,26 @@ def read_outside(access, holder, name, value, source):
             ctx.check(access, holder, name, value, source, mode="tensor", expected=(value.dtype, shape))
             _note(heap.reads, source)
         return heap.fed[key]
+    if type(value) is tuple and 0 < len(value) <= 16 and all(type(v) is _EAGER for v in value):
+        # A tuple of tensors (an LSTM's (h, c)): each element is fed fresh, like a tensor.
+        key = (access, id(holder), name)
+        if key not in heap.fed:
+            read = _closure(access, holder, name)
+            graph = ctx.outer_graph
+            specs = []
+            fed = []
+            for i, item in enumerate(value):
+                shape = item.shape.as_list()
+                for d in ctx.relaxed_state_dims.get(f"{source}[{i}]", ()):
+                    if d < len(shape):
+                        shape[d] = None
+                specs.append((item.dtype, shape))
+                with graph.as_default():
+                    fed.append(graph.capture_call_time_value(lambda i=i: read()[i], tf.TensorSpec(shape, item.dtype)))
+            heap.fed[key] = tuple(fed)
+            ctx.check(access, holder, name, value, source, mode="tensors", expected=specs)
+            _note(heap.reads, source)
+        return heap.fed[key]
     if type(value) in (int, float) and source in ctx.relaxed_state_scalars:
         key = (access, id(holder), name)
         if key not in heap.fed:

@@ -263,13 +263,19 @@ class SpeculativeFunction:
                     now = current_value(check)
                 except Exception:  # noqa: BLE001 - a vanished value is just a miss
                     continue
-                if check.mode == "tensor" and isinstance(now, tf.Tensor) and now.dtype == check.expected[0] \
-                        and check.expected[1] is not None and now.shape.rank == len(check.expected[1]):
-                    dims = {d for d, (a, b) in enumerate(zip(now.shape.as_list(), check.expected[1]))
-                            if b is not None and a != b}
-                    if dims - self.relaxed_state_dims[check.source]:
-                        self.relaxed_state_dims[check.source] |= dims
-                        log("state", self, f"{check.source} dims {sorted(dims)} relaxed to None")
+                if check.mode in ("tensor", "tensors"):
+                    pairs = [(check.source, now, check.expected)] if check.mode == "tensor" else (
+                        [(f"{check.source}[{i}]", v, e) for i, (v, e) in enumerate(zip(now, check.expected))]
+                        if type(now) is tuple and len(now) == len(check.expected) else [])
+                    for source, value, (dtype, shape) in pairs:
+                        if not (isinstance(value, tf.Tensor) and value.dtype == dtype and shape is not None
+                                and value.shape.rank == len(shape)):
+                            continue
+                        dims = {d for d, (a, b) in enumerate(zip(value.shape.as_list(), shape))
+                                if b is not None and a != b}
+                        if dims - self.relaxed_state_dims[source]:
+                            self.relaxed_state_dims[source] |= dims
+                            log("state", self, f"{source} dims {sorted(dims)} relaxed to None")
                 elif check.mode == "const" and type(now) is type(check.expected) and type(now) in (int, float) \
                         and now != check.expected and check.source not in self.relaxed_state_scalars \
                         and ("state-scalar", check.source) not in self.relaxed:

@@ -330,3 +330,27 @@ def test_failed_guard_never_leaves_a_variable_write_applied():
         assert_same(guarded_variable_update(ve, we), spec(vj, wj))
         assert (float(ve), float(we)) == (float(vj), float(wj))
     assert spec.stats()["guard_failures"] == 1
+
+
+class LSTMish:
+    def __init__(self):
+        self.state = (tf.zeros((2, 3)), tf.ones((2, 3)))
+        self.w = tf.Variable(tf.fill((3, 3), 0.1))
+
+
+def lstm_step(m, x):
+    h, c = m.state
+    c = c * 0.9 + tf.matmul(x, m.w)
+    h = tf.tanh(c) + h * 0.1
+    m.state = (h, c)
+    return tf.reduce_sum(h)
+
+
+def test_tuple_state_is_fed_fresh_and_never_recompiles():
+    me, mj = LSTMish(), LSTMish()
+    spec = janus.speculate(lstm_step)
+    for i in range(12):
+        x = tf.random.stateless_normal((2, 3), seed=(i, 3))
+        assert_same(lstm_step(me, x), spec(mj, x))
+        assert_same(me.state[0], mj.state[0]) and assert_same(me.state[1], mj.state[1]) is None
+    assert spec.stats()["graphs_built"] == 1 and spec.stats()["graph_runs"] == 9, spec.report()

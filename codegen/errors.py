@@ -84,6 +84,7 @@ def unsupported(kind: str, filename: str, node, explanation: str, hint: str = ""
 class NeedsTree(StagingError):
     """A recursive function got a Python tree: rebuild with that argument flattened to tables."""
 
-    def __init__(self, path: str, where_: str):
+    def __init__(self, path: str, where_: str, methods=()):
         super().__init__(Reason("tree-argument", where_, f"{path} is a tree; it is fed as tables"))
         self.path = path
+        self.methods = tuple(methods)       # zero-argument node methods the recursion calls

@@ -92,7 +92,7 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
         t = type(value)
         if path in tree_paths and hasattr(value, "__dict__"):
             from codegen.trees import schema_of
-            schema = schema_of(value)
+            schema = schema_of(value, tree_paths[path] if isinstance(tree_paths, dict) else ())
             leaf = Leaf(path, "tree", value=schema, input_index=n_inputs[0])
             n_inputs[0] += len(schema.columns)
             leaves.append(leaf)

@@ -33,15 +33,33 @@ INITIAL_FRAMES = 64
 
 
 # -- finding cycles ------------------------------------------------------------------------------
+def _owner_class(fn):
+    """The class a method is defined in (module-level classes), or None."""
+    parts = fn.__qualname__.split(".")
+    if len(parts) != 2:
+        return None
+    cls = fn.__globals__.get(parts[0])
+    return cls if isinstance(cls, type) and cls.__dict__.get(parts[1]) is fn else None
+
+
 def _called_functions(fn) -> dict[str, object]:
-    """Names called in fn's body that resolve to user functions (globals and closure cells)."""
+    """Names called in fn's body that resolve to user functions (globals, closure cells, and
+    `self.method(...)` for methods), keyed as the code spells them ("helper", "self.encode")."""
     try:
         node = parse_function(fn).node
     except Exception:  # noqa: BLE001 - no source: no cycle through it
         return {}
     out = {}
     code = fn.__code__
+    cls = _owner_class(fn)
+    first = code.co_varnames[0] if code.co_argcount else None
     for sub in ast.walk(node):
+        if cls is not None and isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                and isinstance(sub.func.value, ast.Name) and sub.func.value.id == first:
+            value = cls.__dict__.get(sub.func.attr)
+            value = getattr(value, "python_function", value)
+            if is_user_function(value):
+                out[f"{first}.{sub.func.attr}"] = value
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
             name = sub.func.id
             if name in code.co_freevars:
@@ -136,6 +154,10 @@ class Cycle:
         self.last_frames = None
         self.runs = 0
 
+    def tree_methods(self) -> tuple:
+        """Zero-argument methods the cycle calls on some variable (`node.is_leaf()`)."""
+        return tuple(sorted(set().union(*(cf.zero_arg_methods for cf in self.functions.values()))))
+
     def describe(self) -> dict:
         return {"functions": [cf.fn.__qualname__ for cf in self.functions.values()],
                 "call_sites": len(self.sites), "segments": self.n_blocks,
@@ -182,6 +204,8 @@ def cycle_of(fn):
 # -- types of frame variables ------------------------------------------------------------------------
 @dataclasses.dataclass
 class Spec:
+    """The type of one frame variable leaf (a variable may hold a tuple of leaves)."""
+
     dtype: tf.DType
     shape: tuple
     weak: bool = False        # from a Python number: yields to a tensor's dtype
@@ -189,23 +213,49 @@ class Spec:
     static: object = None     # a Python object every frame shares (a model): not a table
     is_static: bool = False
 
-    def merge(self, other: "Spec | None") -> "Spec":
-        if other is None:
-            return self
-        if self.weak and not other.weak:
-            return other
-        return self
 
-
-def _spec_of(value) -> Spec | None:
+def _spec_of(value):
+    """Spec, or a tuple of specs for a tuple/list value, or None for other Python objects."""
     if isinstance(value, Pointer):       # typing runs on stand-in tables; keep the real ones
         return Spec(tf.int32, (), tables=value.tables.real or value.tables)
     if isinstance(value, (tf.Tensor, tf.Variable)):
         return Spec(value.dtype, tuple(value.shape.as_list()))
     if type(value) in (bool, int, float):
-        t = tf.convert_to_tensor(value)
-        return Spec(t.dtype, (), weak=True)
+        return Spec(tf.convert_to_tensor(value).dtype, (), weak=True)
+    if type(value) in (tuple, list) and value:
+        inner = tuple(_spec_of(v) for v in value)
+        return None if any(i is None for i in inner) else inner
     return None
+
+
+def _merge(new, old):
+    """A tensor's type wins over a Python number's; structures merge leaf by leaf."""
+    if old is None:
+        return new
+    if isinstance(new, tuple) and isinstance(old, tuple) and len(new) == len(old):
+        return tuple(_merge(a, b) for a, b in zip(new, old))
+    if isinstance(new, Spec) and isinstance(old, Spec):
+        return old if (new.weak and not old.weak) else new
+    return old
+
+
+def _leaves(spec) -> list:
+    if isinstance(spec, tuple):
+        return [leaf for s in spec for leaf in _leaves(s)]
+    return [spec]
+
+
+def _flatten(value, spec) -> list:
+    if isinstance(spec, tuple):
+        return [leaf for v, s in zip(value, spec) for leaf in _flatten(v, s)]
+    return [value]
+
+
+def _pack(spec, leaves: list):
+    """Inverse of `_flatten` (consumes `leaves`)."""
+    if isinstance(spec, tuple):
+        return tuple(_pack(s, leaves) for s in spec)
+    return leaves.pop(0)
 
 
 def _exposed_reads(stmts, term_exprs, names) -> set[str]:
@@ -235,6 +285,20 @@ def _term_exprs(term):
     return []
 
 
+def _dry_value(spec):
+    if isinstance(spec, tuple):
+        return tuple(_dry_value(s) for s in spec)
+    if spec.is_static:
+        return spec.static
+    if spec.tables is not None:
+        schema = spec.tables.schema
+        cols = [tf.compat.v1.placeholder(tf.as_dtype(c.dtype), (None,) + c.shape) for c in schema.columns]
+        stand_in = Tables(schema, cols)
+        stand_in.real = spec.tables
+        return Pointer(tf.compat.v1.placeholder(tf.int32, ()), stand_in)
+    return tf.compat.v1.placeholder(spec.dtype, spec.shape)
+
+
 def _infer_specs(ctx, cycle: Cycle, entry, args):
     """Dry-trace blocks in a scratch graph until every variable and return has a type."""
     from codegen.state import UNDEF
@@ -243,6 +307,14 @@ def _infer_specs(ctx, cycle: Cycle, entry, args):
     entry_cf = cycle.functions[entry]
     for p, a in zip(entry_cf.params, args):
         specs[(entry, p)] = _spec_of(a) or Spec(tf.int32, (), static=a, is_static=True)
+
+    def update(table, key, spec):
+        merged = _merge(spec, table.get(key))
+        if table.get(key) != merged:
+            table[key] = merged
+            return True
+        return False
+
     for _ in range(4 * cycle.n_blocks + 4):
         progress = False
         for f, cf in cycle.functions.items():
@@ -267,10 +339,11 @@ def _infer_specs(ctx, cycle: Cycle, entry, args):
                     kind = block.term[0]
                     if kind == "return":
                         spec = _spec_of(term) if block.term[1] is not None else Spec(tf.int32, (), True)
-                        merged = spec.merge(returns.get(f)) if f in returns else spec
-                        if returns.get(f) != merged:
-                            returns[f] = merged
-                            progress = True
+                        if spec is None:
+                            raise unsupported("recursion", cf.filename, block.term[1] or cf.node,
+                                              "a recursive function returns a Python object",
+                                              "return tensors, numbers or tuples of them")
+                        progress |= update(returns, f, spec)
                     elif kind == "call":
                         for call, call_args in zip(block.term[1], term):
                             callee = cycle.names[f][call.callee]
@@ -278,20 +351,15 @@ def _infer_specs(ctx, cycle: Cycle, entry, args):
                                 spec = _spec_of(a)
                                 if spec is None:
                                     caller_spec = specs.get((f, expr.id)) if isinstance(expr, ast.Name) else None
-                                    if caller_spec is None or not caller_spec.is_static:
+                                    if not isinstance(caller_spec, Spec) or not caller_spec.is_static:
                                         raise unsupported("recursion", cf.filename, expr,
                                                           "a recursive call passes a Python object that is not "
                                                           "the caller's own parameter",
                                                           "pass tensors, numbers, tree nodes, or the same object")
                                     spec = caller_spec
-                                old = specs.get((callee, p))
-                                new = spec.merge(old) if old is not None else spec
-                                if old != new:
-                                    specs[(callee, p)] = new
-                                    progress = True
-                            if callee in returns and specs.get((f, call.target)) != returns[callee]:
-                                specs[(f, call.target)] = returns[callee]
-                                progress = True
+                                progress |= update(specs, (callee, p), spec)
+                            if callee in returns:
+                                progress |= update(specs, (f, call.target), returns[callee])
         if not progress:
             break
     for f, cf in cycle.functions.items():
@@ -303,18 +371,6 @@ def _infer_specs(ctx, cycle: Cycle, entry, args):
     return specs, returns
 
 
-def _dry_value(spec: Spec):
-    if spec.is_static:
-        return spec.static
-    if spec.tables is not None:
-        schema = spec.tables.schema
-        cols = [tf.compat.v1.placeholder(tf.as_dtype(c.dtype), (None,) + c.shape) for c in schema.columns]
-        stand_in = Tables(schema, cols)
-        stand_in.real = spec.tables
-        return Pointer(tf.compat.v1.placeholder(tf.int32, ()), stand_in)
-    return tf.compat.v1.placeholder(spec.dtype, spec.shape)
-
-
 # -- the machine -------------------------------------------------------------------------------------
 def _scatter(table, idx, values):
     return tf.tensor_scatter_nd_update(table, tf.expand_dims(idx, 1), values)
@@ -323,8 +379,13 @@ def _scatter(table, idx, values):
 def _cast(value, spec: Spec):
     if isinstance(value, Pointer):
         value = value.index
-    t = tf.convert_to_tensor(value) if not isinstance(value, tf.Tensor) else value
+    t = tf.convert_to_tensor(value)
     return t if t.dtype == spec.dtype else tf.cast(t, spec.dtype)
+
+
+def _cast_all(value, spec) -> list:
+    """The leaves of `value`, cast to the leaves of `spec`."""
+    return [_cast(v, s) for v, s in zip(_flatten(value, spec), _leaves(spec))]
 
 
 def run(cycle: Cycle, entry, args):
@@ -343,7 +404,7 @@ def run(cycle: Cycle, entry, args):
                 raise unsupported("recursion", cf.filename, cf.node,
                                   f"the tree passed as `{p}` is not an argument of the speculated function",
                                   "pass the tree as an argument")
-            raise NeedsTree(path, f"{cf.filename}:{cf.node.lineno}")
+            raise NeedsTree(path, f"{cf.filename}:{cf.node.lineno}", cycle.tree_methods())
     ctx.general_depth += 1                     # no speculation and no deferred prints inside the machine
     ctx.in_machine += 1
     try:
@@ -355,26 +416,36 @@ def run(cycle: Cycle, entry, args):
 
 def _run(ctx, cycle, entry, args):
     specs, returns = _infer_specs(ctx, cycle, entry, args)
-    keys = [(f, v) for f, cf in cycle.functions.items() for v in cf.vars if not specs[(f, v)].is_static]
+    # One table per leaf of every non-static variable: index[(f, v)] -> table positions.
+    index: dict = {}
+    leaf_specs: list = []
+    for f, cf in cycle.functions.items():
+        for v in cf.vars:
+            spec = specs[(f, v)]
+            if isinstance(spec, Spec) and spec.is_static:
+                continue
+            index[(f, v)] = list(range(len(leaf_specs), len(leaf_specs) + len(_leaves(spec))))
+            leaf_specs += _leaves(spec)
     entry_cf = cycle.functions[entry]
     ret_spec = returns[entry]
+    ret_leaves = _leaves(ret_spec)
 
     cap = INITIAL_FRAMES
-    tables = [tf.zeros((cap,) + specs[k].shape, specs[k].dtype) for k in keys]
-    for i, p in enumerate(entry_cf.params):
-        if specs[(entry, p)].is_static:
+    tables = [tf.zeros((cap,) + s.shape, s.dtype) for s in leaf_specs]
+    for p, a in zip(entry_cf.params, args):
+        if (entry, p) not in index:
             continue
-        j = keys.index((entry, p))
-        tables[j] = _scatter(tables[j], tf.constant([0]), tf.expand_dims(_cast(args[i], specs[(entry, p)]), 0))
+        for j, leaf in zip(index[(entry, p)], _cast_all(a, specs[(entry, p)])):
+            tables[j] = _scatter(tables[j], tf.constant([0]), tf.expand_dims(leaf, 0))
     pc = _scatter(tf.fill([cap], -1), tf.constant([0]), tf.constant([cycle.offsets[entry] + entry_cf.entry]))
     parent = tf.fill([cap], -1)
     slot = tf.fill([cap], -1)
     pending = tf.zeros([cap], tf.int32)
     active = _scatter(tf.zeros([cap], tf.bool), tf.constant([0]), tf.constant([True]))
-    result = tf.zeros(ret_spec.shape, ret_spec.dtype)
+    results = [tf.zeros(s.shape, s.dtype) for s in ret_leaves]
     n = tf.constant(1)
     steps = tf.constant(0)
-    index = {k: i for i, k in enumerate(keys)}
+    n_res = len(results)
 
     def grow(need, state):
         pc, parent, slot, pending, active, tables = state
@@ -389,111 +460,132 @@ def _run(ctx, cycle, entry, args):
 
         return tf.cond(need > tf.shape(pc)[0], bigger, lambda: (pc, parent, slot, pending, active, list(tables)))
 
-    def body(steps, n, pc, parent, slot, pending, active, result, *tables):
-        tables = list(tables)
+    def run_block(f, cf, block, state):
+        steps, n, pc, parent, slot, pending, active, results, tables = state
+        gid = cycle.offsets[f] + block.id
+        idx = tf.cast(tf.reshape(tf.where(tf.logical_and(active, tf.equal(pc, gid))), [-1]), tf.int32)
+        table_vars = [v for v in cf.vars if (f, v) in index]
+        vals = [tf.gather(tables[j], idx) for v in table_vars for j in index[(f, v)]]
+        converted = cycle.builders[(f, block.id)]
+
+        def per_frame(frame_vals):
+            flat = list(frame_vals)
+            given = {v: _pack(specs[(f, v)], flat) for v in table_vars}
+            full = []
+            for v in cf.vars:
+                spec = specs[(f, v)]
+                if isinstance(spec, Spec) and spec.is_static:
+                    full.append(spec.static)
+                else:
+                    full.append(_wrap(given[v], spec))
+            ctx.frames.append(Frame(converted))
+            try:
+                new_vars, term = converted.builder(*full)
+            finally:
+                ctx.frames.pop()
+            out = []
+            for v, value in zip(cf.vars, new_vars):
+                if v in given:
+                    out += _cast_all(given[v] if type(value).__name__ == "Undefined" else value, specs[(f, v)])
+            kind = block.term[0]
+            if kind == "branch":
+                term = [tf.cast(term, tf.bool)]
+            elif kind == "call":
+                leaves = []
+                for c, call_args in zip(block.term[1], term):
+                    callee = cycle.names[f][c.callee]
+                    for p, a in zip(cycle.functions[callee].params, call_args):
+                        if (callee, p) in index:
+                            leaves += _cast_all(a, specs[(callee, p)])
+                term = leaves
+            elif kind == "return":
+                term = _cast_all(term if block.term[1] is not None else 0, returns[f])
+            else:
+                term = [tf.constant(0)]
+            return out, term
+
+        new_leaves, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
+        positions = [j for v in table_vars for j in index[(f, v)]]
+        for j, value in zip(positions, new_leaves):
+            tables[j] = _scatter(tables[j], idx, value)
+        kind = block.term[0]
+        k = tf.size(idx)
+        if kind == "goto":
+            pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term[1]))
+        elif kind == "branch":
+            target = tf.where(term[0], cycle.offsets[f] + block.term[2], cycle.offsets[f] + block.term[3])
+            pc = _scatter(pc, idx, target)
+        elif kind == "call":
+            calls = block.term[1]
+            m = len(calls)
+            need = n + k * m
+            pc, parent, slot, pending, active, tables = grow(need, (pc, parent, slot, pending, active, tables))
+            leaves = list(term)
+            for j, call in enumerate(calls):
+                callee = cycle.names[f][call.callee]
+                ccf = cycle.functions[callee]
+                ids = n + tf.range(k) * m + j
+                for p in ccf.params:
+                    for pos in index.get((callee, p), []):
+                        tables[pos] = _scatter(tables[pos], ids, leaves.pop(0))
+                pc = _scatter(pc, ids, tf.fill([k], cycle.offsets[callee] + ccf.entry))
+                parent = _scatter(parent, ids, idx)
+                slot = _scatter(slot, ids, tf.fill([k], call.site))
+                active = _scatter(active, ids, tf.fill([k], True))
+            pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term[2]))
+            pending = _scatter(pending, idx, tf.fill([k], m))
+            active = _scatter(active, idx, tf.fill([k], False))
+            n = need
+        else:   # return
+            par = tf.gather(parent, idx)
+            site = tf.gather(slot, idx)
+            is_root = tf.equal(par, -1)
+            if f is entry:         # only the entry function's root frame returns out of the machine
+                results = list(tf.cond(
+                    tf.reduce_any(is_root),
+                    lambda: [_cast(tf.boolean_mask(t, is_root)[0], s) for t, s in zip(term, ret_leaves)],
+                    lambda: list(results)))
+            for s in cycle.sites:
+                if s.callee is not cf:
+                    continue
+                mask = tf.logical_and(tf.equal(site, s.id), tf.logical_not(is_root))
+                to = tf.boolean_mask(par, mask)
+                for pos, value, spec in zip(index[(s.caller.fn, s.target)], term,
+                                            _leaves(specs[(s.caller.fn, s.target)])):
+                    tables[pos] = _scatter(tables[pos], to, _cast(tf.boolean_mask(value, mask), spec))
+            valid = tf.boolean_mask(par, tf.logical_not(is_root))
+            pending = tf.tensor_scatter_nd_add(pending, tf.expand_dims(valid, 1), -tf.ones_like(valid))
+            pc = _scatter(pc, idx, tf.fill([k], -1))
+            active = _scatter(active, idx, tf.fill([k], False))
+            woken = tf.logical_and(tf.equal(pending, 0), tf.logical_and(tf.logical_not(active), pc >= 0))
+            active = tf.logical_or(active, woken)
+        return steps, n, pc, parent, slot, pending, active, results, tables
+
+    def body(steps, n, pc, parent, slot, pending, active, *rest):
+        state = (steps, n, pc, parent, slot, pending, active, list(rest[:n_res]), list(rest[n_res:]))
         for f, cf in cycle.functions.items():
             for block in cf.blocks:
-                gid = cycle.offsets[f] + block.id
-                idx = tf.cast(tf.reshape(tf.where(tf.logical_and(active, tf.equal(pc, gid))), [-1]), tf.int32)
-                table_vars = [v for v in cf.vars if (f, v) in index]
-                vals = [tf.gather(tables[index[(f, v)]], idx) for v in table_vars]
-                converted = cycle.builders[(f, block.id)]
+                state = run_block(f, cf, block, state)
+        steps, n, pc, parent, slot, pending, active, results, tables = state
+        return [steps + 1, n, pc, parent, slot, pending, active] + list(results) + list(tables)
 
-                def per_frame(frame_vals, f=f, cf=cf, block=block, converted=converted, table_vars=table_vars):
-                    given = dict(zip(table_vars, frame_vals))
-                    full = []
-                    for v in cf.vars:
-                        spec = specs[(f, v)]
-                        if spec.is_static:
-                            full.append(spec.static)
-                        elif spec.tables is not None:
-                            full.append(Pointer(given[v], spec.tables))
-                        else:
-                            full.append(given[v])
-                    ctx.frames.append(Frame(converted))
-                    try:
-                        new_vars, term = converted.builder(*full)
-                    finally:
-                        ctx.frames.pop()
-                    new_vars = [_cast(v, specs[(f, name)]) if type(v).__name__ != "Undefined" else given[name]
-                                for v, name in zip(new_vars, cf.vars) if name in given]
-                    kind = block.term[0]
-                    if kind == "branch":
-                        term = tf.cast(term, tf.bool)
-                    elif kind == "call":
-                        term = tuple(tuple(_cast(a, specs[(cycle.names[f][c.callee], p)]) for a, p in
-                                           zip(call_args, cycle.functions[cycle.names[f][c.callee]].params)
-                                           if not specs[(cycle.names[f][c.callee], p)].is_static)
-                                     for c, call_args in zip(block.term[1], term))
-                    elif kind == "return":
-                        term = _cast(term if block.term[1] is not None else 0, returns[f])
-                    else:
-                        term = tf.constant(0)
-                    return new_vars, term
-
-                new_vars, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
-                for v, value in zip(table_vars, new_vars):
-                    tables[index[(f, v)]] = _scatter(tables[index[(f, v)]], idx, value)
-                kind = block.term[0]
-                k = tf.size(idx)
-                if kind == "goto":
-                    pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term[1]))
-                elif kind == "branch":
-                    target = tf.where(term, cycle.offsets[f] + block.term[2], cycle.offsets[f] + block.term[3])
-                    pc = _scatter(pc, idx, target)
-                elif kind == "call":
-                    calls = block.term[1]
-                    m = len(calls)
-                    need = n + k * m
-                    pc, parent, slot, pending, active, tables = grow(need, (pc, parent, slot, pending, active,
-                                                                            tables))
-                    for j, (call, call_args) in enumerate(zip(calls, term)):
-                        callee = cycle.names[f][call.callee]
-                        ccf = cycle.functions[callee]
-                        ids = n + tf.range(k) * m + j
-                        for p, a in zip([q for q in ccf.params if not specs[(callee, q)].is_static], call_args):
-                            tables[index[(callee, p)]] = _scatter(tables[index[(callee, p)]], ids, a)
-                        pc = _scatter(pc, ids, tf.fill([k], cycle.offsets[callee] + ccf.entry))
-                        parent = _scatter(parent, ids, idx)
-                        slot = _scatter(slot, ids, tf.fill([k], call.site))
-                        active = _scatter(active, ids, tf.fill([k], True))
-                    pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term[2]))
-                    pending = _scatter(pending, idx, tf.fill([k], m))
-                    active = _scatter(active, idx, tf.fill([k], False))
-                    n = need
-                else:   # return
-                    par = tf.gather(parent, idx)
-                    site = tf.gather(slot, idx)
-                    is_root = tf.equal(par, -1)
-                    if f is entry:         # only the entry function's root frame returns out of the machine
-                        result = tf.cond(tf.reduce_any(is_root),
-                                         lambda: _cast(tf.boolean_mask(term, is_root)[0], ret_spec),
-                                         lambda: result)
-                    for s in cycle.sites:
-                        if s.callee is not cf:
-                            continue
-                        mask = tf.logical_and(tf.equal(site, s.id), tf.logical_not(is_root))
-                        to = tf.boolean_mask(par, mask)
-                        key = index[(s.caller.fn, s.target)]
-                        tables[key] = _scatter(tables[key], to, _cast(tf.boolean_mask(term, mask),
-                                                                      specs[(s.caller.fn, s.target)]))
-                    valid = tf.boolean_mask(par, tf.logical_not(is_root))
-                    pending = tf.tensor_scatter_nd_add(pending, tf.expand_dims(valid, 1),
-                                                       -tf.ones_like(valid))
-                    pc = _scatter(pc, idx, tf.fill([k], -1))
-                    active = _scatter(active, idx, tf.fill([k], False))
-                    woken = tf.logical_and(tf.equal(pending, 0), tf.logical_and(tf.logical_not(active), pc >= 0))
-                    active = tf.logical_or(active, woken)
-        return [steps + 1, n, pc, parent, slot, pending, active, result] + tables
-
-    def cond(steps, n, pc, parent, slot, pending, active, result, *tables):
+    def cond(steps, n, pc, parent, slot, pending, active, *rest):
         return tf.reduce_any(active)
 
-    loop_vars = [steps, n, pc, parent, slot, pending, active, result] + tables
+    loop_vars = [steps, n, pc, parent, slot, pending, active] + results + tables
     invariants = ([tf.TensorShape([]), tf.TensorShape([])] + [tf.TensorShape([None])] * 5
-                  + [tf.TensorShape(ret_spec.shape)]
-                  + [tf.TensorShape([None] + list(specs[k].shape)) for k in keys])
+                  + [tf.TensorShape(s.shape) for s in ret_leaves]
+                  + [tf.TensorShape([None] + list(s.shape)) for s in leaf_specs])
     out = tf.while_loop(cond, body, loop_vars, shape_invariants=invariants)
     ctx.observe(cycle.observe, [out[0], out[1]])
     ctx.recursion.append(cycle)
-    return out[7]
+    return _pack(ret_spec, list(out[7:7 + n_res]))
+
+
+def _wrap(value, spec):
+    """Table values as the builder sees them: tree nodes become Pointers, tuples tuples."""
+    if isinstance(spec, tuple):
+        return tuple(_wrap(v, s) for v, s in zip(value, spec))
+    if spec.tables is not None:
+        return Pointer(value, spec.tables)
+    return value

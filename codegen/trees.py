@@ -39,6 +39,7 @@ class Schema:
     """The columns a tree of this shape flattens to; part of a graph's signature."""
 
     columns: tuple
+    methods: tuple = ()
 
     def specs(self):
         return [tf.TensorSpec((None,) + c.shape, tf.as_dtype(c.dtype)) for c in self.columns]
@@ -58,12 +59,28 @@ def _nodes(root):
     return order, index
 
 
-def schema_of(root) -> Schema:
+def _method_values(node, methods):
+    """(name + "()", value) of the zero-argument user methods the recursion calls on nodes."""
+    out = []
+    for m in methods:
+        fn = getattr(type(node), m, None)
+        code = getattr(fn, "__code__", None)
+        if code is not None and code.co_argcount == 1:
+            out.append((m + "()", getattr(node, m)()))
+    return out
+
+
+def _items(node, methods):
+    return list(vars(node).items()) + _method_values(node, methods)
+
+
+def schema_of(root, methods=()) -> Schema:
     order, _ = _nodes(root)
     columns: dict[str, Column] = {}
     only_none: set[str] = set()
+    skipped: set[str] = set()
     for node in order:
-        for name, value in vars(node).items():
+        for name, value in _items(node, methods):
             if value is None:
                 only_none.add(name)
                 continue
@@ -77,25 +94,29 @@ def schema_of(root) -> Schema:
                 t = tf.convert_to_tensor(value)
                 col = Column(name, False, t.dtype.name, tuple(t.shape.as_list()))
             else:
+                skipped.add(name)          # strings, lists, other objects: not a column
                 continue
             prev = columns.get(name)
             if prev is not None and prev != col:
                 raise TypeError(f"tree attribute `{name}` holds both {prev} and {col}")
             columns[name] = col
-    for name in only_none - set(columns):
+    for name in only_none - set(columns) - skipped:
         columns[name] = Column(name, True)          # always None here: a child pointer that is -1
-    return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)))
+    return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), tuple(methods))
 
 
 def flatten(root, schema: Schema):
     """The schema's columns for this tree (node 0 is the root), or None if it does not fit."""
     order, index = _nodes(root)
+    computed = [dict(_method_values(node, schema.methods)) for node in order] if schema.methods else None
+    get = (lambda i, node, name: computed[i][name] if name.endswith("()") else getattr(node, name, None)) \
+        if computed else (lambda i, node, name: getattr(node, name, None))
     out = []
     for col in schema.columns:
         if col.pointer:
             values = []
-            for node in order:
-                child = getattr(node, col.name, None)
+            for i, node in enumerate(order):
+                child = get(i, node, col.name)
                 if child is None:
                     values.append(-1)
                 elif id(child) in index:
@@ -106,8 +127,8 @@ def flatten(root, schema: Schema):
         else:
             dtype = tf.as_dtype(col.dtype)
             default = np.zeros(col.shape, dtype.as_numpy_dtype)
-            values = [default if getattr(node, col.name, None) is None else getattr(node, col.name)
-                      for node in order]
+            values = [default if get(i, node, col.name) is None else get(i, node, col.name)
+                      for i, node in enumerate(order)]
             try:
                 out.append(tf.constant(np.asarray([np.asarray(v) for v in values], dtype.as_numpy_dtype)))
             except (TypeError, ValueError):
@@ -134,6 +155,10 @@ class Pointer:
 
     def __getattr__(self, name):
         entry = self.tables.columns.get(name)
+        if entry is None and name + "()" in self.tables.columns:
+            col, table = self.tables.columns[name + "()"]
+            value = tf.gather(table, tf.maximum(self.index, 0))
+            return lambda: Pointer(value, self.tables) if col.pointer else value
         if entry is None:
             raise AttributeError(f"tree node has no data attribute '{name}' (methods and properties of "
                                  f"tree nodes are not converted)")

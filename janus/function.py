@@ -64,7 +64,7 @@ class SpeculativeFunction:
         self.relaxed_scalars: dict[str, str] = {}          # path -> dtype it is fed as
         self.relaxed_state_dims: dict[str, set[int]] = collections.defaultdict(set)
         self.relaxed_state_scalars: dict[str, str] = {}    # state source -> dtype it is fed as
-        self.tree_paths: set[str] = set()                  # arguments flattened to tree tables
+        self.tree_paths: dict[str, tuple] = {}             # arguments flattened to tree tables -> methods
         self.assumption_failures: collections.Counter = collections.Counter()
         self.assumption_info: dict = {}                 # key -> Assumption (last seen)
         self.fallbacks: dict[tuple, Fallback] = {}
@@ -190,7 +190,7 @@ class SpeculativeFunction:
         except codegen.NeedsTree as exc:
             if exc.path in self.tree_paths:
                 raise codegen.ConversionError(exc.reason) from None
-            self.tree_paths.add(exc.path)            # fed as tables from now on
+            self.tree_paths[exc.path] = exc.methods  # fed as tables from now on
             log("recursion", self, f"{exc.path} is a tree walked by recursion: flattened to tables per call")
             return self._build(args, kwargs)
         except codegen.StagingError as exc:

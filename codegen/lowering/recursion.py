@@ -40,8 +40,24 @@ class Block:
     term: tuple = ("return", None)
 
 
+def call_key(func) -> str | None:
+    """How a call names its callee: "f" for f(...), "self.m" for self.m(...)."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return None
+
+
 def _is_cycle_call(node, names) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
+    return isinstance(node, ast.Call) and call_key(node.func) in names
+
+
+def _call_args(call: ast.Call) -> list:
+    """Positional arguments; a method call passes its receiver first."""
+    if isinstance(call.func, ast.Attribute):
+        return [ast.copy_location(ast.Name(id=call.func.value.id, ctx=ast.Load()), call)] + list(call.args)
+    return list(call.args)
 
 
 class _Hoist(ast.NodeTransformer):
@@ -101,6 +117,10 @@ class CycleFunction:
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             raise unsupported("recursion", filename, node, "recursive functions take positional parameters only")
         self.namer = Namer({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | set(self.params))
+        # Zero-argument method calls on variables (`node.is_leaf()`): candidate computed tree columns.
+        self.zero_arg_methods = {sub.func.attr for sub in ast.walk(node)
+                                 if isinstance(sub, ast.Call) and not sub.args and not sub.keywords
+                                 and isinstance(sub.func, ast.Attribute) and isinstance(sub.func.value, ast.Name)}
         body = self._hoist_block(node.body)
         self.blocks: list[Block] = []
         self.entry = self._lower(body, None)
@@ -150,9 +170,9 @@ class CycleFunction:
     def _call_of(self, stmt):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                 and _is_cycle_call(stmt.value, self.cycle_names):
-            return Call(stmt.targets[0].id, stmt.value.func.id, stmt.value.args)
+            return Call(stmt.targets[0].id, call_key(stmt.value.func), _call_args(stmt.value))
         if isinstance(stmt, ast.Expr) and _is_cycle_call(stmt.value, self.cycle_names):
-            return Call(self.namer.new("ret"), stmt.value.func.id, stmt.value.args)
+            return Call(self.namer.new("ret"), call_key(stmt.value.func), _call_args(stmt.value))
         return None
 
     def _lower(self, stmts, cont) -> int:

@@ -91,3 +91,72 @@ def test_new_weights_object_is_a_miss_not_a_stale_graph():
         spec(m, t)
     m.W = tf.Variable(m.W * 2.0)
     np.testing.assert_allclose(tree_rnn(m, t).numpy(), spec(m, t).numpy(), rtol=1e-5, atol=1e-6)
+
+
+class Tree:
+    def __init__(self, label, word=None, left=None, right=None):
+        self.label, self.word, self.left, self.right = label, word, left, right
+        self.word_id = 0 if word is None else hash(word) % VOCAB
+
+    def is_leaf(self):
+        return self.left is None
+
+
+class Model:
+    def __init__(self, seed=0):
+        rng = np.random.default_rng(seed)
+        self.E = tf.Variable(rng.normal(0, 0.4, (VOCAB, H)).astype(np.float32))
+        self.W = tf.Variable(rng.normal(0, 0.4, (2 * H, H)).astype(np.float32))
+        self.out = tf.Variable(rng.normal(0, 0.4, (H, 3)).astype(np.float32))
+
+    @property
+    def weights(self):
+        return [self.E, self.W, self.out]
+
+    def combine(self, a, b):
+        return tf.tanh(tf.matmul(tf.concat([a, b], 1), self.W))
+
+    def node_losses(self, node):
+        """(state, summed loss of the subtree): a recursive method returning a tuple."""
+        if node.is_leaf():
+            h, below = tf.gather(self.E, [node.word_id]), 0.0
+        else:
+            hl, ll = self.node_losses(node.left)
+            hr, lr = self.node_losses(node.right)
+            h, below = self.combine(hl, hr), ll + lr
+        loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[node.label], logits=tf.matmul(h, self.out))
+        return h, below + loss[0]
+
+
+def train_step(model, trees, lr):
+    with tf.GradientTape() as tape:
+        total = 0.0
+        for t in trees:
+            _, loss = model.node_losses(t)
+            total += loss
+        total = total / len(trees)
+    grads = tape.gradient(total, model.weights)
+    for w, g in zip(model.weights, grads):
+        w.assign_sub(lr * tf.convert_to_tensor(g))
+    return total
+
+
+def labelled(n, rng):
+    if n == 1:
+        return Tree(int(rng.integers(3)), word=f"w{int(rng.integers(50))}")
+    k = int(rng.integers(1, n))
+    return Tree(int(rng.integers(3)), left=labelled(k, rng), right=labelled(n - k, rng))
+
+
+def test_training_through_a_recursive_method_with_tuple_results_matches_eager():
+    me, mj = Model(), Model()
+    spec = janus.speculate(train_step)
+    rng = np.random.default_rng(5)
+    for step in range(8):
+        trees = [labelled(int(rng.integers(1, 9)), rng) for _ in range(2)]
+        np.testing.assert_allclose(train_step(me, trees, 0.1).numpy(), spec(mj, trees, 0.1).numpy(), rtol=1e-4)
+    for a, b in zip(me.weights, mj.weights):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-6)
+    s = spec.stats()
+    assert s["graph_runs"] >= 4 and s["graphs_built"] <= 2, spec.report()
+    assert spec.graphs[0].recursion and "node_losses" in spec.report()

@@ -242,8 +242,10 @@ def _inline(ctx, fn, args, kwargs):
     converted = ctx.convert(fn)
     depth = sum(1 for fr in ctx.frames if fr.converted.code is fn.__code__)
     if depth >= RECURSION_LIMIT:
-        ctx.fail("recursion", f"{fn.__qualname__} recurses deeper than {RECURSION_LIMIT} levels while building",
-                 "recursion on tensor values is lowered by the recursion issue; until then it runs imperatively")
+        refused = machine.REFUSED.get(fn)
+        ctx.fail("recursion", f"{fn.__qualname__} recurses deeper than {RECURSION_LIMIT} levels while building"
+                 + (f"; it cannot run as a Call/Return machine: {refused.explanation}" if refused else ""),
+                 refused.hint if refused else "make the recursion end on a tensor test or a tree")
     ctx.frames.append(Frame(converted))
     try:
         return converted.builder(*args, **kwargs)

@@ -169,14 +169,22 @@ class Cycle:
 
 
 _CYCLES: dict = {}
+REFUSED: dict = {}        # function -> why it cannot run as a machine
 
 
 def wants_machine(fn, args) -> bool:
     """Whether this call runs as a machine: fn recurses, on tensors or on a tree argument.
     Recursion on Python values (nested lists, Python ints) is unrolled at build time instead."""
     from codegen.calls_support import is_symbolic
+    from codegen.errors import ConversionError
     if any(is_symbolic(a) or isinstance(a, Pointer) for a in args):
-        return cycle_of(fn) is not None
+        try:
+            return cycle_of(fn) is not None
+        except ConversionError as exc:
+            # Not machine-shaped (say, recursion inside a loop over a Python list): unroll it at build
+            # time; if it turns out to recurse on tensors, the build fails with this reason.
+            REFUSED[fn] = exc.reason
+            return False
     if any(_is_node(a) for a in args):
         from codegen.errors import ConversionError
         try:

@@ -160,3 +160,38 @@ def test_training_through_a_recursive_method_with_tuple_results_matches_eager():
     s = spec.stats()
     assert s["graph_runs"] >= 4 and s["graphs_built"] <= 2, spec.report()
     assert spec.graphs[0].recursion and "node_losses" in spec.report()
+
+
+def nested_sum(x):
+    """Recursion on a Python structure: unrolled at build time, no machine needed."""
+    if isinstance(x, list):
+        total = 0.0
+        for item in x:
+            total = total + nested_sum(item)
+        return total
+    return x * 2.0
+
+
+def test_recursive_sum_over_a_nested_python_list_of_tensors():
+    spec = janus.speculate(nested_sum)
+    data = [tf.constant(1.0), [tf.constant(2.0), [tf.constant(3.0)]], tf.constant(4.0)]
+    for _ in range(5):
+        np.testing.assert_allclose(nested_sum(data).numpy(), spec(data).numpy())
+    assert spec.stats()["graph_runs"] == 2 and not spec.graphs[0].recursion
+
+
+def test_complete_binary_trees_take_steps_linear_in_depth():
+    m = Cells()
+    spec = janus.speculate(tree_rnn)
+    rng = np.random.default_rng(9)
+    steps = {}
+    for k in (4, 8, 10):
+        tree = balanced(k, rng)
+        for _ in range(4 if k == 4 else 1):
+            out = spec(m, tree)
+        np.testing.assert_allclose(tree_rnn(m, tree).numpy(), out.numpy(), rtol=1e-5, atol=1e-6)
+        cycle = spec.graphs[0].recursion[0]
+        assert cycle.last_frames == 2 ** (k + 1) - 1
+        steps[k] = cycle.last_steps
+    assert steps[8] - steps[4] == 2 * (steps[10] - steps[8]) > 0, steps
+    assert steps[10] <= 4 * 10, steps

@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from codegen.context import Frame, PrintEvent, current
 from codegen.heap import _NON_READING_MUTATORS, DELETED, read_outside
+from codegen.trees import WeakNumber
 
 _EAGER = type(tf.constant(0))
 _LIBRARY_ROOTS = {"tensorflow", "keras", "tf_keras", "numpy", "absl", "janus", "codegen", "profiler", "bytecode",
@@ -224,7 +225,16 @@ def call(f, *args, **kwargs):
     call_method = getattr(type(f), "__call__", None)
     if not isinstance(f, type) and isinstance(call_method, types.FunctionType) and is_user_function(call_method):
         return _inline(ctx, call_method, (f,) + args, kwargs)
-    return f(*args, **kwargs)
+    # Library code sees plain tensors where tree attributes stood for Python numbers.
+    return f(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
+
+
+def _plain(value):
+    if isinstance(value, WeakNumber):
+        return value.tensor
+    if type(value) in (list, tuple):
+        return type(value)(_plain(v) for v in value)
+    return value
 
 
 def _hashable(f) -> bool:

@@ -27,7 +27,7 @@ from codegen.context import Frame, current
 from codegen.errors import unsupported
 from codegen.lowering.recursion import CycleFunction
 from codegen.source import parse_function
-from codegen.trees import Pointer, Tables, _is_node
+from codegen.trees import Pointer, Tables, WeakNumber, _is_node
 
 INITIAL_FRAMES = 64
 
@@ -226,6 +226,8 @@ def _spec_of(value):
     """Spec, or a tuple of specs for a tuple/list value, or None for other Python objects."""
     if isinstance(value, Pointer):       # typing runs on stand-in tables; keep the real ones
         return Spec(tf.int32, (), tables=value.tables.real or value.tables)
+    if isinstance(value, WeakNumber):
+        return Spec(value.dtype, (), weak=True)
     if isinstance(value, (tf.Tensor, tf.Variable)):
         return Spec(value.dtype, tuple(value.shape.as_list()))
     if type(value) in (bool, int, float):
@@ -387,6 +389,8 @@ def _scatter(table, idx, values):
 def _cast(value, spec: Spec):
     if isinstance(value, Pointer):
         value = value.index
+    if isinstance(value, WeakNumber):
+        value = value.tensor
     t = tf.convert_to_tensor(value)
     return t if t.dtype == spec.dtype else tf.cast(t, spec.dtype)
 

@@ -136,6 +136,62 @@ def flatten(root, schema: Schema):
     return out
 
 
+class WeakNumber:
+    """A Python-number column read from a tree node: an int32/float32 tensor that, like the
+    Python number it stands for, takes the other operand's dtype in arithmetic
+    (`loss / node.size` divides a float tensor by an int attribute, as eager does)."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __tf_tensor__(self, dtype=None, name=None):
+        if dtype is not None and dtype != self.tensor.dtype:
+            return tf.cast(self.tensor, dtype)
+        return self.tensor
+
+    def _other(self, other):
+        if isinstance(other, WeakNumber):
+            return self.tensor, other.tensor
+        if isinstance(other, (tf.Tensor, tf.Variable)):
+            return tf.cast(self.tensor, other.dtype), other
+        return self.tensor, other
+
+    def _binary(op, reverse=False):
+        def method(self, other):
+            a, b = self._other(other)
+            return op(b, a) if reverse else op(a, b)
+        return method
+
+    import operator as _op
+    __add__, __radd__ = _binary(_op.add), _binary(_op.add, True)
+    __sub__, __rsub__ = _binary(_op.sub), _binary(_op.sub, True)
+    __mul__, __rmul__ = _binary(_op.mul), _binary(_op.mul, True)
+    __truediv__, __rtruediv__ = _binary(_op.truediv), _binary(_op.truediv, True)
+    __floordiv__, __rfloordiv__ = _binary(_op.floordiv), _binary(_op.floordiv, True)
+    __mod__, __rmod__ = _binary(_op.mod), _binary(_op.mod, True)
+    __lt__, __le__, __gt__, __ge__ = _binary(_op.lt), _binary(_op.le), _binary(_op.gt), _binary(_op.ge)
+    __eq__, __ne__ = _binary(_op.eq), _binary(_op.ne)
+    del _binary, _op
+
+    def __neg__(self):
+        return WeakNumber(-self.tensor)
+
+    def __bool__(self):
+        return bool(self.tensor)
+
+    __hash__ = None
+
+    @property
+    def dtype(self):
+        return self.tensor.dtype
+
+    @property
+    def shape(self):
+        return self.tensor.shape
+
+
 class Tables:
     real = None           # for stand-in tables used while typing a machine: the real ones
 
@@ -164,7 +220,9 @@ class Pointer:
                                  f"tree nodes are not converted)")
         col, table = entry
         value = tf.gather(table, tf.maximum(self.index, 0))
-        return Pointer(value, self.tables) if col.pointer else value
+        if col.pointer:
+            return Pointer(value, self.tables)
+        return WeakNumber(value) if col.shape == () and col.dtype in ("int32", "float32") else value
 
     def __repr__(self):
         return f"Pointer({self.index!r})"

@@ -97,7 +97,7 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
             n_inputs[0] += len(schema.columns)
             leaves.append(leaf)
             return ("leaf", len(leaves) - 1)
-        if t in (list, tuple) and len(value) <= 64:
+        if t in (list, tuple) and len(value) <= 1024:
             return (t.__name__, [visit(v, f"{path}[{i}]") for i, v in enumerate(value)])
         if t is dict and len(value) <= 64 and all(type(k) in (str, int) for k in value):
             keys = tuple(value)

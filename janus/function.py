@@ -191,6 +191,8 @@ class SpeculativeFunction:
             if exc.path in self.tree_paths:
                 raise codegen.ConversionError(exc.reason) from None
             self.tree_paths[exc.path] = exc.methods  # fed as tables from now on
+            for sibling in _siblings(exc.path, args, kwargs):    # the other trees of the same batch too
+                self.tree_paths.setdefault(sibling, exc.methods)
             log("recursion", self, f"{exc.path} is a tree walked by recursion: flattened to tables per call")
             return self._build(args, kwargs)
         except codegen.StagingError as exc:
@@ -395,3 +397,19 @@ def _match_types(value, template):
     if template in _PY_SCALARS and isinstance(value, tf.Tensor) and value.shape.rank == 0:
         return template(value.numpy())
     return value
+
+
+def _siblings(path: str, args, kwargs) -> list[str]:
+    """Paths of the other elements of the list or tuple that holds `path` ("args[1][3]")."""
+    match = re.fullmatch(r"(.*)\[(\d+)\]", path)
+    if match is None:
+        return []
+    parent_path = match.group(1)
+    try:
+        parent = eval(parent_path, {}, {"args": args, "kwargs": kwargs})   # noqa: S307 - our own path syntax
+    except Exception:  # noqa: BLE001
+        return []
+    if type(parent) not in (list, tuple):
+        return []
+    me = parent[int(match.group(2))]
+    return [f"{parent_path}[{i}]" for i, item in enumerate(parent) if type(item) is type(me)]

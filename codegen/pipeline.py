@@ -90,16 +90,7 @@ def convert(fn) -> ConvertedFunction:
     src = parse_function(fn)
     node = src.node
     sites = transform(node, src.filename)
-    factory = ast.FunctionDef(name="__janus_factory__", args=ast.arguments(
-        posonlyargs=[], args=[ast.arg(arg=JN)], kwonlyargs=[], kw_defaults=[], defaults=[]),
-        body=[node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))], decorator_list=[], returns=None,
-        type_params=[])
-    ast.copy_location(factory, node)
-    module = ast.Module(body=[factory], type_ignores=[])
-    ast.fix_missing_locations(module)
-    namespace = {"__builtins__": builtins}
-    exec(compile(module, src.filename, "exec"), namespace)
-    builder = namespace["__janus_factory__"](operators)
+    builder = _compile_builder(node, src.filename)
     builder.__defaults__ = fn.__defaults__
     builder.__kwdefaults__ = fn.__kwdefaults__
     converted = ConvertedFunction(fn, code_key(fn), fn.__code__, src.filename, builder, sites, ast.unparse(node))
@@ -112,6 +103,14 @@ def compile_block(cycle_function, block) -> ConvertedFunction:
     fn = cycle_function.fn
     node = cycle_function.block_source(block)
     sites = transform(node, cycle_function.filename)
+    builder = _compile_builder(node, cycle_function.filename)
+    return ConvertedFunction(fn, code_key(fn), fn.__code__, cycle_function.filename, builder, sites,
+                             ast.unparse(node))
+
+
+def _compile_builder(node: ast.FunctionDef, filename: str):
+    """Compile a lowered function inside `def __janus_factory__(jn)`, with the user's file name and
+    line numbers (tracebacks point at their source); `jn` is bound to the operators module."""
     factory = ast.FunctionDef(name="__janus_factory__", args=ast.arguments(
         posonlyargs=[], args=[ast.arg(arg=JN)], kwonlyargs=[], kw_defaults=[], defaults=[]),
         body=[node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))], decorator_list=[], returns=None,
@@ -120,7 +119,5 @@ def compile_block(cycle_function, block) -> ConvertedFunction:
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
     namespace = {"__builtins__": builtins}
-    exec(compile(module, cycle_function.filename, "exec"), namespace)
-    builder = namespace["__janus_factory__"](operators)
-    return ConvertedFunction(fn, code_key(fn), fn.__code__, cycle_function.filename, builder, sites,
-                             ast.unparse(node))
+    exec(compile(module, filename, "exec"), namespace)
+    return namespace["__janus_factory__"](operators)

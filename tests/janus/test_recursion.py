@@ -63,6 +63,21 @@ def count_primes(n):
     return rest
 
 
+def count(n):
+    """Primes in [2, n] by mutual recursion with `trial` (the static-recursion work's program)."""
+    if n < 2:
+        return 0
+    return trial(n, 2)
+
+
+def trial(n, d):
+    if d * d > n:
+        return 1 + count(n - 1)
+    if n % d == 0:
+        return count(n - 1)
+    return trial(n, d + 1)
+
+
 def power(x, n):
     if n == 0:
         return tf.ones_like(x)
@@ -102,6 +117,7 @@ CASES = [
     (tak, [(tf.constant(x), tf.constant(y), tf.constant(z)) for x, y, z in ((6, 3, 1), (8, 4, 2), (1, 2, 3))]),
     (is_even, [(tf.constant(k),) for k in (4, 7, 0, 31)]),
     (count_primes, [(tf.constant(k),) for k in (10, 2, 30)]),
+    (count, [(tf.constant(k),) for k in (10, 2, 30, 97)]),
     (power, [(tf.constant([1.5, -0.5]), tf.constant(k)) for k in (3, 0, 10)]),
 ]
 

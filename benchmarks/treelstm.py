@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from benchmarks import sst
 from benchmarks.harness import Workload
-from benchmarks.treernn import CLASSES, make_workloads
+from benchmarks.treernn import CLASSES, infer, make_workloads, train_step  # same imperative steps
 
 
 class TreeLSTM:
@@ -54,23 +54,6 @@ class TreeLSTM:
             state, below = self.combine(left, right), ll + lr
         loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[node.label], logits=self.logits(state))
         return state, below + loss[0]
-
-
-def infer(model, trees):
-    return tf.concat([model.logits(model.encode(t)) for t in trees], 0)
-
-
-def train_step(model, trees, lr):
-    with tf.GradientTape() as tape:
-        total = 0.0
-        for t in trees:
-            _, loss = model.node_losses(t)
-            total += loss / t.size
-        total = total / len(trees)
-    grads = tape.gradient(total, model.weights)
-    for w, g in zip(model.weights, grads):
-        w.assign_sub(lr * g)
-    return total
 
 
 def symbolic(model, train):

@@ -57,7 +57,7 @@ class Frame:
 
 class BuildContext:
     def __init__(self, profile, relaxed: set, convert, outside: dict[int, str], unroll_limit: int = 200,
-                 relaxed_state_dims=None, relaxed_state_scalars=None, forced=None):
+                 relaxed_state_dims=None, relaxed_state_scalars=None):
         self.profile = profile
         self.relaxed = relaxed                 # assumption keys never to make again
         self.convert = convert                 # fn -> ConvertedFunction
@@ -70,13 +70,11 @@ class BuildContext:
         self.print_tensors: list = []
         self.frames: list[Frame] = []
         self.general_depth = 0
-        self.graph = None
         self.outer_graph = None                # the FuncGraph being built (fed state is captured there)
         from codegen.heap import Heap
         self.heap = Heap()
         self.relaxed_state_dims = relaxed_state_dims or {}      # source -> dims fed as None
         self.relaxed_state_scalars = relaxed_state_scalars or {}  # source -> dtype a scalar is fed as
-        self.forced = forced                   # (kind name or None, id or None): testing hook
         self.open_dependencies: list = []      # control-dependency scopes opened by guards
         self.in_machine = 0                    # >0 while building a Call/Return machine
         self.dry_run = 0                       # >0 while typing machine blocks in a scratch graph

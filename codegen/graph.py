@@ -59,9 +59,6 @@ class GraphArtifact:
             rest = rest[count:]
         return writeback.unflatten(self.result_template, outs, args, kwargs)
 
-    def in_graph_assumptions(self):
-        return [a for a in self.assumptions if a.kind.in_graph]
-
 
 def _register_argument_containers(heap, value, path):
     if isinstance(value, tf.Tensor):
@@ -85,11 +82,11 @@ def _shadow_of_argument(value, path):
 
 
 def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict, jit_compile=False,
-                unroll_limit=200, relaxed_state_dims=None, relaxed_state_scalars=None, forced=None) -> GraphArtifact:
+                unroll_limit=200, relaxed_state_dims=None, relaxed_state_scalars=None) -> GraphArtifact:
     from codegen.pipeline import convert
 
     ctx = BuildContext(profile, relaxed, convert, outside, unroll_limit, relaxed_state_dims,
-                       relaxed_state_scalars, forced)
+                       relaxed_state_scalars)
     holder = {}
 
     def wrapper(*inputs):

@@ -205,8 +205,8 @@ def _value_check(src: _Source, mode: str, access: str, expected) -> str:
     return f"{access} is {src.const(expected, 'O')}"
 
 
-def check_access(check) -> tuple[object, str]:
-    """The expression (over the guard's constants) that reads a checked value, and its holder."""
+def check_access(check) -> str:
+    """The suffix that reads a checked value from its holder: `['name']`, `.cell_contents`, `.name`."""
     if check.access == "global":
         return f"[{check.name!r}]"
     if check.access == "closure":
@@ -274,7 +274,7 @@ def generate_entry_guard(sig: Signature, checks) -> tuple[str, dict]:
         access = src.const(check.holder, "H") + check_access(check)
         src.require(_value_check(src, check.mode, access, check.expected), check.source)
     body = "\n".join(src.lines)
-    text = (f"def entry_guard(args, kwargs):\n    try:\n"
+    text = ("def entry_guard(args, kwargs):\n    try:\n"
             + "\n".join("    " + line for line in body.splitlines())
             + f"\n    except Exception:\n        return None\n    return [{', '.join(inputs)}]\n")
     # The try body is indented one level deeper than the return.

@@ -145,7 +145,7 @@ def ld_item(obj, key):
     return value
 
 
-def _container_write(obj, what):
+def _container_write(obj):
     ctx = current()
     if id(obj) in ctx.heap.by_copy:
         return
@@ -156,7 +156,7 @@ def _container_write(obj, what):
 
 
 def st_item(obj, key, value):
-    _container_write(obj, "set")
+    _container_write(obj)
     sh = current().heap.by_copy.get(id(obj))
     if sh is not None:
         _note(current().heap.writes, f"{sh.source}[{key!r}]" if not hasattr(key, "dtype") else f"{sh.source}[...]")
@@ -164,7 +164,7 @@ def st_item(obj, key, value):
 
 
 def del_item(obj, key):
-    _container_write(obj, "del")
+    _container_write(obj)
     del obj[key]
 
 

@@ -15,7 +15,6 @@ Tables grow by doubling, so there is no depth or call limit to set.
 from __future__ import annotations
 
 import ast
-import builtins
 import dataclasses
 
 import tensorflow as tf
@@ -175,7 +174,6 @@ REFUSED: dict = {}        # function -> why it cannot run as a machine
 def wants_machine(fn, args) -> bool:
     """Whether this call runs as a machine: fn recurses, on tensors or on a tree argument.
     Recursion on Python values (nested lists, Python ints) is unrolled at build time instead."""
-    from codegen.calls_support import is_symbolic
     from codegen.errors import ConversionError
     if any(is_symbolic(a) or isinstance(a, Pointer) for a in args):
         try:

@@ -6,7 +6,6 @@ asking the active `BuildContext` whether the profile allows speculation.
 """
 from __future__ import annotations
 
-import builtins
 import operator
 
 import tensorflow as tf

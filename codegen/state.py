@@ -151,8 +151,7 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
         body_fn(i) if counter else body_fn()
         vals = get_state()
         for j, k in enumerate(init):
-            if not _is_tensorlike(k) and k is not vals[j] and not isinstance(k, type(None)) \
-                    and type(k).__name__ != "Undefined":
+            if not _is_tensorlike(k) and k is not vals[j] and k is not None and k is not UNDEF:
                 ctx.fail("loop-state", f"the loop replaces the Python object in `{names[j]}`",
                          "keep Python objects fixed inside loops over tensors")
         out = []

@@ -38,7 +38,7 @@ def speculate(fn=None, **options):
     return wrap(fn) if fn is not None else wrap
 
 
-import janus.report as _reports  # noqa: E402  (loaded now, so the `report` function below keeps the name)
+import janus.report as _reports  # noqa: E402,F401  (loaded now, so the `report` function below keeps the name)
 
 
 def report(format: str = "text"):

@@ -118,7 +118,7 @@ class SpeculativeFunction:
         try:
             graph = self._build(args, kwargs)
         finally:
-            built, self.graphs = self.graphs, cached
+            self.graphs = cached
         if graph is None:
             return self._eager(args, kwargs)
         inputs = graph.entry_guard(args, kwargs)

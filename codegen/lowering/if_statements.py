@@ -7,7 +7,6 @@ the variables either side assigns as its outputs.
 """
 from __future__ import annotations
 
-import ast
 
 from codegen.analysis import assigned_names
 from codegen.lowering.control_flow import StatementLowering, body_function, state_functions

@@ -8,7 +8,6 @@ variables the body assigns.
 """
 from __future__ import annotations
 
-import ast
 
 from codegen.analysis import assigned_names
 from codegen.lowering.control_flow import StatementLowering, body_function, state_functions

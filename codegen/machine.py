@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 
 import tensorflow as tf
 from tensorflow.python.framework.func_graph import FuncGraph
@@ -23,7 +24,7 @@ from tensorflow.python.framework.func_graph import FuncGraph
 from codegen.analysis import assigned_names
 from codegen.calls_support import is_symbolic, is_user_function
 from codegen.context import Frame, current
-from codegen.errors import unsupported
+from codegen.errors import ConversionError, Reason, unsupported, where
 from codegen.lowering.recursion import CycleFunction
 from codegen.source import parse_function
 from codegen.trees import Pointer, Tables, WeakNumber, _is_node
@@ -148,10 +149,41 @@ class Cycle:
                         and i < len(site.callee.params):
                     site.caller.tree_params.add(root.id)
                     site.callee.tree_params.add(site.callee.params[i])
+        self.invariant = self._invariant_params()
         self.builders = {(f, b.id): compile_block(cf, b) for f, cf in self.functions.items() for b in cf.blocks}
         self.last_steps = None
         self.last_frames = None
+        self.last_block_frames = None
         self.runs = 0
+
+    def _invariant_params(self) -> dict:
+        """{(function, parameter): class} for parameters every call passes along unchanged (`x` in
+        `x * power(x, n - 1)`): all frames then hold the entry's value, which the machine feeds to
+        every block as one loop-invariant tensor instead of a frame table.  Parameters joined by
+        such passing share a class; a class is invariant when no call passes anything else."""
+        parent: dict = {}
+
+        def find(k):
+            while parent.setdefault(k, k) != k:
+                k = parent[k]
+            return k
+
+        broken = set()
+        for f, cf in self.functions.items():
+            reassigned = set(assigned_names(cf.node.body))
+            for p in cf.params:
+                find((f, p))
+            for block in cf.blocks:
+                for call in (block.term[1] if block.term[0] == "call" else []):
+                    callee = self.names[f][call.callee]
+                    for i, q in enumerate(self.functions[callee].params):
+                        arg = call.args[i] if i < len(call.args) else None
+                        if isinstance(arg, ast.Name) and arg.id in cf.params and arg.id not in reassigned:
+                            parent[find((f, arg.id))] = find((callee, q))
+                        else:
+                            broken.add((callee, q))
+        bad = {find(k) for k in broken}
+        return {k: find(k) for k in list(parent) if find(k) not in bad}
 
     def tree_methods(self) -> tuple:
         """Zero-argument methods the cycle calls on some variable (`node.is_leaf()`)."""
@@ -160,11 +192,25 @@ class Cycle:
     def describe(self) -> dict:
         return {"functions": [cf.fn.__qualname__ for cf in self.functions.values()],
                 "call_sites": len(self.sites), "segments": self.n_blocks,
-                "last_steps": self.last_steps, "last_frames": self.last_frames, "runs": self.runs}
+                "last_steps": self.last_steps, "last_frames": self.last_frames,
+                "last_block_frames": self.last_block_frames, "runs": self.runs}
 
-    def observe(self, steps, frames):
+    def observe(self, steps, frames, ran):
+        """After a run: its steps, its frames, and how many frames each block ran (per segment, in
+        the order of `segment_names`); a block runs once per frame that reaches it, never again."""
         self.last_steps, self.last_frames = int(steps), int(frames)
+        self.last_block_frames = dict(zip(self.segment_names(), (int(r) for r in ran)))
         self.runs += 1
+
+    def segment_names(self) -> list[str]:
+        """`function:line` of each block's first statement (or its terminator), in global block order."""
+        names = []
+        for cf in self.functions.values():
+            for block in cf.blocks:
+                anchor = block.stmts[0] if block.stmts else (block.term[1] if block.term[0] in ("branch", "return")
+                                                             and block.term[1] is not None else cf.node)
+                names.append(f"{cf.fn.__qualname__}:{block.id}:{block.term[0]}@{anchor.lineno}")
+        return names
 
 
 _CYCLES: dict = {}
@@ -312,6 +358,7 @@ def _infer_specs(ctx, cycle: Cycle, entry, args):
     from codegen.state import UNDEF
     specs: dict = {}
     returns: dict = {}
+    stateful: set = set()           # blocks with stateful ops other than variable reads
     entry_cf = cycle.functions[entry]
     for p, a in zip(entry_cf.params, args):
         specs[(entry, p)] = _spec_of(a) or Spec(tf.int32, (), static=a, is_static=True)
@@ -339,6 +386,8 @@ def _infer_specs(ctx, cycle: Cycle, entry, args):
                     finally:
                         ctx.dry_run -= 1
                         ctx.frames.pop()
+                    if _stateful_ops(cf):
+                        stateful.add((f, block.id))
                     for v, value in zip(cf.vars, new_vars):
                         spec = _spec_of(value)
                         if spec is not None and (f, v) not in specs:
@@ -376,7 +425,35 @@ def _infer_specs(ctx, cycle: Cycle, entry, args):
                               "make sure every path returns a tensor or number")
         for v in cf.vars:
             specs.setdefault((f, v), Spec(tf.int32, (), True))    # never read before assigned
-    return specs, returns
+    return specs, returns, stateful
+
+
+_WRITES = ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "ResourceScatter",
+           "ResourceApply", "ResourceSparseApply")
+
+
+_READS = ("ReadVariableOp", "ResourceGather", "VariableShape", "VarHandleOp")
+
+
+def _stateful_ops(cf) -> bool:
+    """Whether the block just traced into the default graph has stateful ops besides variable reads.
+
+    A `tf.Variable` write is refused: a block runs once per machine step for all its frames, so the
+    write would neither run once per call nor in eager's order (a write that reads no frame value
+    runs once per step).  Such a function stays imperative, as do Python state writes in recursion."""
+    root = os.path.dirname(os.path.dirname(__file__))
+    library = tuple(os.path.dirname(os.path.dirname(m.__file__)) + os.sep for m in (tf, ast)) + tuple(
+        os.path.join(root, package) + os.sep for package in ("codegen", "janus", "profiler"))
+    for op in tf.compat.v1.get_default_graph().get_operations():
+        if op.type.startswith(_WRITES):
+            user = [fr for fr in op.traceback if not fr.filename.startswith(library)]
+            at = where(user[-1].filename, user[-1].lineno) if user else where(cf.filename, cf.node.lineno)
+            raise ConversionError(Reason(
+                "recursion", at, f"a tf.Variable write ({op.type}) inside the recursive function "
+                f"{cf.fn.__qualname__}", "batched calls cannot keep the order of writes; return the value and "
+                "write it after the recursion"))
+    return any(op._is_stateful and op.type not in _READS
+               for op in tf.compat.v1.get_default_graph().get_operations())
 
 
 # -- the machine -------------------------------------------------------------------------------------
@@ -425,7 +502,14 @@ def run(cycle: Cycle, entry, args):
 
 
 def _run(ctx, cycle, entry, args):
-    specs, returns = _infer_specs(ctx, cycle, entry, args)
+    specs, returns, stateful = _infer_specs(ctx, cycle, entry, args)
+    # Tensors every call passes along unchanged are the entry's value in every frame: no table.
+    shared = {cycle.invariant[(entry, p)]: a for p, a in zip(cycle.functions[entry].params, args)
+              if (entry, p) in cycle.invariant and _is_tensors(a)}
+    shared = {cls: tf.nest.map_structure(_Widened.of, value) for cls, value in shared.items()}
+    for key, cls in cycle.invariant.items():
+        if cls in shared:
+            specs[key] = Spec(tf.int32, (), static=shared[cls], is_static=True)
     # One table per leaf of every non-static variable: index[(f, v)] -> table positions.
     index: dict = {}
     leaf_specs: list = []
@@ -458,20 +542,36 @@ def _run(ctx, cycle, entry, args):
     n_res = len(results)
 
     def grow(need, state):
+        """Double the tables when `need` frames do not fit.  A pad, not a `tf.cond`: the gradient of a
+        pad only keeps shapes, where a cond's gradient would keep every table of every step."""
         pc, parent, slot, pending, active, tables = state
+        size = tf.shape(pc)[0]
+        extra = tf.where(need > size, tf.maximum(size, need - size), 0)
 
-        def bigger():
-            size = tf.shape(pc)[0]
-            extra = tf.maximum(size, need - size)
-            pad = lambda t, fill: tf.concat([t, tf.fill(tf.concat([[extra], tf.shape(t)[1:]], 0),  # noqa: E731
-                                                        tf.cast(fill, t.dtype))], 0)
-            return (pad(pc, -1), pad(parent, -1), pad(slot, -1), pad(pending, 0), pad(active, False),
-                    [pad(t, 0) for t in tables])
+        def pad(t, fill):
+            return tf.pad(t, [[0, extra]] + [[0, 0]] * (t.shape.rank - 1), constant_values=tf.cast(fill, t.dtype))
 
-        return tf.cond(need > tf.shape(pc)[0], bigger, lambda: (pc, parent, slot, pending, active, list(tables)))
+        return (pad(pc, -1), pad(parent, -1), pad(slot, -1), pad(pending, 0), pad(active, False),
+                [pad(t, 0) for t in tables])
+
+    def _no_frames(f, cf, block):
+        """What `per_frame` gives, vectorised over zero frames."""
+        empty = lambda spec: tf.zeros((0,) + spec.shape, spec.dtype)  # noqa: E731
+        out = [empty(leaf_specs[j]) for v in cf.vars if (f, v) in index for j in index[(f, v)]]
+        kind = block.term[0]
+        if kind == "branch":
+            term = [tf.zeros([0], tf.bool)]
+        elif kind == "call":
+            term = [empty(leaf_specs[j]) for c in block.term[1] for p in cycle.functions[cycle.names[f][c.callee]].params
+                    for j in index.get((cycle.names[f][c.callee], p), [])]
+        elif kind == "return":
+            term = [empty(s) for s in _leaves(returns[f])]
+        else:
+            term = [tf.zeros([0], tf.int32)]
+        return out, term
 
     def run_block(f, cf, block, state):
-        steps, n, pc, parent, slot, pending, active, results, tables = state
+        steps, n, pc, parent, slot, pending, active, ran, results, tables = state
         gid = cycle.offsets[f] + block.id
         idx = tf.cast(tf.reshape(tf.where(tf.logical_and(active, tf.equal(pc, gid))), [-1]), tf.int32)
         table_vars = [v for v in cf.vars if (f, v) in index]
@@ -485,7 +585,7 @@ def _run(ctx, cycle, entry, args):
             for v in cf.vars:
                 spec = specs[(f, v)]
                 if isinstance(spec, Spec) and spec.is_static:
-                    full.append(spec.static)
+                    full.append(tf.nest.map_structure(_Widened.narrow, spec.static))
                 else:
                     full.append(_wrap(given[v], spec))
             ctx.frames.append(Frame(converted))
@@ -514,12 +614,19 @@ def _run(ctx, cycle, entry, args):
                 term = [tf.constant(0)]
             return out, term
 
-        new_leaves, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
+        k = tf.size(idx)
+        ran = tf.tensor_scatter_nd_add(ran, [[gid]], [k])
+        if (f, block.id) in stateful:
+            # pfor's fallback keeps the stateful ops of its trace alive and feeds them frame 0, which
+            # does not exist when no frame waits here: run the block only when some frame does.
+            new_leaves, term = tf.cond(k > 0, lambda: tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True),
+                                       lambda: _no_frames(f, cf, block))
+        else:
+            new_leaves, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
         positions = [j for v in table_vars for j in index[(f, v)]]
         for j, value in zip(positions, new_leaves):
             tables[j] = _scatter(tables[j], idx, value)
         kind = block.term[0]
-        k = tf.size(idx)
         if kind == "goto":
             pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term[1]))
         elif kind == "branch":
@@ -569,27 +676,57 @@ def _run(ctx, cycle, entry, args):
             active = _scatter(active, idx, tf.fill([k], False))
             woken = tf.logical_and(tf.equal(pending, 0), tf.logical_and(tf.logical_not(active), pc >= 0))
             active = tf.logical_or(active, woken)
-        return steps, n, pc, parent, slot, pending, active, results, tables
+        return steps, n, pc, parent, slot, pending, active, ran, results, tables
 
-    def body(steps, n, pc, parent, slot, pending, active, *rest):
-        state = (steps, n, pc, parent, slot, pending, active, list(rest[:n_res]), list(rest[n_res:]))
+    def body(steps, n, pc, parent, slot, pending, active, ran, *rest):
+        state = (steps, n, pc, parent, slot, pending, active, ran, list(rest[:n_res]), list(rest[n_res:]))
         for f, cf in cycle.functions.items():
             for block in cf.blocks:
                 state = run_block(f, cf, block, state)
-        steps, n, pc, parent, slot, pending, active, results, tables = state
-        return [steps + 1, n, pc, parent, slot, pending, active] + list(results) + list(tables)
+        steps, n, pc, parent, slot, pending, active, ran, results, tables = state
+        return [steps + 1, n, pc, parent, slot, pending, active, ran] + list(results) + list(tables)
 
-    def cond(steps, n, pc, parent, slot, pending, active, *rest):
+    def cond(steps, n, pc, parent, slot, pending, active, ran, *rest):
         return tf.reduce_any(active)
 
-    loop_vars = [steps, n, pc, parent, slot, pending, active] + results + tables
+    ran = tf.zeros([cycle.n_blocks], tf.int32)          # frames each block has run (see Cycle.observe)
+    loop_vars = [steps, n, pc, parent, slot, pending, active, ran] + results + tables
     invariants = ([tf.TensorShape([]), tf.TensorShape([])] + [tf.TensorShape([None])] * 5
+                  + [tf.TensorShape([cycle.n_blocks])]
                   + [tf.TensorShape(s.shape) for s in ret_leaves]
                   + [tf.TensorShape([None] + list(s.shape)) for s in leaf_specs])
     out = tf.while_loop(cond, body, loop_vars, shape_invariants=invariants)
-    ctx.observe(cycle.observe, [out[0], out[1]])
+    ctx.observe(cycle.observe, [out[0], out[1], out[7]])
     ctx.recursion.append(cycle)
-    return _pack(ret_spec, list(out[7:7 + n_res]))
+    return _pack(ret_spec, list(out[8:8 + n_res]))
+
+
+class _Widened:
+    """A float tensor shared by every frame, captured by the loop in float64 and narrowed inside it.
+
+    Its gradient is the sum of one contribution per frame; TensorFlow sums the contributions of a
+    loop's captured tensor step after step in the captured dtype.  A sequential float32 sum of a
+    thousand similar terms (x^1000) drifts by 1e-5, where eager's AddN stays near 1e-7; summing in
+    float64 and rounding once keeps the machine's gradients as exact as eager's."""
+
+    def __init__(self, wide, dtype):
+        self.wide, self.dtype = wide, dtype
+
+    @staticmethod
+    def of(value):
+        if isinstance(value, (tf.Tensor, tf.Variable)) and value.dtype in (tf.float16, tf.bfloat16, tf.float32):
+            return _Widened(tf.cast(value, tf.float64), value.dtype)
+        return value
+
+    @staticmethod
+    def narrow(value):
+        return tf.cast(value.wide, value.dtype) if isinstance(value, _Widened) else value
+
+
+def _is_tensors(value) -> bool:
+    if type(value) in (tuple, list):
+        return bool(value) and all(_is_tensors(v) for v in value)
+    return isinstance(value, (tf.Tensor, tf.Variable)) and not isinstance(value, Pointer)
 
 
 def _wrap(value, spec):

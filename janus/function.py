@@ -326,8 +326,11 @@ class SpeculativeFunction:
         return self._profiled(args, kwargs)
 
     def _after_graph_error(self, exc, args, kwargs):
-        self._note(codegen.Reason("graph-error", "", f"{type(exc).__name__} while running the graph; "
-                                                     "re-running eagerly", ""))
+        lines = [ln for ln in (getattr(exc, "message", None) or str(exc)).strip().splitlines()
+                 if ln.strip() and not ln.startswith(("Graph execution error", "Detected at node", "  "))]
+        first = lines[:1]
+        self._note(codegen.Reason("graph-error", "", f"{type(exc).__name__} while running the graph"
+                                  + (f" ({first[0][:300]})" if first else "") + "; re-running eagerly", ""))
         return self._eager(args, kwargs)
 
     def _make_imperative(self, reason):

@@ -562,8 +562,9 @@ def _run(ctx, cycle, entry, args):
         if kind == "branch":
             term = [tf.zeros([0], tf.bool)]
         elif kind == "call":
-            term = [empty(leaf_specs[j]) for c in block.term[1] for p in cycle.functions[cycle.names[f][c.callee]].params
-                    for j in index.get((cycle.names[f][c.callee], p), [])]
+            callees = [cycle.names[f][c.callee] for c in block.term[1]]
+            term = [empty(leaf_specs[j]) for g in callees for p in cycle.functions[g].params
+                    for j in index.get((g, p), [])]
         elif kind == "return":
             term = [empty(s) for s in _leaves(returns[f])]
         else:

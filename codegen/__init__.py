@@ -6,9 +6,9 @@ on the current profile, and returns the concrete function with its entry
 guard and assumptions.
 """
 from codegen.assumptions import Assumption, Kind
-from codegen.errors import ConversionError, JanusError, NeedsTree, Reason, StagingError
+from codegen.errors import ConversionError, JanusError, JoinBroken, NeedsTree, Reason, StagingError
 from codegen.graph import GraphArtifact, build_graph
 from codegen.pipeline import ConvertedFunction, convert
 
-__all__ = ["Assumption", "Kind", "ConversionError", "JanusError", "NeedsTree", "Reason", "StagingError", "GraphArtifact",
+__all__ = ["Assumption", "Kind", "ConversionError", "JanusError", "JoinBroken", "NeedsTree", "Reason", "StagingError", "GraphArtifact",
            "build_graph", "ConvertedFunction", "convert"]

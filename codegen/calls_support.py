@@ -261,3 +261,65 @@ def _inline(ctx, fn, args, kwargs):
         return converted.builder(*args, **kwargs)
     finally:
         ctx.frames.pop()
+
+
+# -- joined calls (see codegen.lowering.join_calls) ------------------------------------------------
+class Joined:
+    """Results of calls a loop makes, computed by one machine before the loop runs."""
+
+    def __init__(self, results, where, ops, writes):
+        self.results, self.where = list(results), where
+        self.ops, self.writes = ops, writes        # graph size and deferred writes when joined
+
+
+def _user_callee(f, args):
+    """(function, args) for a call of a user function or method, else None."""
+    f = _unwrap(f)
+    if isinstance(f, types.MethodType) and is_user_function(f.__func__):
+        return f.__func__, (f.__self__,) + tuple(args)
+    if is_user_function(f):
+        return f, tuple(args)
+    return None
+
+
+def join(items, spec, where):
+    """One machine run for `f(*args)` of every item, when the loop will call a recursion the machine
+    runs on each item of a Python list or tuple; else None (the loop calls as usual)."""
+    from codegen import machine
+    ctx = current()
+    if type(items) not in (list, tuple) or len(items) < 2 or ctx.in_machine or ctx.dry_run \
+            or ("join", where) in ctx.relaxed:
+        return None
+    calls = [_user_callee(*spec(item)) for item in items]
+    if any(c is None for c in calls) or len({c[0] for c in calls}) != 1:
+        return None
+    fn = calls[0][0]
+    if not all(machine.wants_machine(fn, args) for _, args in calls):
+        return None
+    results = machine.run_many(machine.cycle_of(fn), fn, [args for _, args in calls])
+    if results is None:
+        return None
+    return Joined(results, where, len(ctx.outer_graph.get_operations()) if ctx.outer_graph else 0,
+                  len(ctx.heap.writes))
+
+
+def joined(j, thunk):
+    """The next joined result (the loop makes its calls in the order they were joined), or the call."""
+    if j is None:
+        return thunk()
+    return j.results.pop(0)
+
+
+def join_end(j):
+    """After the loop: the joined calls ran before its body; if the body wrote a variable or deferred
+    state, they might have read it too late, so the build is redone without this join."""
+    if j is None:
+        return
+    from codegen.errors import JoinBroken
+    from codegen.machine import _WRITES
+    ctx = current()
+    graph = ctx.outer_graph
+    wrote = ctx.heap.writes[j.writes:] or (graph is not None and any(
+        op.type.startswith(_WRITES) for op in graph.get_operations()[j.ops:]))
+    if wrote or j.results:
+        raise JoinBroken(("join", j.where))

@@ -73,6 +73,16 @@ class StagingError(JanusError):
     """The builder could not be traced into a graph for these inputs."""
 
 
+class JoinBroken(StagingError):
+    """Calls joined into one machine before a loop were not independent of the loop's body (it wrote
+    a variable or state after them): rebuild without that join."""
+
+    def __init__(self, key):
+        super().__init__(Reason("join", key[1], "the loop writes state its joined recursive calls may read",
+                                "the calls run one machine each"))
+        self.key = key
+
+
 def where(filename: str, lineno: int | None) -> str:
     return f"{filename}:{lineno}" if lineno else filename
 

@@ -477,35 +477,78 @@ def _cast_all(value, spec) -> list:
 
 def run(cycle: Cycle, entry, args):
     """Build the machine for one call `entry(*args)` into the current graph; returns its result."""
+    return run_many(cycle, entry, [args])[0]
+
+
+def run_many(cycle: Cycle, entry, calls: list):
+    """One machine for independent calls `entry(*args)` for each args in `calls` (a Python loop over
+    a batch of trees): every call is a root frame, they all advance together.  Returns their
+    results in order, or None when the calls cannot share a machine (different tree layouts,
+    different shared objects)."""
     ctx = current()
+    cf = cycle.functions[entry]
     if ctx.in_machine:
-        cf = cycle.functions[entry]
         raise unsupported("recursion", cf.filename, cf.node,
                           f"{entry.__qualname__} recurses on tensors inside another machine's block")
-    cf = cycle.functions[entry]
-    for p, a in zip(cf.params, args):
-        if p in cf.tree_params and _is_node(a):
-            from codegen.errors import NeedsTree
-            path = ctx.outside.get(id(a))
-            if path is None or not path.startswith(("args", "kwargs")):
-                raise unsupported("recursion", cf.filename, cf.node,
-                                  f"the tree passed as `{p}` is not an argument of the speculated function",
-                                  "pass the tree as an argument")
-            raise NeedsTree(path, f"{cf.filename}:{cf.node.lineno}", cycle.tree_methods())
+    for args in calls:
+        for p, a in zip(cf.params, args):
+            if p in cf.tree_params and _is_node(a):
+                from codegen.errors import NeedsTree
+                path = ctx.outside.get(id(a))
+                if path is None or not path.startswith(("args", "kwargs")):
+                    raise unsupported("recursion", cf.filename, cf.node,
+                                      f"the tree passed as `{p}` is not an argument of the speculated function",
+                                      "pass the tree as an argument")
+                raise NeedsTree(path, f"{cf.filename}:{cf.node.lineno}", cycle.tree_methods())
+    calls = _joined_trees(calls) if len(calls) > 1 else calls
+    if calls is None:
+        return None
     ctx.general_depth += 1                     # no speculation and no deferred prints inside the machine
     ctx.in_machine += 1
     try:
-        return _run(ctx, cycle, entry, args)
+        return _run(ctx, cycle, entry, calls)
     finally:
         ctx.general_depth -= 1
         ctx.in_machine -= 1
 
 
-def _run(ctx, cycle, entry, args):
-    specs, returns, stateful = _infer_specs(ctx, cycle, entry, args)
+def _joined_trees(calls):
+    """The calls with the trees of each parameter joined into one set of tables (pointer columns
+    shifted by the nodes before), so that all roots index the same tables; None if they differ
+    in layout, or in a Python object they pass."""
+    out = [list(args) for args in calls]
+    for i, first in enumerate(calls[0]):
+        column = [args[i] for args in calls]
+        if isinstance(first, Pointer):
+            if not all(isinstance(a, Pointer) and a.tables.schema == first.tables.schema for a in column):
+                return None
+            schema = first.tables.schema
+            sizes = [tf.shape(a.tables.columns[schema.columns[0].name][1])[0] for a in column] \
+                if schema.columns else None
+            if sizes is None:
+                return None
+            offsets = tf.math.cumsum(tf.stack(sizes), exclusive=True)
+            cols = []
+            for c in schema.columns:
+                parts = [a.tables.columns[c.name][1] for a in column]
+                if c.pointer:
+                    parts = [tf.where(t >= 0, t + offsets[r], t) for r, t in enumerate(parts)]
+                cols.append(tf.concat(parts, 0))
+            tables = Tables(schema, cols)
+            for r, a in enumerate(column):
+                out[r][i] = Pointer(a.index + offsets[r], tables)
+        elif _spec_of(first) is None and not all(a is first for a in column):
+            return None
+        elif _spec_of(first) is not None and any(_spec_of(a) != _spec_of(first) for a in column):
+            return None
+    return [tuple(args) for args in out]
+
+
+def _run(ctx, cycle, entry, calls):
+    specs, returns, stateful = _infer_specs(ctx, cycle, entry, calls[0])
     # Tensors every call passes along unchanged are the entry's value in every frame: no table.
-    shared = {cycle.invariant[(entry, p)]: a for p, a in zip(cycle.functions[entry].params, args)
-              if (entry, p) in cycle.invariant and _is_tensors(a)}
+    shared = {cycle.invariant[(entry, p)]: a for i, (p, a) in enumerate(zip(cycle.functions[entry].params, calls[0]))
+              if (entry, p) in cycle.invariant and _is_tensors(a) and all(c[i] is a for c in calls)}
     shared = {cls: tf.nest.map_structure(_Widened.of, value) for cls, value in shared.items()}
     for key, cls in cycle.invariant.items():
         if cls in shared:
@@ -524,20 +567,23 @@ def _run(ctx, cycle, entry, args):
     ret_spec = returns[entry]
     ret_leaves = _leaves(ret_spec)
 
-    cap = INITIAL_FRAMES
+    roots = len(calls)                      # frames 0 .. roots-1 are the calls, in order
+    cap = max(INITIAL_FRAMES, roots)
+    first = tf.range(roots)
     tables = [tf.zeros((cap,) + s.shape, s.dtype) for s in leaf_specs]
-    for p, a in zip(entry_cf.params, args):
+    for p in entry_cf.params:
         if (entry, p) not in index:
             continue
-        for j, leaf in zip(index[(entry, p)], _cast_all(a, specs[(entry, p)])):
-            tables[j] = _scatter(tables[j], tf.constant([0]), tf.expand_dims(leaf, 0))
-    pc = _scatter(tf.fill([cap], -1), tf.constant([0]), tf.constant([cycle.offsets[entry] + entry_cf.entry]))
+        leaves = [_cast_all(args[entry_cf.params.index(p)], specs[(entry, p)]) for args in calls]
+        for k, j in enumerate(index[(entry, p)]):
+            tables[j] = _scatter(tables[j], first, tf.stack([leaf[k] for leaf in leaves]))
+    pc = _scatter(tf.fill([cap], -1), first, tf.fill([roots], cycle.offsets[entry] + entry_cf.entry))
     parent = tf.fill([cap], -1)
     slot = tf.fill([cap], -1)
     pending = tf.zeros([cap], tf.int32)
-    active = _scatter(tf.zeros([cap], tf.bool), tf.constant([0]), tf.constant([True]))
-    results = [tf.zeros(s.shape, s.dtype) for s in ret_leaves]
-    n = tf.constant(1)
+    active = _scatter(tf.zeros([cap], tf.bool), first, tf.fill([roots], True))
+    results = [tf.zeros((roots,) + s.shape, s.dtype) for s in ret_leaves]
+    n = tf.constant(roots)
     steps = tf.constant(0)
     n_res = len(results)
 
@@ -658,11 +704,10 @@ def _run(ctx, cycle, entry, args):
             par = tf.gather(parent, idx)
             site = tf.gather(slot, idx)
             is_root = tf.equal(par, -1)
-            if f is entry:         # only the entry function's root frame returns out of the machine
-                results = list(tf.cond(
-                    tf.reduce_any(is_root),
-                    lambda: [_cast(tf.boolean_mask(t, is_root)[0], s) for t, s in zip(term, ret_leaves)],
-                    lambda: list(results)))
+            if f is entry:         # only the entry function's root frames return out of the machine
+                root_ids = tf.boolean_mask(idx, is_root)
+                results = [_scatter(r, root_ids, _cast(tf.boolean_mask(t, is_root), s))
+                           for r, t, s in zip(results, term, ret_leaves)]
             for s in cycle.sites:
                 if s.callee is not cf:
                     continue
@@ -694,12 +739,12 @@ def _run(ctx, cycle, entry, args):
     loop_vars = [steps, n, pc, parent, slot, pending, active, ran] + results + tables
     invariants = ([tf.TensorShape([]), tf.TensorShape([])] + [tf.TensorShape([None])] * 5
                   + [tf.TensorShape([cycle.n_blocks])]
-                  + [tf.TensorShape(s.shape) for s in ret_leaves]
+                  + [tf.TensorShape((roots,) + s.shape) for s in ret_leaves]
                   + [tf.TensorShape([None] + list(s.shape)) for s in leaf_specs])
     out = tf.while_loop(cond, body, loop_vars, shape_invariants=invariants)
     ctx.observe(cycle.observe, [out[0], out[1], out[7]])
     ctx.recursion.append(cycle)
-    return _pack(ret_spec, list(out[8:8 + n_res]))
+    return [_pack(ret_spec, [r[i] for r in out[8:8 + n_res]]) for i in range(roots)]
 
 
 class _Widened:

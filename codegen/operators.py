@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from codegen import faults
 from codegen.assumptions import Kind
-from codegen.calls_support import call, ld, ld_attr, py_iter, TensorRange, is_symbolic  # noqa: F401
+from codegen.calls_support import call, join, join_end, joined, ld, ld_attr, py_iter, TensorRange, is_symbolic  # noqa: F401
 from codegen.context import current
 from codegen.heap import del_attr, del_item, del_name, inplace, ld_item, st_attr, st_item, st_name  # noqa: F401
 from codegen.trees import Pointer, is_none

@@ -21,6 +21,7 @@ from codegen.lowering.break_continue import BreakContinue
 from codegen.lowering.calls import CallsAndReads
 from codegen.lowering.expressions import Expressions
 from codegen.lowering.if_statements import IfStatements
+from codegen.lowering.join_calls import JoinCalls
 from codegen.lowering.loops import Loops
 from codegen.lowering.return_statements import ReturnStatements
 from codegen.lowering.state_writes import StateWrites, declared_names
@@ -54,6 +55,9 @@ def transform(node: ast.FunctionDef, filename: str):
     sites = SiteTable(filename)
     # 1. Refuse what stays imperative before touching anything.
     UnsupportedConstructs(filename, local_names(node) - declared).visit(node)
+    # 2a. Independent calls in Python loops may join one recursion machine; must see the user's
+    #     own writes (before they become operators) and calls (before they become jn.call).
+    JoinCalls(namer, filename, declared).generic_visit(node)
     # 2. Writes to the heap become deferred operators; must see `global`/`nonlocal` before
     #    names are classified, and runs before calls so its operands are lowered like any other.
     StateWrites(filename, namer, declared).visit(node)

@@ -195,6 +195,12 @@ class SpeculativeFunction:
                 self.tree_paths.setdefault(sibling, exc.methods)
             log("recursion", self, f"{exc.path} is a tree walked by recursion: flattened to tables per call")
             return self._build(args, kwargs)
+        except codegen.JoinBroken as exc:
+            if exc.key in self.relaxed:
+                raise codegen.ConversionError(exc.reason) from None
+            self.relaxed.add(exc.key)                 # these calls run one machine each from now on
+            log("recursion", self, f"{exc.reason.where}: {exc.reason.explanation}; not joined")
+            return self._build(args, kwargs)
         except codegen.StagingError as exc:
             scalar_leaves = [leaf.path for leaf in sig.leaves if leaf.kind == "scalar-tensor"]
             relaxed_paths = [leaf.path for leaf in sig.leaves if leaf.kind == "tensor" and self.relaxed_dims.get(leaf.path)

@@ -1,0 +1,156 @@
+"""Prepares independent calls in a Python loop to run as one Call/Return machine.
+
+    for t in trees:                       __it = trees
+        _, loss = model.losses(t)   ->    __j = jn.join(__it, lambda t: (model.losses, (t,)), "file:line")
+        total += loss                     for t in __it:
+                                              _, loss = jn.joined(__j, lambda: model.losses(t))
+                                              total += loss
+                                          jn.join_end(__j)
+
+At build time `jn.join` looks at what the loop will call: when the iterable is a
+Python list or tuple and the callee is a recursion the machine runs (a tree per
+call), all calls become root frames of one machine, which advances every tree
+level by level together; `jn.joined` then hands out their results in order.
+Otherwise it returns None and `jn.joined` simply makes the call.
+
+Only calls that cannot depend on what the loop body did before them qualify:
+the call is evaluated unconditionally at the top of a body statement, its
+callee and arguments read only the loop variable and names the body never
+assigns, and the body has no break/continue/return, no attribute, subscript,
+global or nonlocal writes and no `with`/`try`.  `jn.join_end` checks what
+the build saw: if the loop wrote a `tf.Variable` or deferred state after the
+join, the joined calls may have read stale values, so the build is redone
+without this join (`codegen.errors.JoinBroken`).
+"""
+from __future__ import annotations
+
+import ast
+import copy
+
+from codegen.analysis import assigned_names
+from codegen.templates import replace, replace_expr
+
+JN = "jn"
+_LOOP_EXITS = (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom, ast.Await)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
+_DEFERRED = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _walk_same_scope(node):
+    """`ast.walk` that does not enter nested functions, classes or lambdas."""
+    stack = [node]
+    while stack:
+        sub = stack.pop()
+        yield sub
+        stack.extend(c for c in ast.iter_child_nodes(sub) if not isinstance(c, _SCOPES))
+
+
+def _names(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _rooted_name(expr) -> bool:
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return isinstance(expr, ast.Name)
+
+
+def _unconditional_calls(expr) -> list[ast.Call]:
+    """Calls in `expr` that always run when it is evaluated (not under if/and/or/lambda/comprehension)."""
+    out, stack = [], [expr]
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, _DEFERRED):
+            continue
+        if isinstance(sub, ast.Call):
+            out.append(sub)
+        stack.extend(ast.iter_child_nodes(sub))
+    return out
+
+
+class JoinCalls(ast.NodeTransformer):
+    def __init__(self, namer, filename: str, declared: set[str]):
+        self.namer, self.filename, self.declared = namer, filename, declared
+
+    def visit_FunctionDef(self, node):
+        return node                   # nested functions are converted when they are called
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.target, ast.Name) or node.orelse or not self._plain_body(node.body):
+            return node
+        target = node.target.id
+        varying = set(assigned_names(node.body)) | {target}
+        joins = []
+        for stmt in node.body:
+            if not isinstance(stmt, _SIMPLE) or stmt.value is None:
+                continue
+            for call in _unconditional_calls(stmt.value):
+                if self._joinable(call, target, varying):
+                    joins.append((stmt, call))
+        if not joins:
+            return node
+        it = self.namer.new("join_items")
+        before = replace("it = items", node, it=it, items=node.iter)
+        after = []
+        node.iter = ast.copy_location(ast.Name(id=it, ctx=ast.Load()), node.iter)
+        for stmt, call in joins:
+            j = self.namer.new("joined")
+            spec = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=target)], vararg=None,
+                                                 kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+                              body=ast.Tuple(elts=[copy.deepcopy(call.func),
+                                                   ast.Tuple(elts=copy.deepcopy(call.args), ctx=ast.Load())],
+                                             ctx=ast.Load()))
+            where = ast.Constant(f"{self.filename}:{call.lineno}")
+            before += replace(f"j = {JN}.join(it, spec, where)", node, j=j, it=it, spec=spec, where=where)
+            after += replace(f"{JN}.join_end(j)", node, j=j)
+            thunk = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                                  kw_defaults=[], kwarg=None, defaults=[]),
+                               body=ast.Call(func=call.func, args=call.args, keywords=[]))
+            _replace_node(stmt, call, replace_expr(f"{JN}.joined(j, thunk)", call, j=j, thunk=thunk))
+        for new in before + after:
+            ast.fix_missing_locations(ast.copy_location(new, node))
+        return before + [node] + after
+
+    def _plain_body(self, body) -> bool:
+        for stmt in body:
+            for sub in _walk_same_scope(stmt):
+                if isinstance(sub, _LOOP_EXITS + (ast.With, ast.AsyncWith, ast.Try, ast.Global, ast.Nonlocal,
+                                                  ast.Delete)):
+                    return False
+                if isinstance(sub, (ast.Attribute, ast.Subscript)) and isinstance(sub.ctx, ast.Store):
+                    return False
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and sub.id in self.declared:
+                    return False
+        return True
+
+    @staticmethod
+    def _joinable(call: ast.Call, target: str, varying: set[str]) -> bool:
+        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args) or not call.args:
+            return False
+        if not _rooted_name(call.func) or _names(call.func) & varying:
+            return False
+        if any(isinstance(sub, ast.Call) for a in call.args for sub in ast.walk(a)):
+            return False
+        used = set().union(*(_names(a) for a in call.args))
+        return target in used and not (used - {target}) & varying
+
+
+def _replace_node(root, old, new):
+    for parent in ast.walk(root):
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if item is old:
+                        value[i] = new
+                        return
+    raise AssertionError("call not found")

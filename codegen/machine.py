@@ -545,6 +545,7 @@ def _joined_trees(calls):
 
 
 def _run(ctx, cycle, entry, calls):
+    from codegen.state import UNDEF
     specs, returns, stateful = _infer_specs(ctx, cycle, entry, calls[0])
     # Tensors every call passes along unchanged are the entry's value in every frame: no table.
     shared = {cycle.invariant[(entry, p)]: a for i, (p, a) in enumerate(zip(cycle.functions[entry].params, calls[0]))
@@ -603,7 +604,8 @@ def _run(ctx, cycle, entry, calls):
     def _no_frames(f, cf, block):
         """What `per_frame` gives, vectorised over zero frames."""
         empty = lambda spec: tf.zeros((0,) + spec.shape, spec.dtype)  # noqa: E731
-        out = [empty(leaf_specs[j]) for v in cf.vars if (f, v) in index for j in index[(f, v)]]
+        written = set(assigned_names(block.stmts))
+        out = [empty(leaf_specs[j]) for v in cf.vars if (f, v) in index and v in written for j in index[(f, v)]]
         kind = block.term[0]
         if kind == "branch":
             term = [tf.zeros([0], tf.bool)]
@@ -621,12 +623,15 @@ def _run(ctx, cycle, entry, calls):
         steps, n, pc, parent, slot, pending, active, ran, results, tables = state
         gid = cycle.offsets[f] + block.id
         idx = tf.cast(tf.reshape(tf.where(tf.logical_and(active, tf.equal(pc, gid))), [-1]), tf.int32)
-        table_vars = [v for v in cf.vars if (f, v) in index]
-        vals = [tf.gather(tables[j], idx) for v in table_vars for j in index[(f, v)]]
+        # Only the variables the block reads or assigns are gathered, only those it assigns scattered back.
+        reads = _exposed_reads(block.stmts, _term_exprs(block.term), set(cf.vars))
+        written = [v for v in cf.vars if (f, v) in index and v in set(assigned_names(block.stmts))]
+        table_vars = [v for v in cf.vars if (f, v) in index and (v in reads or v in written)]
+        vals = [idx] + [tf.gather(tables[j], idx) for v in table_vars for j in index[(f, v)]]
         converted = cycle.builders[(f, block.id)]
 
         def per_frame(frame_vals):
-            flat = list(frame_vals)
+            flat = list(frame_vals[1:])
             given = {v: _pack(specs[(f, v)], flat) for v in table_vars}
             full = []
             for v in cf.vars:
@@ -634,7 +639,7 @@ def _run(ctx, cycle, entry, calls):
                 if isinstance(spec, Spec) and spec.is_static:
                     full.append(tf.nest.map_structure(_Widened.narrow, spec.static))
                 else:
-                    full.append(_wrap(given[v], spec))
+                    full.append(_wrap(given[v], spec) if v in given else UNDEF)
             ctx.frames.append(Frame(converted))
             try:
                 new_vars, term = converted.builder(*full)
@@ -642,7 +647,7 @@ def _run(ctx, cycle, entry, calls):
                 ctx.frames.pop()
             out = []
             for v, value in zip(cf.vars, new_vars):
-                if v in given:
+                if v in written:        # an `if` may leave it unassigned: then it keeps its value
                     out += _cast_all(given[v] if type(value).__name__ == "Undefined" else value, specs[(f, v)])
             kind = block.term[0]
             if kind == "branch":
@@ -670,7 +675,7 @@ def _run(ctx, cycle, entry, calls):
                                        lambda: _no_frames(f, cf, block))
         else:
             new_leaves, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
-        positions = [j for v in table_vars for j in index[(f, v)]]
+        positions = [j for v in written for j in index[(f, v)]]
         for j, value in zip(positions, new_leaves):
             tables[j] = _scatter(tables[j], idx, value)
         kind = block.term[0]

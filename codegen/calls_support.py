@@ -319,7 +319,10 @@ def join_end(j):
     from codegen.machine import _WRITES
     ctx = current()
     graph = ctx.outer_graph
+    # A write inside a tf.cond/while_loop sits in its branch graph: such a stateful control-flow op
+    # counts as a write (at worst the calls run one machine each).
     wrote = ctx.heap.writes[j.writes:] or (graph is not None and any(
-        op.type.startswith(_WRITES) for op in graph.get_operations()[j.ops:]))
+        op.type.startswith(_WRITES) or op.type in ("If", "While", "StatefulPartitionedCall")
+        for op in graph.get_operations()[j.ops:]))
     if wrote or j.results:
         raise JoinBroken(("join", j.where))

@@ -386,7 +386,7 @@ def _infer_specs(ctx, cycle: Cycle, entry, args):
                     finally:
                         ctx.dry_run -= 1
                         ctx.frames.pop()
-                    if _stateful_ops(cf):
+                    if _stateful_block(cf):
                         stateful.add((f, block.id))
                     for v, value in zip(cf.vars, new_vars):
                         spec = _spec_of(value)
@@ -435,12 +435,13 @@ _WRITES = ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "Re
 _READS = ("ReadVariableOp", "ResourceGather", "VariableShape", "VarHandleOp")
 
 
-def _stateful_ops(cf) -> bool:
-    """Whether the block just traced into the default graph has stateful ops besides variable reads.
+def _stateful_block(cf) -> bool:
+    """Checks the block just traced into the default graph: refuses `tf.Variable` writes, and says
+    whether other stateful ops than variable reads are left (see `run_block`).
 
-    A `tf.Variable` write is refused: a block runs once per machine step for all its frames, so the
-    write would neither run once per call nor in eager's order (a write that reads no frame value
-    runs once per step).  Such a function stays imperative, as do Python state writes in recursion."""
+    A block runs once per machine step for all its frames, so a variable write would neither run
+    once per call nor in eager's order (a write that reads no frame value runs once per step).  The
+    function stays imperative, with the write's line, as with Python state writes in recursion."""
     root = os.path.dirname(os.path.dirname(__file__))
     library = tuple(os.path.dirname(os.path.dirname(m.__file__)) + os.sep for m in (tf, ast)) + tuple(
         os.path.join(root, package) + os.sep for package in ("codegen", "janus", "profiler"))

@@ -56,15 +56,16 @@ def _rooted_name(expr) -> bool:
     return isinstance(expr, ast.Name)
 
 
-def _unconditional_calls(expr) -> list[ast.Call]:
-    """Calls in `expr` that always run when it is evaluated (not under if/and/or/lambda/comprehension)."""
+def _unconditional(expr, kind) -> list:
+    """Nodes of `kind` in `expr` that always run when it is evaluated (not under if/and/or/lambda or
+    inside a comprehension; a comprehension itself counts)."""
     out, stack = [], [expr]
     while stack:
         sub = stack.pop()
+        if isinstance(sub, kind):
+            out.append(sub)
         if isinstance(sub, _DEFERRED):
             continue
-        if isinstance(sub, ast.Call):
-            out.append(sub)
         stack.extend(ast.iter_child_nodes(sub))
     return out
 
@@ -81,6 +82,64 @@ class JoinCalls(ast.NodeTransformer):
     def visit_Lambda(self, node):
         return node
 
+    # -- comprehensions: `[model.encode(t) for t in trees]` in a statement ----------------------------
+    def _statement(self, stmt):
+        comps = [c for c in _unconditional(stmt.value, ast.ListComp) if self._simple_comprehension(c)] \
+            if getattr(stmt, "value", None) is not None else []
+        before, after = [], []
+        for comp in comps:
+            gen = comp.generators[0]
+            calls = [c for c in _unconditional(comp.elt, ast.Call) if self._joinable(c, gen.target.id, {gen.target.id})]
+            if not calls:
+                continue
+            it = self.namer.new("join_items")
+            before += replace("it = items", stmt, it=it, items=gen.iter)
+            gen.iter = ast.copy_location(ast.Name(id=it, ctx=ast.Load()), gen.iter)
+            for call in calls:
+                b, a = self._join(stmt, call, gen.target.id, it)
+                before += b
+                after += a
+        if not before:
+            return stmt
+        if isinstance(stmt, ast.Return):          # the joins end before the function returns
+            value = self.namer.new("join_result")
+            before += replace("v = e", stmt, v=value, e=stmt.value)
+            stmt.value = ast.copy_location(ast.Name(id=value, ctx=ast.Load()), stmt)
+            out = before + after + [stmt]
+        else:
+            out = before + [stmt] + after
+        for new in out:
+            ast.fix_missing_locations(ast.copy_location(new, stmt))
+        return out
+
+    visit_Assign = visit_AugAssign = visit_AnnAssign = visit_Expr = visit_Return = _statement
+
+    @staticmethod
+    def _simple_comprehension(comp) -> bool:
+        if len(comp.generators) != 1:
+            return False
+        gen = comp.generators[0]
+        return (isinstance(gen.target, ast.Name) and not gen.ifs and not gen.is_async
+                and _rooted_name(gen.iter) and not any(isinstance(n, ast.Call) for n in ast.walk(gen.iter))
+                and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(comp.elt)))
+
+    def _join(self, stmt, call, target, it):
+        """(statements before, after) that join `call` over `it`; replaces the call in `stmt`."""
+        j = self.namer.new("joined")
+        spec = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=target)], vararg=None,
+                                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+                          body=ast.Tuple(elts=[copy.deepcopy(call.func),
+                                               ast.Tuple(elts=copy.deepcopy(call.args), ctx=ast.Load())],
+                                         ctx=ast.Load()))
+        where = ast.Constant(f"{self.filename}:{call.lineno}")
+        before = replace(f"j = {JN}.join(it, spec, where)", stmt, j=j, it=it, spec=spec, where=where)
+        after = replace(f"{JN}.join_end(j)", stmt, j=j)
+        thunk = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                              kw_defaults=[], kwarg=None, defaults=[]),
+                           body=ast.Call(func=call.func, args=call.args, keywords=[]))
+        _replace_node(stmt, call, replace_expr(f"{JN}.joined(j, thunk)", call, j=j, thunk=thunk))
+        return before, after
+
     def visit_For(self, node):
         self.generic_visit(node)
         if not isinstance(node.target, ast.Name) or node.orelse or not self._plain_body(node.body):
@@ -91,7 +150,7 @@ class JoinCalls(ast.NodeTransformer):
         for stmt in node.body:
             if not isinstance(stmt, _SIMPLE) or stmt.value is None:
                 continue
-            for call in _unconditional_calls(stmt.value):
+            for call in _unconditional(stmt.value, ast.Call):
                 if self._joinable(call, target, varying):
                     joins.append((stmt, call))
         if not joins:
@@ -101,19 +160,9 @@ class JoinCalls(ast.NodeTransformer):
         after = []
         node.iter = ast.copy_location(ast.Name(id=it, ctx=ast.Load()), node.iter)
         for stmt, call in joins:
-            j = self.namer.new("joined")
-            spec = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=target)], vararg=None,
-                                                 kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-                              body=ast.Tuple(elts=[copy.deepcopy(call.func),
-                                                   ast.Tuple(elts=copy.deepcopy(call.args), ctx=ast.Load())],
-                                             ctx=ast.Load()))
-            where = ast.Constant(f"{self.filename}:{call.lineno}")
-            before += replace(f"j = {JN}.join(it, spec, where)", node, j=j, it=it, spec=spec, where=where)
-            after += replace(f"{JN}.join_end(j)", node, j=j)
-            thunk = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
-                                                  kw_defaults=[], kwarg=None, defaults=[]),
-                               body=ast.Call(func=call.func, args=call.args, keywords=[]))
-            _replace_node(stmt, call, replace_expr(f"{JN}.joined(j, thunk)", call, j=j, thunk=thunk))
+            b, a = self._join(stmt, call, target, it)
+            before += b
+            after += a
         for new in before + after:
             ast.fix_missing_locations(ast.copy_location(new, node))
         return before + [node] + after

@@ -80,3 +80,18 @@ def test_a_loop_that_writes_what_the_calls_read_is_not_joined():
     (graph,) = spec.graphs
     assert spec.stats()["graph_runs"] >= 2 and len(graph.recursion) == 1, spec.report()
     assert graph.recursion[0].last_frames == nodes(trees[-1]), spec.report()    # one machine per tree
+
+
+def comprehension_infer(m, trees):
+    return tf.stack([tf.reduce_sum(tree_rnn(m, t)) for t in trees])
+
+
+def test_a_comprehension_over_a_batch_joins_one_machine():
+    m = Cells()
+    spec = janus.speculate(comprehension_infer)
+    rng = np.random.default_rng(24)
+    for trees in _batches(rng, [6] * 6):
+        np.testing.assert_allclose(comprehension_infer(m, trees).numpy(), spec(m, trees).numpy(), rtol=1e-5, atol=1e-6)
+        if spec.graphs:
+            assert spec.graphs[0].recursion[0].last_frames == sum(nodes(t) for t in trees), spec.report()
+    assert spec.stats()["graph_runs"] >= 2 and spec.stats()["graphs_built"] == 1, spec.report()

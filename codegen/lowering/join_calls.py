@@ -13,8 +13,10 @@ call), all calls become root frames of one machine, which advances every tree
 level by level together; `jn.joined` then hands out their results in order.
 Otherwise it returns None and `jn.joined` simply makes the call.
 
-Only calls that cannot depend on what the loop body did before them qualify:
-the call is evaluated unconditionally at the top of a body statement, its
+The same holds for a list comprehension `[model.encode(t) for t in trees]`
+whose iterable is a name or attribute.  Only calls that cannot depend on what
+the loop body did before them qualify: the call is evaluated unconditionally
+in a body statement (or the comprehension's element), its
 callee and arguments read only the loop variable and names the body never
 assigns, and the body has no break/continue/return, no attribute, subscript,
 global or nonlocal writes and no `with`/`try`.  `jn.join_end` checks what
@@ -28,9 +30,8 @@ import ast
 import copy
 
 from codegen.analysis import assigned_names
-from codegen.templates import replace, replace_expr
+from codegen.templates import JN, replace, replace_expr
 
-JN = "jn"
 _LOOP_EXITS = (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom, ast.Await)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)

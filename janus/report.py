@@ -19,8 +19,9 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
     entry_checks  checks on outside values of the newest graph: {kind, source, where}
     relaxed       {dims: {path: [dim, ...]}, scalars: {path: dtype}, state_dims: {source: [dim, ...]},
                    state_scalars: {source: dtype}}
-    recursion     [{functions, call_sites, segments, last_steps, last_frames, runs}]: recursive cycles run
-                  as static Call/Return machines in the cached graphs
+    recursion     [{functions, call_sites, segments, last_steps, last_frames, last_block_frames, runs}]:
+                  recursive cycles run as static Call/Return machines in the cached graphs;
+                  last_block_frames maps "function:segment:terminator@line" to the frames it ran
     state         {reads: [source], writes: [source]}: outside state the cached graphs read and write
     fallbacks     {kind, where, explanation, hint, count}, in the order they first happened
 """

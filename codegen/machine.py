@@ -458,6 +458,17 @@ def _stateful_block(cf) -> bool:
 
 
 # -- the machine -------------------------------------------------------------------------------------
+def _where(mask):
+    """Positions of the true entries of a vector mask (cheaper than `tf.boolean_mask` per value)."""
+    return tf.reshape(tf.where(mask), [-1])
+
+
+def _take(values, positions):
+    """`tf.gather` whose gradient is dense: IndexedSlices reaching a `tf.concat` in a vectorised
+    block fail (its axis is not static there); the reshape's gradient densifies them."""
+    return tf.gather(tf.reshape(values, tf.shape(values)), positions)
+
+
 def _scatter(table, idx, values):
     return tf.tensor_scatter_nd_update(table, tf.expand_dims(idx, 1), values)
 
@@ -711,30 +722,32 @@ def _run(ctx, cycle, entry, calls):
             site = tf.gather(slot, idx)
             is_root = tf.equal(par, -1)
             if f is entry:         # only the entry function's root frames return out of the machine
-                root_ids = tf.boolean_mask(idx, is_root)
-                results = [_scatter(r, root_ids, _cast(tf.boolean_mask(t, is_root), s))
+                roots_here = _where(is_root)
+                root_ids = tf.gather(idx, roots_here)
+                results = [_scatter(r, root_ids, _cast(_take(t, roots_here), s))
                            for r, t, s in zip(results, term, ret_leaves)]
             for s in cycle.sites:
                 if s.callee is not cf:
                     continue
-                mask = tf.logical_and(tf.equal(site, s.id), tf.logical_not(is_root))
-                to = tf.boolean_mask(par, mask)
+                here = _where(tf.logical_and(tf.equal(site, s.id), tf.logical_not(is_root)))
+                to = tf.gather(par, here)
                 for pos, value, spec in zip(index[(s.caller.fn, s.target)], term,
                                             _leaves(specs[(s.caller.fn, s.target)])):
-                    tables[pos] = _scatter(tables[pos], to, _cast(tf.boolean_mask(value, mask), spec))
-            valid = tf.boolean_mask(par, tf.logical_not(is_root))
+                    tables[pos] = _scatter(tables[pos], to, _cast(_take(value, here), spec))
+            valid = tf.gather(par, _where(tf.logical_not(is_root)))
             pending = tf.tensor_scatter_nd_add(pending, tf.expand_dims(valid, 1), -tf.ones_like(valid))
             pc = _scatter(pc, idx, tf.fill([k], -1))
             active = _scatter(active, idx, tf.fill([k], False))
-            woken = tf.logical_and(tf.equal(pending, 0), tf.logical_and(tf.logical_not(active), pc >= 0))
-            active = tf.logical_or(active, woken)
+            # A caller wakes when its last call has returned (callers wait inactive).
+            active = _scatter(active, valid, tf.equal(tf.gather(pending, valid), 0))
         return steps, n, pc, parent, slot, pending, active, ran, results, tables
 
     def body(steps, n, pc, parent, slot, pending, active, ran, *rest):
         state = (steps, n, pc, parent, slot, pending, active, ran, list(rest[:n_res]), list(rest[n_res:]))
         for f, cf in cycle.functions.items():
             for block in cf.blocks:
-                state = run_block(f, cf, block, state)
+                with tf.name_scope(f"segment{cycle.offsets[f] + block.id}"):
+                    state = run_block(f, cf, block, state)
         steps, n, pc, parent, slot, pending, active, ran, results, tables = state
         return [steps + 1, n, pc, parent, slot, pending, active, ran] + list(results) + list(tables)
 

@@ -171,3 +171,23 @@ def test_report_shows_the_machine():
     assert "recursion fib: Call/Return machine with" in text and "call sites" in text, text
     data = spec.report(format="json")
     assert data["recursion"][0]["call_sites"] == 2 and data["recursion"][0]["last_frames"] == 67
+
+
+def doubled(a):
+    return a * 2
+
+
+def chain_sum(x, n):
+    """The base case calls into NumPy, which pfor cannot vectorise: its segment is empty on most steps."""
+    if n == 0:
+        return tf.ensure_shape(tf.numpy_function(doubled, [x], tf.float32), x.shape)
+    return x + chain_sum(x, n - 1)
+
+
+def test_a_segment_pfor_cannot_vectorise_runs_only_when_frames_wait_at_it():
+    spec = janus.speculate(chain_sum)
+    for n in (3, 5, 2, 4, 6, 1):
+        x = tf.constant([1.0, 2.0])
+        assert_same(chain_sum(x, tf.constant(n)), spec(x, tf.constant(n)))
+    s = spec.stats()
+    assert s["graph_runs"] >= 3 and not s["imperative"] and "graph-error" not in spec.report(), spec.report()

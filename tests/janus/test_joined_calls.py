@@ -1,10 +1,11 @@
-"""Independent recursive calls a Python loop makes (one per tree of a batch) join one machine run:
+"""Independent recursive calls a Python loop makes (one per tree of a batch, or per tensor) join one machine run:
 results and gradients equal eager's, and a loop whose body writes what later calls read is not
 joined."""
 import numpy as np
 import tensorflow as tf
 
 import janus
+from tests.janus.test_recursion import fib, power
 from tests.janus.test_recursion_trees import Cells, balanced, chain, random_tree, tree_rnn
 
 
@@ -95,3 +96,26 @@ def test_a_comprehension_over_a_batch_joins_one_machine():
         if spec.graphs:
             assert spec.graphs[0].recursion[0].last_frames == sum(nodes(t) for t in trees), spec.report()
     assert spec.stats()["graph_runs"] >= 2 and spec.stats()["graphs_built"] == 1, spec.report()
+
+
+def many_powers(xs, n):
+    total = 0.0
+    for x in xs:
+        total += power(x, n)
+    return total
+
+
+def many_fibs(ns):
+    return [fib(n) for n in ns]
+
+
+def test_calls_over_a_list_of_tensors_join_too():
+    powers, fibs = janus.speculate(many_powers), janus.speculate(many_fibs)
+    for k in range(5):
+        xs = [tf.constant(1.0 + 0.1 * i + 0.01 * k) for i in range(3)]
+        np.testing.assert_allclose(many_powers(xs, tf.constant(4 + k)).numpy(),
+                                   powers(xs, tf.constant(4 + k)).numpy(), rtol=1e-6)
+        ns = [tf.constant(i + k) for i in range(4)]
+        assert [int(v) for v in many_fibs(ns)] == [int(v) for v in fibs(ns)]
+    assert powers.graphs[0].recursion[0].last_frames == 3 * (4 + 4 + 1), powers.report()   # n = 8: 9 calls each
+    assert fibs.graphs[0].recursion[0].last_frames == 90, fibs.report()         # fib 4, 5, 6, 7

@@ -267,9 +267,9 @@ def _inline(ctx, fn, args, kwargs):
 class Joined:
     """Results of calls a loop makes, computed by one machine before the loop runs."""
 
-    def __init__(self, results, where, ops, writes):
+    def __init__(self, results, where, graph, ops, writes):
         self.results, self.where = list(results), where
-        self.ops, self.writes = ops, writes        # graph size and deferred writes when joined
+        self.graph, self.ops, self.writes = graph, ops, writes   # graph size and deferred writes when joined
 
 
 def _user_callee(f, args):
@@ -299,8 +299,8 @@ def join(items, spec, where):
     results = machine.run_many(machine.cycle_of(fn), fn, [args for _, args in calls])
     if results is None:
         return None
-    return Joined(results, where, len(ctx.outer_graph.get_operations()) if ctx.outer_graph else 0,
-                  len(ctx.heap.writes))
+    graph = tf.compat.v1.get_default_graph()           # the graph the loop is built in (maybe a branch's)
+    return Joined(results, where, graph, len(graph.get_operations()), len(ctx.heap.writes))
 
 
 def joined(j, thunk):
@@ -318,11 +318,11 @@ def join_end(j):
     from codegen.errors import JoinBroken
     from codegen.machine import _WRITES
     ctx = current()
-    graph = ctx.outer_graph
+    graph = j.graph
     # A write inside a tf.cond/while_loop sits in its branch graph: such a stateful control-flow op
     # counts as a write (at worst the calls run one machine each).
-    wrote = ctx.heap.writes[j.writes:] or (graph is not None and any(
+    wrote = ctx.heap.writes[j.writes:] or any(
         op.type.startswith(_WRITES) or op.type in ("If", "While", "StatefulPartitionedCall")
-        for op in graph.get_operations()[j.ops:]))
+        for op in graph.get_operations()[j.ops:])
     if wrote or j.results:
         raise JoinBroken(("join", j.where))

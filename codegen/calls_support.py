@@ -316,13 +316,13 @@ def join_end(j):
     if j is None:
         return
     from codegen.errors import JoinBroken
-    from codegen.machine import _WRITES
+    from codegen.frame_specs import WRITES
     ctx = current()
     graph = j.graph
     # A write inside a tf.cond/while_loop sits in its branch graph: such a stateful control-flow op
     # counts as a write (at worst the calls run one machine each).
     wrote = ctx.heap.writes[j.writes:] or any(
-        op.type.startswith(_WRITES) or op.type in ("If", "While", "StatefulPartitionedCall")
+        op.type.startswith(WRITES) or op.type in ("If", "While", "StatefulPartitionedCall")
         for op in graph.get_operations()[j.ops:])
     if wrote or j.results:
         raise JoinBroken(("join", j.where))

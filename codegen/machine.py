@@ -11,22 +11,23 @@ child frames, returns write the value into the caller's temporary and wake
 the caller when its last call has returned.  Independent calls are live at
 the same time, so a balanced recursion of N calls takes O(depth) steps.
 Tables grow by doubling, so there is no depth or call limit to set.
+The types of the frame variables come from `codegen.frame_specs`.
 """
 from __future__ import annotations
 
 import ast
 import dataclasses
-import os
 
 import tensorflow as tf
-from tensorflow.python.framework.func_graph import FuncGraph
 
 from codegen.analysis import assigned_names
 from codegen.calls_support import is_symbolic, is_user_function
 from codegen.context import Frame, current
-from codegen.errors import ConversionError, Reason, unsupported, where
+from codegen.errors import unsupported
+from codegen.frame_specs import Spec, exposed_reads, flatten, infer_specs, leaves, pack, spec_of, term_exprs
 from codegen.lowering.recursion import CycleFunction
 from codegen.source import parse_function
+from codegen.state import UNDEF
 from codegen.trees import Pointer, Tables, WeakNumber, _is_node
 
 INITIAL_FRAMES = 64
@@ -253,210 +254,6 @@ def cycle_of(fn):
     return cycle
 
 
-# -- types of frame variables ------------------------------------------------------------------------
-@dataclasses.dataclass
-class Spec:
-    """The type of one frame variable leaf (a variable may hold a tuple of leaves)."""
-
-    dtype: tf.DType
-    shape: tuple
-    weak: bool = False        # from a Python number: yields to a tensor's dtype
-    tables: object = None     # a tree node: the index is the value, these are its tables
-    static: object = None     # a Python object every frame shares (a model): not a table
-    is_static: bool = False
-
-
-def _spec_of(value):
-    """Spec, or a tuple of specs for a tuple/list value, or None for other Python objects."""
-    if isinstance(value, Pointer):       # typing runs on stand-in tables; keep the real ones
-        return Spec(tf.int32, (), tables=value.tables.real or value.tables)
-    if isinstance(value, WeakNumber):
-        return Spec(value.dtype, (), weak=True)
-    if isinstance(value, (tf.Tensor, tf.Variable)):
-        return Spec(value.dtype, tuple(value.shape.as_list()))
-    if type(value) in (bool, int, float):
-        return Spec(tf.convert_to_tensor(value).dtype, (), weak=True)
-    if type(value) in (tuple, list) and value:
-        inner = tuple(_spec_of(v) for v in value)
-        return None if any(i is None for i in inner) else inner
-    return None
-
-
-def _merge(new, old):
-    """A tensor's type wins over a Python number's; structures merge leaf by leaf."""
-    if old is None:
-        return new
-    if isinstance(new, tuple) and isinstance(old, tuple) and len(new) == len(old):
-        return tuple(_merge(a, b) for a, b in zip(new, old))
-    if isinstance(new, Spec) and isinstance(old, Spec):
-        return old if (new.weak and not old.weak) else new
-    return old
-
-
-def _leaves(spec) -> list:
-    if isinstance(spec, tuple):
-        return [leaf for s in spec for leaf in _leaves(s)]
-    return [spec]
-
-
-def _flatten(value, spec) -> list:
-    if isinstance(spec, tuple):
-        return [leaf for v, s in zip(value, spec) for leaf in _flatten(v, s)]
-    return [value]
-
-
-def _pack(spec, leaves: list):
-    """Inverse of `_flatten` (consumes `leaves`)."""
-    if isinstance(spec, tuple):
-        return tuple(_pack(s, leaves) for s in spec)
-    return leaves.pop(0)
-
-
-def _exposed_reads(stmts, term_exprs, names) -> set[str]:
-    """Names read before being assigned in a block (conservatively: any read in nested code)."""
-    assigned: set[str] = set()
-    exposed: set[str] = set()
-    for stmt in stmts:
-        for sub in ast.walk(stmt):
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in names \
-                    and sub.id not in assigned:
-                exposed.add(sub.id)
-        assigned |= set(assigned_names([stmt]))
-    for expr in term_exprs:
-        for sub in ast.walk(expr):
-            if isinstance(sub, ast.Name) and sub.id in names and sub.id not in assigned:
-                exposed.add(sub.id)
-    return exposed
-
-
-def _term_exprs(term):
-    if term[0] == "branch":
-        return [term[1]]
-    if term[0] == "call":
-        return [a for c in term[1] for a in c.args]
-    if term[0] == "return" and term[1] is not None:
-        return [term[1]]
-    return []
-
-
-def _dry_value(spec):
-    if isinstance(spec, tuple):
-        return tuple(_dry_value(s) for s in spec)
-    if spec.is_static:
-        return spec.static
-    if spec.tables is not None:
-        schema = spec.tables.schema
-        cols = [tf.compat.v1.placeholder(tf.as_dtype(c.dtype), (None,) + c.shape) for c in schema.columns]
-        stand_in = Tables(schema, cols)
-        stand_in.real = spec.tables
-        return Pointer(tf.compat.v1.placeholder(tf.int32, ()), stand_in)
-    return tf.compat.v1.placeholder(spec.dtype, spec.shape)
-
-
-def _infer_specs(ctx, cycle: Cycle, entry, args):
-    """Dry-trace blocks in a scratch graph until every variable and return has a type."""
-    from codegen.state import UNDEF
-    specs: dict = {}
-    returns: dict = {}
-    stateful: set = set()           # blocks with stateful ops other than variable reads
-    entry_cf = cycle.functions[entry]
-    for p, a in zip(entry_cf.params, args):
-        specs[(entry, p)] = _spec_of(a) or Spec(tf.int32, (), static=a, is_static=True)
-
-    def update(table, key, spec):
-        merged = _merge(spec, table.get(key))
-        if table.get(key) != merged:
-            table[key] = merged
-            return True
-        return False
-
-    for _ in range(4 * cycle.n_blocks + 4):
-        progress = False
-        for f, cf in cycle.functions.items():
-            for block in cf.blocks:
-                needed = _exposed_reads(block.stmts, _term_exprs(block.term), set(cf.vars))
-                if any((f, v) not in specs for v in needed):
-                    continue
-                with FuncGraph("janus_machine_typing").as_default():
-                    vals = [_dry_value(specs[(f, v)]) if (f, v) in specs else UNDEF for v in cf.vars]
-                    ctx.frames.append(Frame(cycle.builders[(f, block.id)]))
-                    ctx.dry_run += 1
-                    try:
-                        new_vars, term = cycle.builders[(f, block.id)].builder(*vals)
-                    finally:
-                        ctx.dry_run -= 1
-                        ctx.frames.pop()
-                    if _stateful_block(cf):
-                        stateful.add((f, block.id))
-                    for v, value in zip(cf.vars, new_vars):
-                        spec = _spec_of(value)
-                        if spec is not None and (f, v) not in specs:
-                            specs[(f, v)] = spec
-                            progress = True
-                    kind = block.term[0]
-                    if kind == "return":
-                        spec = _spec_of(term) if block.term[1] is not None else Spec(tf.int32, (), True)
-                        if spec is None:
-                            raise unsupported("recursion", cf.filename, block.term[1] or cf.node,
-                                              "a recursive function returns a Python object",
-                                              "return tensors, numbers or tuples of them")
-                        progress |= update(returns, f, spec)
-                    elif kind == "call":
-                        for call, call_args in zip(block.term[1], term):
-                            callee = cycle.names[f][call.callee]
-                            for p, a, expr in zip(cycle.functions[callee].params, call_args, call.args):
-                                spec = _spec_of(a)
-                                if spec is None:
-                                    caller_spec = specs.get((f, expr.id)) if isinstance(expr, ast.Name) else None
-                                    if not isinstance(caller_spec, Spec) or not caller_spec.is_static:
-                                        raise unsupported("recursion", cf.filename, expr,
-                                                          "a recursive call passes a Python object that is not "
-                                                          "the caller's own parameter",
-                                                          "pass tensors, numbers, tree nodes, or the same object")
-                                    spec = caller_spec
-                                progress |= update(specs, (callee, p), spec)
-                            if callee in returns:
-                                progress |= update(specs, (f, call.target), returns[callee])
-        if not progress:
-            break
-    for f, cf in cycle.functions.items():
-        if f not in returns:
-            raise unsupported("recursion", cf.filename, cf.node, f"cannot type the result of {f.__qualname__}",
-                              "make sure every path returns a tensor or number")
-        for v in cf.vars:
-            specs.setdefault((f, v), Spec(tf.int32, (), True))    # never read before assigned
-    return specs, returns, stateful
-
-
-_WRITES = ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "ResourceScatter",
-           "ResourceApply", "ResourceSparseApply")
-
-
-_READS = ("ReadVariableOp", "ResourceGather", "VariableShape", "VarHandleOp")
-
-
-def _stateful_block(cf) -> bool:
-    """Checks the block just traced into the default graph: refuses `tf.Variable` writes, and says
-    whether other stateful ops than variable reads are left (see `run_block`).
-
-    A block runs once per machine step for all its frames, so a variable write would neither run
-    once per call nor in eager's order (a write that reads no frame value runs once per step).  The
-    function stays imperative, with the write's line, as with Python state writes in recursion."""
-    root = os.path.dirname(os.path.dirname(__file__))
-    library = tuple(os.path.dirname(os.path.dirname(m.__file__)) + os.sep for m in (tf, ast)) + tuple(
-        os.path.join(root, package) + os.sep for package in ("codegen", "janus", "profiler"))
-    for op in tf.compat.v1.get_default_graph().get_operations():
-        if op.type.startswith(_WRITES):
-            user = [fr for fr in op.traceback if not fr.filename.startswith(library)]
-            at = where(user[-1].filename, user[-1].lineno) if user else where(cf.filename, cf.node.lineno)
-            raise ConversionError(Reason(
-                "recursion", at, f"a tf.Variable write ({op.type}) inside the recursive function "
-                f"{cf.fn.__qualname__}", "batched calls cannot keep the order of writes; return the value and "
-                "write it after the recursion"))
-    return any(op._is_stateful and op.type not in _READS
-               for op in tf.compat.v1.get_default_graph().get_operations())
-
-
 # -- the machine -------------------------------------------------------------------------------------
 def _where(mask):
     """Positions of the true entries of a vector mask (cheaper than `tf.boolean_mask` per value)."""
@@ -484,7 +281,7 @@ def _cast(value, spec: Spec):
 
 def _cast_all(value, spec) -> list:
     """The leaves of `value`, cast to the leaves of `spec`."""
-    return [_cast(v, s) for v, s in zip(_flatten(value, spec), _leaves(spec))]
+    return [_cast(v, s) for v, s in zip(flatten(value, spec), leaves(spec))]
 
 
 def run(cycle: Cycle, entry, args):
@@ -535,10 +332,9 @@ def _joined_trees(calls):
             if not all(isinstance(a, Pointer) and a.tables.schema == first.tables.schema for a in column):
                 return None
             schema = first.tables.schema
-            sizes = [tf.shape(a.tables.columns[schema.columns[0].name][1])[0] for a in column] \
-                if schema.columns else None
-            if sizes is None:
+            if not schema.columns:
                 return None
+            sizes = [tf.shape(a.tables.columns[schema.columns[0].name][1])[0] for a in column]
             offsets = tf.math.cumsum(tf.stack(sizes), exclusive=True)
             cols = []
             for c in schema.columns:
@@ -549,16 +345,15 @@ def _joined_trees(calls):
             tables = Tables(schema, cols)
             for r, a in enumerate(column):
                 out[r][i] = Pointer(a.index + offsets[r], tables)
-        elif _spec_of(first) is None and not all(a is first for a in column):
+        elif spec_of(first) is None and not all(a is first for a in column):
             return None
-        elif _spec_of(first) is not None and any(_spec_of(a) != _spec_of(first) for a in column):
+        elif spec_of(first) is not None and any(spec_of(a) != spec_of(first) for a in column):
             return None
     return [tuple(args) for args in out]
 
 
 def _run(ctx, cycle, entry, calls):
-    from codegen.state import UNDEF
-    specs, returns, stateful = _infer_specs(ctx, cycle, entry, calls[0])
+    specs, returns, stateful = infer_specs(ctx, cycle, entry, calls[0])
     # Tensors every call passes along unchanged are the entry's value in every frame: no table.
     shared = {cycle.invariant[(entry, p)]: a for i, (p, a) in enumerate(zip(cycle.functions[entry].params, calls[0]))
               if (entry, p) in cycle.invariant and _is_tensors(a) and all(c[i] is a for c in calls)}
@@ -574,11 +369,11 @@ def _run(ctx, cycle, entry, calls):
             spec = specs[(f, v)]
             if isinstance(spec, Spec) and spec.is_static:
                 continue
-            index[(f, v)] = list(range(len(leaf_specs), len(leaf_specs) + len(_leaves(spec))))
-            leaf_specs += _leaves(spec)
+            index[(f, v)] = list(range(len(leaf_specs), len(leaf_specs) + len(leaves(spec))))
+            leaf_specs += leaves(spec)
     entry_cf = cycle.functions[entry]
     ret_spec = returns[entry]
-    ret_leaves = _leaves(ret_spec)
+    ret_leaves = leaves(ret_spec)
 
     roots = len(calls)                      # frames 0 .. roots-1 are the calls, in order
     cap = max(INITIAL_FRAMES, roots)
@@ -587,9 +382,9 @@ def _run(ctx, cycle, entry, calls):
     for p in entry_cf.params:
         if (entry, p) not in index:
             continue
-        leaves = [_cast_all(args[entry_cf.params.index(p)], specs[(entry, p)]) for args in calls]
+        per_call = [_cast_all(args[entry_cf.params.index(p)], specs[(entry, p)]) for args in calls]
         for k, j in enumerate(index[(entry, p)]):
-            tables[j] = _scatter(tables[j], first, tf.stack([leaf[k] for leaf in leaves]))
+            tables[j] = _scatter(tables[j], first, tf.stack([leaf[k] for leaf in per_call]))
     pc = _scatter(tf.fill([cap], -1), first, tf.fill([roots], cycle.offsets[entry] + entry_cf.entry))
     parent = tf.fill([cap], -1)
     slot = tf.fill([cap], -1)
@@ -613,11 +408,10 @@ def _run(ctx, cycle, entry, calls):
         return (pad(pc, -1), pad(parent, -1), pad(slot, -1), pad(pending, 0), pad(active, False),
                 [pad(t, 0) for t in tables])
 
-    def _no_frames(f, cf, block):
+    def _no_frames(f, cf, block, written):
         """What `per_frame` gives, vectorised over zero frames."""
         empty = lambda spec: tf.zeros((0,) + spec.shape, spec.dtype)  # noqa: E731
-        written = set(assigned_names(block.stmts))
-        out = [empty(leaf_specs[j]) for v in cf.vars if (f, v) in index and v in written for j in index[(f, v)]]
+        out = [empty(leaf_specs[j]) for v in written for j in index[(f, v)]]
         kind = block.term[0]
         if kind == "branch":
             term = [tf.zeros([0], tf.bool)]
@@ -626,7 +420,7 @@ def _run(ctx, cycle, entry, calls):
             term = [empty(leaf_specs[j]) for g in callees for p in cycle.functions[g].params
                     for j in index.get((g, p), [])]
         elif kind == "return":
-            term = [empty(s) for s in _leaves(returns[f])]
+            term = [empty(s) for s in leaves(returns[f])]
         else:
             term = [tf.zeros([0], tf.int32)]
         return out, term
@@ -636,15 +430,16 @@ def _run(ctx, cycle, entry, calls):
         gid = cycle.offsets[f] + block.id
         idx = tf.cast(tf.reshape(tf.where(tf.logical_and(active, tf.equal(pc, gid))), [-1]), tf.int32)
         # Only the variables the block reads or assigns are gathered, only those it assigns scattered back.
-        reads = _exposed_reads(block.stmts, _term_exprs(block.term), set(cf.vars))
-        written = [v for v in cf.vars if (f, v) in index and v in set(assigned_names(block.stmts))]
+        reads = exposed_reads(block.stmts, term_exprs(block.term), set(cf.vars))
+        assigned = set(assigned_names(block.stmts))
+        written = [v for v in cf.vars if (f, v) in index and v in assigned]
         table_vars = [v for v in cf.vars if (f, v) in index and (v in reads or v in written)]
         vals = [idx] + [tf.gather(tables[j], idx) for v in table_vars for j in index[(f, v)]]
         converted = cycle.builders[(f, block.id)]
 
         def per_frame(frame_vals):
             flat = list(frame_vals[1:])
-            given = {v: _pack(specs[(f, v)], flat) for v in table_vars}
+            given = {v: pack(specs[(f, v)], flat) for v in table_vars}
             full = []
             for v in cf.vars:
                 spec = specs[(f, v)]
@@ -665,13 +460,13 @@ def _run(ctx, cycle, entry, calls):
             if kind == "branch":
                 term = [tf.cast(term, tf.bool)]
             elif kind == "call":
-                leaves = []
+                arg_leaves = []
                 for c, call_args in zip(block.term[1], term):
                     callee = cycle.names[f][c.callee]
                     for p, a in zip(cycle.functions[callee].params, call_args):
                         if (callee, p) in index:
-                            leaves += _cast_all(a, specs[(callee, p)])
-                term = leaves
+                            arg_leaves += _cast_all(a, specs[(callee, p)])
+                term = arg_leaves
             elif kind == "return":
                 term = _cast_all(term if block.term[1] is not None else 0, returns[f])
             else:
@@ -684,7 +479,7 @@ def _run(ctx, cycle, entry, calls):
             # pfor's fallback keeps the stateful ops of its trace alive and feeds them frame 0, which
             # does not exist when no frame waits here: run the block only when some frame does.
             new_leaves, term = tf.cond(k > 0, lambda: tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True),
-                                       lambda: _no_frames(f, cf, block))
+                                       lambda: _no_frames(f, cf, block, written))
         else:
             new_leaves, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
         positions = [j for v in written for j in index[(f, v)]]
@@ -701,14 +496,14 @@ def _run(ctx, cycle, entry, calls):
             m = len(calls)
             need = n + k * m
             pc, parent, slot, pending, active, tables = grow(need, (pc, parent, slot, pending, active, tables))
-            leaves = list(term)
+            arg_leaves = list(term)
             for j, call in enumerate(calls):
                 callee = cycle.names[f][call.callee]
                 ccf = cycle.functions[callee]
                 ids = n + tf.range(k) * m + j
                 for p in ccf.params:
                     for pos in index.get((callee, p), []):
-                        tables[pos] = _scatter(tables[pos], ids, leaves.pop(0))
+                        tables[pos] = _scatter(tables[pos], ids, arg_leaves.pop(0))
                 pc = _scatter(pc, ids, tf.fill([k], cycle.offsets[callee] + ccf.entry))
                 parent = _scatter(parent, ids, idx)
                 slot = _scatter(slot, ids, tf.fill([k], call.site))
@@ -732,7 +527,7 @@ def _run(ctx, cycle, entry, calls):
                 here = _where(tf.logical_and(tf.equal(site, s.id), tf.logical_not(is_root)))
                 to = tf.gather(par, here)
                 for pos, value, spec in zip(index[(s.caller.fn, s.target)], term,
-                                            _leaves(specs[(s.caller.fn, s.target)])):
+                                            leaves(specs[(s.caller.fn, s.target)])):
                     tables[pos] = _scatter(tables[pos], to, _cast(_take(value, here), spec))
             valid = tf.gather(par, _where(tf.logical_not(is_root)))
             pending = tf.tensor_scatter_nd_add(pending, tf.expand_dims(valid, 1), -tf.ones_like(valid))
@@ -763,7 +558,7 @@ def _run(ctx, cycle, entry, calls):
     out = tf.while_loop(cond, body, loop_vars, shape_invariants=invariants)
     ctx.observe(cycle.observe, [out[0], out[1], out[7]])
     ctx.recursion.append(cycle)
-    return [_pack(ret_spec, [r[i] for r in out[8:8 + n_res]]) for i in range(roots)]
+    return [pack(ret_spec, [r[i] for r in out[8:8 + n_res]]) for i in range(roots)]
 
 
 class _Widened:

@@ -1,0 +1,226 @@
+"""Types of a Call/Return machine's frame variables, found by dry-tracing its blocks.
+
+A frame variable holds a tensor, a Python number (weak: it yields to a tensor's
+dtype), a tree node (an int32 index into its tables), a tuple of these, or a
+Python object every frame shares (a model).  `infer_specs` traces each block
+of the cycle in a scratch graph until every variable and every function result
+has a type; on the way it refuses `tf.Variable` writes and notes which blocks
+keep other stateful ops (see `codegen.machine`).
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+
+import tensorflow as tf
+from tensorflow.python.framework.func_graph import FuncGraph
+
+from codegen.analysis import assigned_names
+from codegen.context import Frame
+from codegen.errors import ConversionError, Reason, unsupported, where
+from codegen.state import UNDEF
+from codegen.trees import Pointer, Tables, WeakNumber
+
+
+@dataclasses.dataclass
+class Spec:
+    """The type of one frame variable leaf (a variable may hold a tuple of leaves)."""
+
+    dtype: tf.DType
+    shape: tuple
+    weak: bool = False        # from a Python number: yields to a tensor's dtype
+    tables: object = None     # a tree node: the index is the value, these are its tables
+    static: object = None     # a Python object every frame shares (a model): not a table
+    is_static: bool = False
+
+
+def spec_of(value):
+    """Spec, or a tuple of specs for a tuple/list value, or None for other Python objects."""
+    if isinstance(value, Pointer):       # typing runs on stand-in tables; keep the real ones
+        return Spec(tf.int32, (), tables=value.tables.real or value.tables)
+    if isinstance(value, WeakNumber):
+        return Spec(value.dtype, (), weak=True)
+    if isinstance(value, (tf.Tensor, tf.Variable)):
+        return Spec(value.dtype, tuple(value.shape.as_list()))
+    if type(value) in (bool, int, float):
+        return Spec(tf.convert_to_tensor(value).dtype, (), weak=True)
+    if type(value) in (tuple, list) and value:
+        inner = tuple(spec_of(v) for v in value)
+        return None if any(i is None for i in inner) else inner
+    return None
+
+
+def merge(new, old):
+    """A tensor's type wins over a Python number's; structures merge leaf by leaf."""
+    if old is None:
+        return new
+    if isinstance(new, tuple) and isinstance(old, tuple) and len(new) == len(old):
+        return tuple(merge(a, b) for a, b in zip(new, old))
+    if isinstance(new, Spec) and isinstance(old, Spec):
+        return old if (new.weak and not old.weak) else new
+    return old
+
+
+def leaves(spec) -> list:
+    if isinstance(spec, tuple):
+        return [leaf for s in spec for leaf in leaves(s)]
+    return [spec]
+
+
+def flatten(value, spec) -> list:
+    if isinstance(spec, tuple):
+        return [leaf for v, s in zip(value, spec) for leaf in flatten(v, s)]
+    return [value]
+
+
+def pack(spec, leaves: list):
+    """Inverse of `flatten` (consumes `leaves`)."""
+    if isinstance(spec, tuple):
+        return tuple(pack(s, leaves) for s in spec)
+    return leaves.pop(0)
+
+
+def exposed_reads(stmts, term_exprs, names) -> set[str]:
+    """Names read before being assigned in a block (conservatively: any read in nested code)."""
+    assigned: set[str] = set()
+    exposed: set[str] = set()
+    for stmt in stmts:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in names \
+                    and sub.id not in assigned:
+                exposed.add(sub.id)
+        assigned |= set(assigned_names([stmt]))
+    for expr in term_exprs:
+        for sub in ast.walk(expr):
+            if isinstance(sub, ast.Name) and sub.id in names and sub.id not in assigned:
+                exposed.add(sub.id)
+    return exposed
+
+
+def term_exprs(term):
+    if term[0] == "branch":
+        return [term[1]]
+    if term[0] == "call":
+        return [a for c in term[1] for a in c.args]
+    if term[0] == "return" and term[1] is not None:
+        return [term[1]]
+    return []
+
+
+def dry_value(spec):
+    if isinstance(spec, tuple):
+        return tuple(dry_value(s) for s in spec)
+    if spec.is_static:
+        return spec.static
+    if spec.tables is not None:
+        schema = spec.tables.schema
+        cols = [tf.compat.v1.placeholder(tf.as_dtype(c.dtype), (None,) + c.shape) for c in schema.columns]
+        stand_in = Tables(schema, cols)
+        stand_in.real = spec.tables
+        return Pointer(tf.compat.v1.placeholder(tf.int32, ()), stand_in)
+    return tf.compat.v1.placeholder(spec.dtype, spec.shape)
+
+
+def infer_specs(ctx, cycle, entry, args):
+    """Dry-trace blocks in a scratch graph until every variable and return has a type."""
+    specs: dict = {}
+    returns: dict = {}
+    stateful: set = set()           # blocks with stateful ops other than variable reads
+    entry_cf = cycle.functions[entry]
+    for p, a in zip(entry_cf.params, args):
+        specs[(entry, p)] = spec_of(a) or Spec(tf.int32, (), static=a, is_static=True)
+
+    def update(table, key, spec):
+        merged = merge(spec, table.get(key))
+        if table.get(key) != merged:
+            table[key] = merged
+            return True
+        return False
+
+    for _ in range(4 * cycle.n_blocks + 4):
+        progress = False
+        for f, cf in cycle.functions.items():
+            for block in cf.blocks:
+                needed = exposed_reads(block.stmts, term_exprs(block.term), set(cf.vars))
+                if any((f, v) not in specs for v in needed):
+                    continue
+                with FuncGraph("janus_machine_typing").as_default():
+                    vals = [dry_value(specs[(f, v)]) if (f, v) in specs else UNDEF for v in cf.vars]
+                    ctx.frames.append(Frame(cycle.builders[(f, block.id)]))
+                    ctx.dry_run += 1
+                    try:
+                        new_vars, term = cycle.builders[(f, block.id)].builder(*vals)
+                    finally:
+                        ctx.dry_run -= 1
+                        ctx.frames.pop()
+                    if stateful_block(cf):
+                        stateful.add((f, block.id))
+                    for v, value in zip(cf.vars, new_vars):
+                        spec = spec_of(value)
+                        if spec is not None and (f, v) not in specs:
+                            specs[(f, v)] = spec
+                            progress = True
+                    kind = block.term[0]
+                    if kind == "return":
+                        spec = spec_of(term) if block.term[1] is not None else Spec(tf.int32, (), True)
+                        if spec is None:
+                            raise unsupported("recursion", cf.filename, block.term[1] or cf.node,
+                                              "a recursive function returns a Python object",
+                                              "return tensors, numbers or tuples of them")
+                        progress |= update(returns, f, spec)
+                    elif kind == "call":
+                        for call, call_args in zip(block.term[1], term):
+                            callee = cycle.names[f][call.callee]
+                            for p, a, expr in zip(cycle.functions[callee].params, call_args, call.args):
+                                spec = spec_of(a)
+                                if spec is None:
+                                    caller_spec = specs.get((f, expr.id)) if isinstance(expr, ast.Name) else None
+                                    if not isinstance(caller_spec, Spec) or not caller_spec.is_static:
+                                        raise unsupported("recursion", cf.filename, expr,
+                                                          "a recursive call passes a Python object that is not "
+                                                          "the caller's own parameter",
+                                                          "pass tensors, numbers, tree nodes, or the same object")
+                                    spec = caller_spec
+                                progress |= update(specs, (callee, p), spec)
+                            if callee in returns:
+                                progress |= update(specs, (f, call.target), returns[callee])
+        if not progress:
+            break
+    for f, cf in cycle.functions.items():
+        if f not in returns:
+            raise unsupported("recursion", cf.filename, cf.node, f"cannot type the result of {f.__qualname__}",
+                              "make sure every path returns a tensor or number")
+        for v in cf.vars:
+            specs.setdefault((f, v), Spec(tf.int32, (), True))    # never read before assigned
+    return specs, returns, stateful
+
+
+WRITES = ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "ResourceScatter",
+           "ResourceApply", "ResourceSparseApply")
+
+
+READS = ("ReadVariableOp", "ResourceGather", "VariableShape", "VarHandleOp")
+_ROOT = os.path.dirname(os.path.dirname(__file__))
+# Frames of these directories are not the user's: site-packages, the standard library, janus itself.
+_LIBRARY = tuple(os.path.dirname(os.path.dirname(m.__file__)) + os.sep for m in (tf, ast)) + tuple(
+    os.path.join(_ROOT, package) + os.sep for package in ("codegen", "janus", "profiler"))
+
+
+def stateful_block(cf) -> bool:
+    """Checks the block just traced into the default graph: refuses `tf.Variable` writes, and says
+    whether other stateful ops than variable reads are left (see `run_block`).
+
+    A block runs once per machine step for all its frames, so a variable write would neither run
+    once per call nor in eager's order (a write that reads no frame value runs once per step).  The
+    function stays imperative, with the write's line, as with Python state writes in recursion."""
+    for op in tf.compat.v1.get_default_graph().get_operations():
+        if op.type.startswith(WRITES):
+            user = [fr for fr in op.traceback if not fr.filename.startswith(_LIBRARY)]
+            at = where(user[-1].filename, user[-1].lineno) if user else where(cf.filename, cf.node.lineno)
+            raise ConversionError(Reason(
+                "recursion", at, f"a tf.Variable write ({op.type}) inside the recursive function "
+                f"{cf.fn.__qualname__}", "batched calls cannot keep the order of writes; return the value and "
+                "write it after the recursion"))
+    return any(op._is_stateful and op.type not in READS
+               for op in tf.compat.v1.get_default_graph().get_operations())

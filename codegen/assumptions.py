@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import types
+
+SCALARS = (bool, int, float, str, bytes, type(None), complex)
 
 
 class Kind(enum.Enum):
@@ -42,3 +45,16 @@ class Assumption:
     def message(self) -> str:
         """The in-graph guard's error text; the runtime parses the id back out of it."""
         return f"janus-assumption:{self.id}: {self.kind.name} {self.source} == {self.expected!r} at {self.where}"
+
+
+def check_kind(value) -> Kind | None:
+    """How a build-time read of `value` is re-checked at entry (None: nothing to check)."""
+    if type(value) in SCALARS:
+        return Kind.CONSTANT
+    if type(value) is tuple and all(type(v) in SCALARS for v in value):
+        return Kind.CONSTANT
+    if isinstance(value, types.MethodType):
+        return None                  # a bound method is a fresh object per lookup; its owner is checked
+    if type(value) in (list, tuple) and len(value) <= 64:
+        return Kind.TYPE_MATCH       # same container type and length, elements the very same objects
+    return Kind.ID_MATCH

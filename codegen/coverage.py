@@ -26,6 +26,9 @@ import dataclasses
 import dis
 import sys
 
+from codegen.errors import ConversionError
+from codegen.lowering.pipeline import transform
+
 CONVERTED = "converted"
 NO_CONVERSION = "no conversion"
 IMPERATIVE = "imperative-only"
@@ -227,7 +230,7 @@ HANDLERS_311: dict[str, Handler] = {
     "IMPORT_FROM": H(IMPERATIVE, "in-line `from ... import`", UNS + "visit_Import", sample=_IMPORT_FROM),
     "IMPORT_STAR": H(IMPERATIVE, "`from m import *` (module level only)", UNS + "visit_Import"),
     "PRINT_EXPR": H(IMPERATIVE, "interactive prompt only: such functions have no source file",
-                    "codegen.source.parse_function"),
+                    "codegen.syntax.source.parse_function"),
 }
 
 _REGISTRIES = {(3, 11): HANDLERS_311}
@@ -265,8 +268,6 @@ def _observed(handler: Handler) -> tuple[str, str, tuple[str, ...]]:
     """(status, reason kind, handlers), from running the conversion pipeline on the sample."""
     if handler.sample is None:
         return handler.status, "", handler.handlers
-    from codegen.errors import ConversionError
-    from codegen.pipeline import transform
     try:
         transform(sample_function(handler.sample), "<coverage sample>")
     except ConversionError as exc:

@@ -13,6 +13,7 @@ from codegen.errors import ConversionError, JanusError, Reason, StagingError
 from janus import testing
 from janus.explain import Explanation, explain
 from janus.function import REGISTRY, SpeculativeFunction
+from janus.report import render_all, report_all_data
 
 __all__ = ["speculate", "report", "explain", "Explanation", "SpeculativeFunction", "ConversionError",
            "StagingError", "JanusError", "Reason", "testing"]
@@ -38,15 +39,11 @@ def speculate(fn=None, **options):
     return wrap(fn) if fn is not None else wrap
 
 
-import janus.report as _reports  # noqa: E402,F401  (loaded now, so the `report` function below keeps the name)
-
-
 def report(format: str = "text"):
     """Reports of every speculated function in the process, most time spent first.
 
     `format="text"` returns a str; `format="json"` returns `{"schema": 1, "functions": [...]}`,
     each entry `fn.report(format="json")` (keys in `janus.report`'s module docstring)."""
-    from janus.report import render_all, report_all_data
     if format == "text":
         return render_all(list(REGISTRY))
     if format == "json":

@@ -16,9 +16,10 @@ import dataclasses
 import types
 
 import codegen
-from codegen.analysis import local_names
+from codegen.syntax.analysis import local_names
 from codegen.lowering.unsupported import UnsupportedConstructs
-from codegen.source import parse_function
+from codegen.syntax.source import parse_function
+from janus.function import REGISTRY, SpeculativeFunction
 
 
 class _CollectAll(UnsupportedConstructs):
@@ -93,7 +94,6 @@ class Explanation:
 
 def _target(fn, args):
     """(python function, speculate options, args) for a SpeculativeFunction, a bound one, or a plain function."""
-    from janus.function import SpeculativeFunction
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, (SpeculativeFunction, types.FunctionType)):
         fn, args = fn.__func__, (fn.__self__,) + tuple(args)
     if isinstance(fn, SpeculativeFunction):
@@ -123,7 +123,6 @@ def _argument_assumptions(sig, where: str) -> list[dict]:
 
 def explain(fn, *args, **kwargs) -> Explanation:
     """Profile one call of `fn` eagerly, convert it, build (not run) its graph; report what janus assumed."""
-    from janus.function import REGISTRY, SpeculativeFunction
     py, options, args = _target(fn, args)
     code = py.__code__
     where = f"{code.co_filename}:{code.co_firstlineno}"

@@ -22,11 +22,12 @@ import tensorflow as tf
 
 import codegen
 from codegen import faults
-from codegen.guards import analyze, current_value
+from codegen.graph import analyze, current_value
 from profiler import Profile, profile_call
 
 from janus import testing
 from janus.log import log
+from janus.report import render, report_data
 
 _ASSUMPTION_ID = re.compile(r"janus-assumption:(\d+)")
 REGISTRY: "weakref.WeakSet[SpeculativeFunction]" = weakref.WeakSet()
@@ -40,7 +41,7 @@ class Fallback:
     count: int = 1
 
 
-class SpeculativeFunction:
+class SpeculativeFunction(codegen.Speculated):
     def __init__(self, fn, *, profile_runs=3, max_graphs=8, input_signature=None, jit_compile=False,
                  reduce_retracing=False, strict=False, unroll_limit=200):
         if not isinstance(fn, types.FunctionType):
@@ -374,7 +375,6 @@ class SpeculativeFunction:
         `format="text"`: a readable report (str).  `format="json"`: the same facts as a
         dict of JSON types with stable keys (documented in `janus.report`), so
         `json.loads(json.dumps(r)) == r`."""
-        from janus.report import render, report_data
         if format == "text":
             return render(self)
         if format == "json":

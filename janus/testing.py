@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 
+from codegen import faults
+
 _STATE = {"force_fallback": False}
 
 
@@ -34,7 +36,6 @@ def force_failure(kind: str | None = None, id: int | None = None):
     matching guard fails mid-graph, so the call falls back to eager.  For entry-guard kinds
     (TENSOR_MATCH, CONSTANT, TYPE_MATCH, ID_MATCH) every call is a cache miss.
     """
-    from codegen import faults
     previous = dict(faults.FORCED)
     faults.FORCED.update(kind=kind, id=id, active=True)
     try:

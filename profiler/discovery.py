@@ -11,70 +11,21 @@ functions for the duration of the call instead of tracing.
 
 from __future__ import annotations
 
-import functools
-import os
-import sys
 import types
 
-#: Top-level packages that are never user code.
-LIBRARY_PACKAGES = frozenset({
-    "tensorflow", "keras", "tf_keras", "numpy", "bytecode", "profiler", "codegen",
-    "janus", "_pytest", "pytest", "pluggy", "absl", "google", "jax", "torch",
-})
+from profiler.library import is_library_file, is_library_module, is_user_code
 
 #: Upper bound on the functions discovered for one call.
 MAX_FUNCTIONS = 2000
 #: Upper bound on the attributes / container elements visited per object.
 MAX_HELD = 256
 
-_BASE_LIB = os.path.join(os.path.realpath(sys.base_prefix), "lib")
-
-
-@functools.lru_cache(maxsize=4096)
-def is_library_file(filename: str) -> bool:
-    """True for files of installed packages, the stdlib, or janus itself."""
-    if not filename or filename.startswith("<") and filename not in ("<stdin>", "<string>"):
-        return filename.startswith("<frozen")
-    path = os.path.realpath(filename)
-    parts = path.split(os.sep)
-    if "site-packages" in parts or "dist-packages" in parts:
-        return True
-    if path.startswith(_BASE_LIB + os.sep):
-        return True
-    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    for pkg in ("profiler", "codegen", "janus"):
-        if path.startswith(os.path.join(here, pkg) + os.sep):
-            return True
-    return False
-
-
-def _is_library_module(module: str | None) -> bool:
-    if not module:
-        return False
-    top = module.split(".", 1)[0]
-    if top in ("__main__",):
-        return False
-    return top in LIBRARY_PACKAGES or top in sys.stdlib_module_names
-
-
-def default_is_user_code(fn) -> bool:
-    """Default ``is_user_code``: a Python function defined outside libraries.
-
-    Functions from tests and ``__main__`` are user code; functions whose
-    module is tensorflow/keras/numpy/the stdlib/profiler/codegen/janus/bytecode
-    or whose file lives in site-packages or the interpreter's lib are not.
-    """
-    fn = getattr(fn, "__func__", fn)
-    code = getattr(fn, "__code__", None)
-    if not isinstance(code, types.CodeType):
-        return False
-    if _is_library_module(getattr(fn, "__module__", None)):
-        return False
-    return not is_library_file(code.co_filename)
+#: The default ``is_user_code`` of ``reachable_functions``.
+default_is_user_code = is_user_code
 
 
 def _is_user_class(cls, is_user_code) -> bool:
-    if not isinstance(cls, type) or _is_library_module(getattr(cls, "__module__", None)):
+    if not isinstance(cls, type) or is_library_module(getattr(cls, "__module__", None)):
         return False
     return any(is_user_code(f) for f in _class_functions(cls))
 
@@ -100,7 +51,7 @@ def _class_functions(cls):
 
 def _methods_of_class(cls):
     for klass in getattr(cls, "__mro__", (cls,)):
-        if klass is object or _is_library_module(getattr(klass, "__module__", None)):
+        if klass is object or is_library_module(getattr(klass, "__module__", None)):
             continue
         yield from _class_functions(klass)
 
@@ -200,24 +151,28 @@ def reachable_functions(fn, args=(), kwargs=None, is_user_code=None) -> list:
             add_object(arg, held=True)
 
     while work:
-        f = work.pop()
-        glb = getattr(f, "__globals__", {})
-        for name in _code_names(f.__code__):
-            value = glb.get(name)
-            if value is None:
-                continue
-            if isinstance(value, types.ModuleType):
-                if not _is_library_module(value.__name__) and not is_library_file(
-                        getattr(value, "__file__", None) or ""):
-                    for attr in _code_names(f.__code__):
-                        member = vars(value).get(attr)
-                        if member is not None and not isinstance(member, types.ModuleType):
-                            add_object(member, held=True)
-                continue
-            add_object(value, held=True)
-        for cell in f.__closure__ or ():
-            try:
-                add_object(cell.cell_contents, held=True)
-            except ValueError:  # empty cell
-                pass
+        _follow_names(work.pop(), add_object)
     return list(found.values())
+
+
+def _follow_names(f, add_object):
+    """Hand every global, user-module member and closure value ``f`` names to ``add_object``."""
+    glb = getattr(f, "__globals__", {})
+    for name in _code_names(f.__code__):
+        value = glb.get(name)
+        if value is None:
+            continue
+        if isinstance(value, types.ModuleType):
+            if not is_library_module(value.__name__) and not is_library_file(
+                    getattr(value, "__file__", None) or ""):
+                for attr in _code_names(f.__code__):
+                    member = vars(value).get(attr)
+                    if member is not None and not isinstance(member, types.ModuleType):
+                        add_object(member, held=True)
+            continue
+        add_object(value, held=True)
+    for cell in f.__closure__ or ():
+        try:
+            add_object(cell.cell_contents, held=True)
+        except ValueError:  # empty cell
+            pass

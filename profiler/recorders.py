@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-from profiler.discovery import is_library_file
+from profiler.library import is_library_file
 from profiler.profile import (MAX_TRIPS, FunctionProfile, Profile, Site, SiteKind,
                               ValueFact)
 from profiler.values import safe_truth, type_name

@@ -23,7 +23,7 @@ def profile_call(fn, args=(), kwargs=None, profile=None, is_user_code=None):
     not re-raised.  Facts are merged into ``profile`` when given (and it is
     returned), else into a new Profile.  ``is_user_code(fn) -> bool`` chooses
     which reachable functions are instrumented (default:
-    ``discovery.default_is_user_code``).
+    ``library.is_user_code``).
     """
     kwargs = kwargs or {}
     profile = Profile() if profile is None else profile

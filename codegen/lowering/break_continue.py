@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from codegen.templates import replace, replace_expr
+from codegen.syntax.templates import replace, replace_expr
 
 
 def _contains(node, kinds, stop=(ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):

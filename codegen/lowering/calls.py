@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 
-from codegen.analysis import _target_names
-from codegen.templates import JN, replace_expr
+from codegen.syntax.analysis import _target_names
+from codegen.syntax.templates import JN, replace_expr
 
 
 class CallsAndReads(ast.NodeTransformer):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from codegen.templates import replace
+from codegen.syntax.templates import replace
 
 
 def state_functions(names: list[str], get_name: str, set_name: str, anchor) -> list[ast.stmt]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from codegen.templates import JN, replace_expr
+from codegen.syntax.templates import JN, replace_expr
 
 
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",

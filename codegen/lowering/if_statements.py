@@ -8,9 +8,9 @@ the variables either side assigns as its outputs.
 from __future__ import annotations
 
 
-from codegen.analysis import assigned_names
+from codegen.syntax.analysis import assigned_names
 from codegen.lowering.control_flow import StatementLowering, body_function, state_functions
-from codegen.templates import JN, replace
+from codegen.syntax.templates import JN, replace
 
 
 class IfStatements(StatementLowering):

@@ -29,8 +29,8 @@ from __future__ import annotations
 import ast
 import copy
 
-from codegen.analysis import assigned_names
-from codegen.templates import JN, replace, replace_expr
+from codegen.syntax.analysis import assigned_names
+from codegen.syntax.templates import JN, replace, replace_expr
 
 _LOOP_EXITS = (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom, ast.Await)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

@@ -9,9 +9,9 @@ variables the body assigns.
 from __future__ import annotations
 
 
-from codegen.analysis import assigned_names
+from codegen.syntax.analysis import assigned_names
 from codegen.lowering.control_flow import StatementLowering, body_function, state_functions
-from codegen.templates import JN, replace, replace_expr
+from codegen.syntax.templates import JN, replace, replace_expr
 
 
 class Loops(StatementLowering):

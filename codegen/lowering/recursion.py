@@ -6,13 +6,14 @@ at call groups, at `if`s that contain calls or returns, and at `return`s.
 Each block is straight-line code (plus `if`s without calls) ending in one
 terminator:
 
-    ("goto", b)                        continue in block b
-    ("branch", test, b_true, b_false)  per-frame predicate picks the block
-    ("call", [(tmp, callee, args)], b) issue independent calls together, resume in b
-    ("return", expr)                   deliver expr to the caller's tmp
+    Goto(b)                          continue in block b
+    Branch(test, b_true, b_false)    a per-frame predicate picks the block
+    CallGroup([Call(tmp, callee, args), ...], b)
+                                     issue independent calls together, resume in b
+    Return(expr)                     deliver expr to the caller's tmp
 
-`codegen.machine` runs all frames waiting at a block at once.  A block is
-compiled, through the ordinary pipeline, into a builder function
+`codegen.recursion.machine` runs all frames waiting at a block at once.  A
+block is compiled, through the ordinary pipeline, into a builder function
 `block(*frame_vars) -> (frame_vars, terminator_values)`.
 """
 from __future__ import annotations
@@ -20,9 +21,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from codegen.analysis import assigned_names, parameter_names
+from codegen.syntax.analysis import assigned_names, parameter_names
 from codegen.errors import unsupported
-from codegen.templates import Namer, replace
+from codegen.syntax.templates import JN, Namer, replace, replace_expr
 
 
 @dataclasses.dataclass
@@ -34,10 +35,59 @@ class Call:
 
 
 @dataclasses.dataclass
+class Goto:
+    target: int
+    kind = "goto"
+
+    def exprs(self) -> list:
+        return []
+
+
+@dataclasses.dataclass
+class Branch:
+    test: ast.expr
+    if_true: int
+    if_false: int
+    kind = "branch"
+
+    def exprs(self) -> list:
+        return [self.test]
+
+
+@dataclasses.dataclass
+class CallGroup:
+    calls: list[Call]
+    resume: int
+    kind = "call"
+
+    def exprs(self) -> list:
+        return [a for c in self.calls for a in c.args]
+
+
+@dataclasses.dataclass
+class Return:
+    value: ast.expr | None
+    kind = "return"
+
+    def exprs(self) -> list:
+        return [self.value] if self.value is not None else []
+
+
+Terminator = Goto | Branch | CallGroup | Return
+
+
+@dataclasses.dataclass
 class Block:
     id: int
     stmts: list
-    term: tuple = ("return", None)
+    term: Terminator = dataclasses.field(default_factory=lambda: Return(None))
+
+    def anchor(self, default):
+        """The node a block's generated code and its name are located at."""
+        if self.stmts:
+            return self.stmts[0]
+        exprs = self.term.exprs() if isinstance(self.term, (Branch, Return)) else []
+        return exprs[0] if exprs else default
 
 
 def call_key(func) -> str | None:
@@ -126,7 +176,7 @@ class CycleFunction:
         self.entry = self._lower(body, None)
         names = assigned_names(body)
         self.vars = self.params + [n for n in names if n not in self.params]
-        self.calls = [c for b in self.blocks if b.term[0] == "call" for c in b.term[1]]
+        self.calls = [c for b in self.blocks if isinstance(b.term, CallGroup) for c in b.term.calls]
         self.tree_params: set[str] = set()      # parameters that walk a tree (set by the cycle)
 
     # -- hoisting ----------------------------------------------------------------------------
@@ -195,10 +245,10 @@ class CycleFunction:
                     written.add(nxt.target)
                     i += 1
                 nxt_block = self._new()
-                cur.term = ("call", group, nxt_block.id)
+                cur.term = CallGroup(group, nxt_block.id)
                 cur = nxt_block
             elif isinstance(stmt, ast.Return):
-                cur.term = ("return", stmt.value)
+                cur.term = Return(stmt.value)
                 return entry
             elif isinstance(stmt, ast.If) and _contains(
                     stmt, lambda n: isinstance(n, ast.Return) or _is_cycle_call(n, self.cycle_names)):
@@ -207,34 +257,32 @@ class CycleFunction:
                 b_true = self._lower(stmt.body, join)
                 b_false = self._lower(stmt.orelse, join) if stmt.orelse else (
                     join if join is not None else self._lower([], None))
-                cur.term = ("branch", stmt.test, b_true, b_false)
+                cur.term = Branch(stmt.test, b_true, b_false)
                 return entry
             else:
                 cur.stmts.append(stmt)
             i += 1
-        cur.term = ("goto", cont) if cont is not None else ("return", None)
+        cur.term = Goto(cont) if cont is not None else Return(None)
         return entry
 
     def block_source(self, block: Block) -> ast.FunctionDef:
         """`def block_k(*vars): stmts; return (vars...), terminator_values` as an AST."""
         params = ", ".join(self.vars)
         term = block.term
-        anchor = block.stmts[0] if block.stmts else (term[1] if term[0] in ("branch", "return")
-                                                     and term[1] is not None else self.node)
+        anchor = block.anchor(self.node)
         (fn,) = replace(f"def block_{block.id}({params}):\n    return (VARS,), TERM\n", anchor,
                         VARS=ast.Tuple(elts=[ast.Name(id=v, ctx=ast.Load()) for v in self.vars], ctx=ast.Load()),
                         TERM=ast.Constant(0))
         ret = fn.body[-1]
         values = ret.value.elts
         values[0] = ast.Tuple(elts=[ast.Name(id=v, ctx=ast.Load()) for v in self.vars], ctx=ast.Load())
-        if term[0] == "branch":
-            values[1] = ast.Call(func=ast.Attribute(value=ast.Name(id="jn", ctx=ast.Load()), attr="truth",
-                                                    ctx=ast.Load()), args=[term[1]], keywords=[])
-        elif term[0] == "call":
-            values[1] = ast.Tuple(elts=[ast.Tuple(elts=list(c.args), ctx=ast.Load()) for c in term[1]],
+        if isinstance(term, Branch):
+            values[1] = replace_expr(f"{JN}.truth(test)", anchor, test=term.test)
+        elif isinstance(term, CallGroup):
+            values[1] = ast.Tuple(elts=[ast.Tuple(elts=list(c.args), ctx=ast.Load()) for c in term.calls],
                                   ctx=ast.Load())
-        elif term[0] == "return" and term[1] is not None:
-            values[1] = term[1]
+        elif isinstance(term, Return) and term.value is not None:
+            values[1] = term.value
         fn.body = list(block.stmts) + [ret]
         for sub in ast.walk(fn):
             if "lineno" in sub._attributes and getattr(sub, "lineno", None) is None:

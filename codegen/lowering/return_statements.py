@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from codegen.lowering.break_continue import guard_rest
-from codegen.templates import replace, replace_expr
+from codegen.syntax.templates import replace, replace_expr
 
 
 def _returns(node) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from codegen.errors import unsupported
-from codegen.templates import JN, replace, replace_expr
+from codegen.syntax.templates import JN, replace, replace_expr
 
 
 def declared_names(fn_node) -> tuple[set[str], set[str]]:

@@ -5,18 +5,19 @@ import ast
 import pytest
 
 from codegen import convert
-from codegen.context import BuildContext, Frame
+from codegen.operators.context import BuildContext, Frame
+from codegen.services import SERVICES
 from codegen.lowering.break_continue import BreakContinue
 from codegen.lowering.return_statements import ReturnStatements
-from codegen.source import parse_function
-from codegen.templates import Namer
+from codegen.syntax.source import parse_function
+from codegen.syntax.templates import Namer
 from profiler import Profile
 
 
 def run_builder(fn, *args):
     """Run the converted builder at 'build time' on Python values."""
     converted = convert(fn)
-    ctx = BuildContext(Profile(), set(), convert, {})
+    ctx = BuildContext(Profile(), set(), SERVICES, {})
     with ctx:
         ctx.frames.append(Frame(converted))
         return converted.builder(*args)

@@ -1,22 +1,22 @@
-"""The runtime of generated builders: every `jn.*` the lowered code calls.
+"""Control-flow operators: `if`, conditional expressions, `for` and `while`.
 
-Each operator keeps Python's meaning on Python values (evaluated at build
-time, so the graph never sees them) and gives tensors their graph meaning,
-asking the active `BuildContext` whether the profile allows speculation.
+On a Python predicate or iterable each runs as Python at build time.  On a
+tensor it asks the active `BuildContext` whether the profile allows
+speculation: one side seen -> that side plus an in-graph guard; a constant
+trip count -> unrolled plus a guard; otherwise the general lowering
+(`codegen.operators.general`: `tf.cond` / `tf.while_loop`).
 """
 from __future__ import annotations
-
-import operator
 
 import tensorflow as tf
 
 from codegen import faults
 from codegen.assumptions import Kind
-from codegen.calls_support import call, join, join_end, joined, ld, ld_attr, py_iter, TensorRange, is_symbolic  # noqa: F401
-from codegen.context import current
-from codegen.heap import del_attr, del_item, del_name, inplace, ld_item, st_attr, st_item, st_name  # noqa: F401
-from codegen.trees import Pointer, is_none
-from codegen.state import UNDEF, Undefined, run_cond, run_while  # noqa: F401
+from codegen.operators.builtins import TensorRange, py_iter
+from codegen.operators.context import current
+from codegen.operators.general import run_cond, run_while
+from codegen.operators.logical import as_bool as _as_bool
+from codegen.operators.values import is_symbolic
 
 
 def _guard(pred, assumption):
@@ -28,86 +28,6 @@ def _guard(pred, assumption):
     deps = tf.control_dependencies([op])
     deps.__enter__()
     current().open_dependencies.append(deps)
-
-
-def _as_bool(x):
-    return x if x.dtype == tf.bool else tf.cast(x, tf.bool)
-
-
-def truth(x):
-    """A per-frame branch predicate as a boolean tensor."""
-    return _as_bool(x) if isinstance(x, tf.Tensor) else tf.constant(bool(x))
-
-
-# -- boolean operators -------------------------------------------------------------------
-def and_(*thunks):
-    value = thunks[0]()
-    for thunk in thunks[1:]:
-        if is_symbolic(value):
-            value = tf.logical_and(_as_bool(value), _as_bool(tf.convert_to_tensor(thunk())))
-        elif not value:
-            return value
-        else:
-            value = thunk()
-    return value
-
-
-def or_(*thunks):
-    value = thunks[0]()
-    for thunk in thunks[1:]:
-        if is_symbolic(value):
-            value = tf.logical_or(_as_bool(value), _as_bool(tf.convert_to_tensor(thunk())))
-        elif value:
-            return value
-        else:
-            value = thunk()
-    return value
-
-
-def not_(x):
-    return tf.logical_not(_as_bool(x)) if is_symbolic(x) else not x
-
-
-def not_any(*flags):
-    if not any(is_symbolic(f) for f in flags):
-        return not any(flags)
-    out = tf.constant(True)
-    for f in flags:
-        out = tf.logical_and(out, not_(f))
-    return out
-
-
-def _is(a, b):
-    if isinstance(a, Pointer) or isinstance(b, Pointer):
-        if b is None or a is None:
-            return is_none(a if b is None else b)
-        if isinstance(a, Pointer) and isinstance(b, Pointer):
-            return tf.equal(a.index, b.index)
-        return False
-    return a is b
-
-
-_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-            "==": operator.eq, "!=": operator.ne, "is": _is, "is not": lambda a, b: not_(_is(a, b)),
-            "in": lambda a, b: a in b, "not in": lambda a, b: a not in b}
-
-
-def compare_chain(ops, *thunks):
-    left = thunks[0]()
-    result = None
-    for op, thunk in zip(ops, thunks[1:]):
-        right = thunk()
-        value = _COMPARE[op](left, right)
-        if result is None:
-            result = value
-        elif is_symbolic(result) or is_symbolic(value):
-            result = tf.logical_and(_as_bool(tf.convert_to_tensor(result)), _as_bool(tf.convert_to_tensor(value)))
-        else:
-            result = value
-        if not is_symbolic(result) and not result:
-            return result
-        left = right
-    return result
 
 
 # -- branches ----------------------------------------------------------------------------

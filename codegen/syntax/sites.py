@@ -13,7 +13,7 @@ import linecache
 
 from profiler import SiteKind
 
-from codegen.source import span
+from codegen.syntax.source import span
 
 
 @dataclasses.dataclass(frozen=True)

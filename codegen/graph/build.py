@@ -5,7 +5,7 @@ autograph=False).get_concrete_function(specs)`), so variable capture,
 gradients and XLA work as they do for `tf.function`.  The wrapper rebuilds
 the user's arguments from the graph's inputs, runs the builder under a
 `BuildContext`, and returns, in this order, the result's tensors, the values
-of deferred writes (`codegen.writeback`) and the tensors deferred prints
+of deferred writes (`codegen.graph.writeback`) and the tensors deferred prints
 need.  Python values in the result stay in its template.
 """
 from __future__ import annotations
@@ -15,11 +15,15 @@ import time
 
 import tensorflow as tf
 
-from codegen import writeback
-from codegen.calls_support import replay_prints
-from codegen.context import BuildContext, Frame
 from codegen.errors import JanusError, Reason, StagingError
-from codegen.guards import Signature, compile_entry_guard, rebuild
+from codegen.graph import writeback
+from codegen.graph.entry_guard import compile_entry_guard
+from codegen.graph.signature import Signature, rebuild
+from codegen.operators.builtins import replay_prints
+from codegen.operators.context import BuildContext, Frame
+from codegen.operators.heap import Shadow
+from codegen.operators.trees import Pointer, Tables
+from codegen.services import SERVICES
 
 
 @dataclasses.dataclass
@@ -76,16 +80,13 @@ def _register_argument_containers(heap, value, path):
 
 
 def _shadow_of_argument(value, path):
-    from codegen.heap import Shadow
     snapshot = list(value) if type(value) is list else dict(value)
     return Shadow(None, path, value, snapshot, f"{path[0]}" + "".join(f"[{k!r}]" for k in path[1:]))
 
 
 def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict, jit_compile=False,
                 unroll_limit=200, relaxed_state_dims=None, relaxed_state_scalars=None) -> GraphArtifact:
-    from codegen.pipeline import convert
-
-    ctx = BuildContext(profile, relaxed, convert, outside, unroll_limit, relaxed_state_dims,
+    ctx = BuildContext(profile, relaxed, SERVICES, outside, unroll_limit, relaxed_state_dims,
                        relaxed_state_scalars)
     holder = {}
 
@@ -134,7 +135,6 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
 
 def _leaf_value(leaf, inputs):
     if leaf.kind == "tree":
-        from codegen.trees import Pointer, Tables
         n = len(leaf.value.columns)
         return Pointer(tf.constant(0), Tables(leaf.value, inputs[leaf.input_index:leaf.input_index + n]))
     return inputs[leaf.input_index] if leaf.input_index is not None else leaf.value
@@ -142,9 +142,8 @@ def _leaf_value(leaf, inputs):
 
 def _call_top(ctx, converted, args, kwargs):
     """The speculated function itself; a recursive one runs as a machine from its first call."""
-    from codegen import machine
-    if not kwargs and machine.wants_machine(converted.fn, args):
-        return machine.run(machine.cycle_of(converted.fn), converted.fn, args)
+    if not kwargs and SERVICES.wants_machine(converted.fn, args):
+        return SERVICES.run_machine(converted.fn, [args])[0]
     return converted.builder(*args, **kwargs)
 
 

@@ -1,70 +1,29 @@
-"""Deferred state: the build's local copies of outside state, and the write-back plan.
+"""State operators: reads and deferred writes of outside Python state.
 
 While a builder runs, reads of outside objects (reachable from the arguments,
 globals and closures) go through `read_outside`: tensors are fed fresh on
 every call, Python values are entry-checked, and lists and dicts are
 replaced by *copies* that the builder may mutate.  Writes (`st_attr`,
-`st_item`, `st_name`, `del_*`) go to the copies.  After the builder returns,
-`write_back_plan` lists what janus must apply to the real objects, and in
-which form, once the graph has finished and every guard passed: nothing is
-ever written to the user's objects during a run.
+`st_item`, `st_name`, `del_*`) go to the build's `Heap`.  After the builder
+returns, `codegen.graph.writeback` plans what to apply to the real objects
+once the graph has finished and every guard passed: nothing is ever written
+to the user's objects during a run.
 """
 from __future__ import annotations
 
-import dataclasses
+import builtins
 import inspect
 import operator
 import types
 
 import tensorflow as tf
 
-from codegen.context import current
+from profiler.library import is_library_module
 
-_EAGER = type(tf.constant(0))
-DELETED = type("Deleted", (), {"__repr__": lambda self: "<deleted>"})()
-_NON_READING_MUTATORS = {"append", "extend", "insert", "clear", "add", "update", "setdefault", "__setitem__",
-                         "__delitem__", "discard"}
-_LIBRARY_ROOTS = ("tensorflow", "keras", "tf_keras", "builtins")
-
-
-@dataclasses.dataclass
-class Shadow:
-    """A container the builder sees in place of the user's list or dict."""
-
-    real: object                 # the user's container; None for a rebuilt argument (see `path`)
-    path: tuple | None           # ("args", 1) for argument containers, resolved when writing back
-    copy: object
-    snapshot: object
-    source: str
-    holder: tuple | None = None  # (access, holder, name) it was read from, for the identity check
-    read: bool = False
-
-
-class Heap:
-    def __init__(self):
-        self.attrs: dict[tuple, list] = {}      # (id(obj), name) -> [obj, name, value, source]
-        self.names: dict[tuple, list] = {}      # (id(holder), name) -> [holder, access, name, value, source]
-        self.shadows: dict[int, Shadow] = {}    # id(real or rebuilt) -> Shadow
-        self.by_copy: dict[int, Shadow] = {}    # id(copy) -> Shadow
-        self.fed: dict[tuple, object] = {}      # (access, id(holder), name) -> placeholder
-        self.arg_tensors: dict = {}             # input placeholder ref -> its path in the arguments
-        self.reads: list[str] = []
-        self.writes: list[str] = []
-
-    def shadow(self, real, source, path=None, holder=None):
-        sh = self.shadows.get(id(real))
-        if sh is None:
-            copy = list(real) if type(real) is list else dict(real)
-            sh = Shadow(None if path else real, path, copy, list(real) if type(real) is list else dict(real),
-                        source, holder)
-            self.shadows[id(real)] = sh
-            self.by_copy[id(copy)] = sh
-        return sh.copy
-
-    def mark_read(self, value):
-        sh = self.by_copy.get(id(value))
-        if sh is not None:
-            sh.read = True
+from codegen.errors import ConversionError, Reason
+from codegen.operators.context import current
+from codegen.operators.heap import DELETED
+from codegen.operators.values import EAGER
 
 
 def _note(lst, source):
@@ -74,8 +33,7 @@ def _note(lst, source):
 
 # -- what may not be written through ---------------------------------------------------------
 def _is_library(fn) -> bool:
-    module = getattr(fn, "__module__", "") or ""
-    return module.split(".")[0] in _LIBRARY_ROOTS
+    return is_library_module(getattr(fn, "__module__", "") or "")
 
 
 def refusal(obj, name: str | None, kind: str) -> str | None:
@@ -101,7 +59,6 @@ def refusal(obj, name: str | None, kind: str) -> str | None:
 
 
 def _refuse(reason: str, target: str):
-    from codegen.errors import ConversionError, Reason
     ctx = current()
     raise ConversionError(Reason("custom-setattr", ctx.frame.converted.filename if ctx.frames else "",
                                  f"cannot defer the write to `{target}`: {reason}",
@@ -127,7 +84,6 @@ def del_attr(obj, name):
     if ctx.outside.get(id(obj)) is None:
         delattr(obj, name)
         return
-    from codegen.calls_support import ld_attr
     ld_attr(obj, name)                       # raises AttributeError as eager would
     st_attr(obj, name, DELETED)
 
@@ -184,7 +140,6 @@ def st_name(name, value):
 
 
 def del_name(name):
-    from codegen.calls_support import ld
     ld(name)
     st_name(name, DELETED)
 
@@ -214,7 +169,7 @@ def read_outside(access, holder, name, value, source):
     heap = ctx.heap
     if ctx.dry_run:
         return value
-    if type(value) is _EAGER:
+    if type(value) is EAGER:
         key = (access, id(holder), name)
         if key not in heap.fed:
             shape = value.shape.as_list() if value.shape.rank is not None else None
@@ -228,7 +183,7 @@ def read_outside(access, holder, name, value, source):
             ctx.check(access, holder, name, value, source, mode="tensor", expected=(value.dtype, shape))
             _note(heap.reads, source)
         return heap.fed[key]
-    if type(value) is tuple and 0 < len(value) <= 16 and all(type(v) is _EAGER for v in value):
+    if type(value) is tuple and 0 < len(value) <= 16 and all(type(v) is EAGER for v in value):
         # A tuple of tensors (an LSTM's (h, c)): each element is fed fresh, like a tensor.
         key = (access, id(holder), name)
         if key not in heap.fed:
@@ -267,3 +222,58 @@ def read_outside(access, holder, name, value, source):
         return copy
     ctx.check(access, holder, name, value, source)
     return value
+
+
+# -- name and attribute reads ----------------------------------------------------------------
+def ld(name: str):
+    ctx = current()
+    fn = ctx.frame.converted.fn
+    code = fn.__code__
+    if name in code.co_freevars:
+        access, holder = "closure", fn.__closure__[code.co_freevars.index(name)]
+        source = f"{fn.__qualname__}.<closure {name}>"
+    elif name in fn.__globals__ or (id(fn.__globals__), name) in ctx.heap.names:
+        access, holder, source = "global", fn.__globals__, f"{fn.__module__}.{name}"
+    else:
+        try:
+            return getattr(builtins, name)
+        except AttributeError:
+            raise NameError(f"name '{name}' is not defined") from None
+    written = ctx.heap.names.get((id(holder), name))
+    if written is not None:
+        if written[3] is DELETED:
+            raise NameError(f"name '{name}' is not defined")
+        return written[3]
+    if access == "closure":
+        try:
+            value = holder.cell_contents
+        except ValueError:
+            raise NameError(f"free variable '{name}' referenced before assignment in enclosing scope") from None
+    else:
+        value = holder[name]
+    return read_outside(access, holder, name, value, source)
+
+
+def ld_attr(obj, name: str):
+    ctx = current()
+    written = ctx.heap.attrs.get((id(obj), name))
+    if written is not None:
+        if written[2] is DELETED:
+            raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
+        return written[2]
+    value = _read_attr(ctx, obj, name)
+    if ctx.in_machine and isinstance(value, tf.Variable):
+        return tf.convert_to_tensor(value)     # a plain read vectorises across frames; a resource op does not
+    return value
+
+
+def _read_attr(ctx, obj, name):
+    value = getattr(obj, name)
+    source = ctx.outside.get(id(obj))
+    if source is None or isinstance(obj, types.ModuleType):
+        return value
+    if type(value) is list and name not in getattr(obj, "__dict__", {}):
+        # Computed (a property): a fresh list per read, checked by its items, never written back.
+        ctx.check("attr", obj, name, value, f"{source}.{name}", mode="items", expected=value)
+        return value
+    return read_outside("attr", obj, name, value, f"{source}.{name}")

@@ -1,7 +1,7 @@
 """The state of one graph build: the profile it reads, what it assumes.
 
-A `BuildContext` is active while TensorFlow traces a builder.  Operators in
-`codegen.operators` ask it what the profile saw at a site, whether an
+A `BuildContext` is active while TensorFlow traces a builder.  The operators
+ask it what the profile saw at a site, whether an
 assumption may still be made (not relaxed, not after a variable write, not
 inside a general `tf.cond`/`tf.while_loop`), and record assumptions, entry
 checks on outside objects, and deferred prints.
@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from typing import Protocol
 
-from codegen.assumptions import Assumption, Kind
-from codegen.errors import StagingError, Reason
+import tensorflow as tf
+
+from codegen.assumptions import Assumption, Kind, check_kind
+from codegen.errors import Reason, StagingError
+from codegen.operators.heap import Heap
 
 _LOCAL = threading.local()
 
@@ -21,6 +25,25 @@ _LOCAL = threading.local()
 _READ_ONLY_STATEFUL = {"Assert", "VarHandleOp", "ReadVariableOp", "Placeholder", "PrintV2",
                        "RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
                        "NoOp", "VarIsInitializedOp"}
+
+
+# Op type prefixes of `tf.Variable` writes, and op types that only read a variable.
+VARIABLE_WRITES = ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "ResourceScatter",
+                   "ResourceApply", "ResourceSparseApply")
+VARIABLE_READS = ("ReadVariableOp", "ResourceGather", "VariableShape", "VarHandleOp")
+
+
+class Compiler(Protocol):
+    """What the operators need from the rooms above them: converting a user function to inline
+    it, and running a recursive cycle as a Call/Return machine (`codegen.services`)."""
+
+    def convert(self, fn): ...
+
+    def wants_machine(self, fn, args) -> bool: ...
+
+    def run_machine(self, fn, calls: list) -> list | None: ...
+
+    def refused(self, fn) -> Reason | None: ...
 
 
 def current() -> "BuildContext":
@@ -56,11 +79,11 @@ class Frame:
 
 
 class BuildContext:
-    def __init__(self, profile, relaxed: set, convert, outside: dict[int, str], unroll_limit: int = 200,
+    def __init__(self, profile, relaxed: set, compiler: Compiler, outside: dict[int, str], unroll_limit: int = 200,
                  relaxed_state_dims=None, relaxed_state_scalars=None):
         self.profile = profile
         self.relaxed = relaxed                 # assumption keys never to make again
-        self.convert = convert                 # fn -> ConvertedFunction
+        self.compiler = compiler
         self.outside = dict(outside)           # id(obj) -> source path, objects guarded by identity
         self.keep = []                         # keeps outside objects alive while ids are used
         self.unroll_limit = unroll_limit
@@ -71,7 +94,6 @@ class BuildContext:
         self.frames: list[Frame] = []
         self.general_depth = 0
         self.outer_graph = None                # the FuncGraph being built (fed state is captured there)
-        from codegen.heap import Heap
         self.heap = Heap()
         self.relaxed_state_dims = relaxed_state_dims or {}      # source -> dims fed as None
         self.relaxed_state_scalars = relaxed_state_scalars or {}  # source -> dtype a scalar is fed as
@@ -112,7 +134,6 @@ class BuildContext:
         """Whether the graph being built already holds a variable write (scans new ops only)."""
         if self._wrote:
             return True
-        import tensorflow as tf
         ops = tf.compat.v1.get_default_graph().get_operations()
         for op in ops[self._scanned:]:
             if op._is_stateful and op.type not in _READ_ONLY_STATEFUL:
@@ -135,7 +156,6 @@ class BuildContext:
 
     def check(self, access: str, holder, name: str, value, source: str, lineno=None, mode=None, expected=None):
         """Record that the entry guard must re-check this build-time read of an outside value."""
-        from codegen.guards import check_kind
         if mode is None:
             kind = check_kind(value)
             if kind is None:

@@ -11,247 +11,22 @@ child frames, returns write the value into the caller's temporary and wake
 the caller when its last call has returned.  Independent calls are live at
 the same time, so a balanced recursion of N calls takes O(depth) steps.
 Tables grow by doubling, so there is no depth or call limit to set.
-The types of the frame variables come from `codegen.frame_specs`.
+The types of the frame variables come from `codegen.recursion.frame_specs`.
 """
 from __future__ import annotations
 
-import ast
-import dataclasses
-
 import tensorflow as tf
 
-from codegen.analysis import assigned_names
-from codegen.calls_support import is_symbolic, is_user_function
-from codegen.context import Frame, current
-from codegen.errors import unsupported
-from codegen.frame_specs import Spec, exposed_reads, flatten, infer_specs, leaves, pack, spec_of, term_exprs
-from codegen.lowering.recursion import CycleFunction
-from codegen.source import parse_function
-from codegen.state import UNDEF
-from codegen.trees import Pointer, Tables, WeakNumber, _is_node
+from codegen.errors import NeedsTree, unsupported
+from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
+from codegen.operators.context import Frame, current
+from codegen.operators.trees import Pointer, Tables, WeakNumber, is_node
+from codegen.operators.values import UNDEF, Undefined
+from codegen.recursion.cycles import Cycle
+from codegen.recursion.frame_specs import Spec, exposed_reads, flatten, infer_specs, leaves, pack, spec_of
+from codegen.syntax.analysis import assigned_names
 
 INITIAL_FRAMES = 64
-
-
-# -- finding cycles ------------------------------------------------------------------------------
-def _owner_class(fn):
-    """The class a method is defined in (module-level classes), or None."""
-    parts = fn.__qualname__.split(".")
-    if len(parts) != 2:
-        return None
-    cls = fn.__globals__.get(parts[0])
-    return cls if isinstance(cls, type) and cls.__dict__.get(parts[1]) is fn else None
-
-
-def _called_functions(fn) -> dict[str, object]:
-    """Names called in fn's body that resolve to user functions (globals, closure cells, and
-    `self.method(...)` for methods), keyed as the code spells them ("helper", "self.encode")."""
-    try:
-        node = parse_function(fn).node
-    except Exception:  # noqa: BLE001 - no source: no cycle through it
-        return {}
-    out = {}
-    code = fn.__code__
-    cls = _owner_class(fn)
-    first = code.co_varnames[0] if code.co_argcount else None
-    for sub in ast.walk(node):
-        if cls is not None and isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
-                and isinstance(sub.func.value, ast.Name) and sub.func.value.id == first:
-            value = cls.__dict__.get(sub.func.attr)
-            value = getattr(value, "python_function", value)
-            if is_user_function(value):
-                out[f"{first}.{sub.func.attr}"] = value
-        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
-            name = sub.func.id
-            if name in code.co_freevars:
-                try:
-                    value = fn.__closure__[code.co_freevars.index(name)].cell_contents
-                except ValueError:
-                    continue
-            else:
-                value = fn.__globals__.get(name)
-            value = getattr(value, "python_function", value)       # a speculated function
-            if is_user_function(value):
-                out[name] = value
-    return out
-
-
-def find_cycle(fn) -> dict[object, dict[str, object]] | None:
-    """{function: {name: callee in the cycle}} for the recursive cycle through fn, or None."""
-    graph: dict = {}
-    stack = [fn]
-    while stack and len(graph) < 64:
-        f = stack.pop()
-        if f in graph:
-            continue
-        graph[f] = _called_functions(f)
-        stack.extend(graph[f].values())
-
-    def reaches(a, target, seen):
-        for g in graph.get(a, {}).values():
-            if g is target:
-                return True
-            if g not in seen:
-                seen.add(g)
-                if reaches(g, target, seen):
-                    return True
-        return False
-
-    if not reaches(fn, fn, set()):
-        return None
-    # The machine takes the whole recursive region below fn: every reachable function that
-    # recurses, or leads to one that does, so nested recursion is just more frames.
-    recursive = {f for f in graph if reaches(f, f, set())}
-    members = [f for f in graph if (f is fn or reaches(fn, f, set()))
-               and (f in recursive or any(reaches(f, r, set()) for r in recursive))]
-    return {f: {name: g for name, g in graph[f].items() if g in members} for f in members}
-
-
-# -- the cycle, compiled ---------------------------------------------------------------------------
-@dataclasses.dataclass
-class CallSite:
-    id: int
-    caller: CycleFunction
-    target: str                 # the caller's temporary
-    callee: CycleFunction
-
-
-class Cycle:
-    """A recursive cycle lowered to blocks; built once per cycle and reused by every graph."""
-
-    def __init__(self, members: dict):
-        from codegen.pipeline import compile_block
-        self.functions: dict[object, CycleFunction] = {}
-        for f, callees in members.items():
-            src = parse_function(f)
-            self.functions[f] = CycleFunction(f, src.node, src.filename, set(callees))
-        self.names = {f: callees for f, callees in members.items()}
-        self.offsets: dict[object, int] = {}
-        total = 0
-        for f, cf in self.functions.items():
-            self.offsets[f] = total
-            total += len(cf.blocks)
-        self.n_blocks = total
-        self.sites: list[CallSite] = []
-        for f, cf in self.functions.items():
-            for block in cf.blocks:
-                if block.term[0] == "call":
-                    for call in block.term[1]:
-                        call.site = len(self.sites)
-                        callee = self.functions[self.names[f][call.callee]]
-                        self.sites.append(CallSite(call.site, cf, call.target, callee))
-        for site in self.sites:
-            call = next(c for b in site.caller.blocks if b.term[0] == "call" for c in b.term[1] if c.site == site.id)
-            for i, a in enumerate(call.args):
-                root = a
-                while isinstance(root, ast.Attribute):
-                    root = root.value
-                if a is not root and isinstance(root, ast.Name) and root.id in site.caller.params \
-                        and i < len(site.callee.params):
-                    site.caller.tree_params.add(root.id)
-                    site.callee.tree_params.add(site.callee.params[i])
-        self.invariant = self._invariant_params()
-        self.builders = {(f, b.id): compile_block(cf, b) for f, cf in self.functions.items() for b in cf.blocks}
-        self.last_steps = None
-        self.last_frames = None
-        self.last_block_frames = None
-        self.runs = 0
-
-    def _invariant_params(self) -> dict:
-        """{(function, parameter): class} for parameters every call passes along unchanged (`x` in
-        `x * power(x, n - 1)`): all frames then hold the entry's value, which the machine feeds to
-        every block as one loop-invariant tensor instead of a frame table.  Parameters joined by
-        such passing share a class; a class is invariant when no call passes anything else."""
-        parent: dict = {}
-
-        def find(k):
-            while parent.setdefault(k, k) != k:
-                k = parent[k]
-            return k
-
-        broken = set()
-        for f, cf in self.functions.items():
-            reassigned = set(assigned_names(cf.node.body))
-            for p in cf.params:
-                find((f, p))
-            for block in cf.blocks:
-                for call in (block.term[1] if block.term[0] == "call" else []):
-                    callee = self.names[f][call.callee]
-                    for i, q in enumerate(self.functions[callee].params):
-                        arg = call.args[i] if i < len(call.args) else None
-                        if isinstance(arg, ast.Name) and arg.id in cf.params and arg.id not in reassigned:
-                            parent[find((f, arg.id))] = find((callee, q))
-                        else:
-                            broken.add((callee, q))
-        bad = {find(k) for k in broken}
-        return {k: find(k) for k in list(parent) if find(k) not in bad}
-
-    def tree_methods(self) -> tuple:
-        """Zero-argument methods the cycle calls on some variable (`node.is_leaf()`)."""
-        return tuple(sorted(set().union(*(cf.zero_arg_methods for cf in self.functions.values()))))
-
-    def describe(self) -> dict:
-        return {"functions": [cf.fn.__qualname__ for cf in self.functions.values()],
-                "call_sites": len(self.sites), "segments": self.n_blocks,
-                "last_steps": self.last_steps, "last_frames": self.last_frames,
-                "last_block_frames": self.last_block_frames, "runs": self.runs}
-
-    def observe(self, steps, frames, ran):
-        """After a run: its steps, its frames, and how many frames each block ran (per segment, in
-        the order of `segment_names`); a block runs once per frame that reaches it, never again."""
-        self.last_steps, self.last_frames = int(steps), int(frames)
-        self.last_block_frames = dict(zip(self.segment_names(), (int(r) for r in ran)))
-        self.runs += 1
-
-    def segment_names(self) -> list[str]:
-        """`function:line` of each block's first statement (or its terminator), in global block order."""
-        names = []
-        for cf in self.functions.values():
-            for block in cf.blocks:
-                anchor = block.stmts[0] if block.stmts else (block.term[1] if block.term[0] in ("branch", "return")
-                                                             and block.term[1] is not None else cf.node)
-                names.append(f"{cf.fn.__qualname__}:{block.id}:{block.term[0]}@{anchor.lineno}")
-        return names
-
-
-_CYCLES: dict = {}
-REFUSED: dict = {}        # function -> why it cannot run as a machine
-
-
-def wants_machine(fn, args) -> bool:
-    """Whether this call runs as a machine: fn recurses, on tensors or on a tree argument.
-    Recursion on Python values (nested lists, Python ints) is unrolled at build time instead."""
-    from codegen.errors import ConversionError
-    if any(is_symbolic(a) or isinstance(a, Pointer) for a in args):
-        try:
-            return cycle_of(fn) is not None
-        except ConversionError as exc:
-            # Not machine-shaped (say, recursion inside a loop over a Python list): unroll it at build
-            # time; if it turns out to recurse on tensors, the build fails with this reason.
-            REFUSED[fn] = exc.reason
-            return False
-    if any(_is_node(a) for a in args):
-        from codegen.errors import ConversionError
-        try:
-            cycle = cycle_of(fn)
-        except ConversionError:
-            return False
-        if cycle is None:
-            return False
-        cf = cycle.functions[fn]
-        return any(p in cf.tree_params and _is_node(a) for p, a in zip(cf.params, args))
-    return False
-
-
-def cycle_of(fn):
-    """The compiled cycle through fn (cached), or None when fn is not recursive."""
-    if fn in _CYCLES:
-        return _CYCLES[fn]
-    members = find_cycle(fn)
-    cycle = Cycle(members) if members else None
-    for f in (members or {fn: None}):
-        _CYCLES[f] = cycle
-    return cycle
 
 
 # -- the machine -------------------------------------------------------------------------------------
@@ -301,8 +76,7 @@ def run_many(cycle: Cycle, entry, calls: list):
                           f"{entry.__qualname__} recurses on tensors inside another machine's block")
     for args in calls:
         for p, a in zip(cf.params, args):
-            if p in cf.tree_params and _is_node(a):
-                from codegen.errors import NeedsTree
+            if p in cf.tree_params and is_node(a):
                 path = ctx.outside.get(id(a))
                 if path is None or not path.startswith(("args", "kwargs")):
                     raise unsupported("recursion", cf.filename, cf.node,
@@ -412,14 +186,13 @@ def _run(ctx, cycle, entry, calls):
         """What `per_frame` gives, vectorised over zero frames."""
         empty = lambda spec: tf.zeros((0,) + spec.shape, spec.dtype)  # noqa: E731
         out = [empty(leaf_specs[j]) for v in written for j in index[(f, v)]]
-        kind = block.term[0]
-        if kind == "branch":
+        if isinstance(block.term, Branch):
             term = [tf.zeros([0], tf.bool)]
-        elif kind == "call":
-            callees = [cycle.names[f][c.callee] for c in block.term[1]]
+        elif isinstance(block.term, CallGroup):
+            callees = [cycle.names[f][c.callee] for c in block.term.calls]
             term = [empty(leaf_specs[j]) for g in callees for p in cycle.functions[g].params
                     for j in index.get((g, p), [])]
-        elif kind == "return":
+        elif isinstance(block.term, Return):
             term = [empty(s) for s in leaves(returns[f])]
         else:
             term = [tf.zeros([0], tf.int32)]
@@ -430,7 +203,7 @@ def _run(ctx, cycle, entry, calls):
         gid = cycle.offsets[f] + block.id
         idx = tf.cast(tf.reshape(tf.where(tf.logical_and(active, tf.equal(pc, gid))), [-1]), tf.int32)
         # Only the variables the block reads or assigns are gathered, only those it assigns scattered back.
-        reads = exposed_reads(block.stmts, term_exprs(block.term), set(cf.vars))
+        reads = exposed_reads(block.stmts, block.term.exprs(), set(cf.vars))
         assigned = set(assigned_names(block.stmts))
         written = [v for v in cf.vars if (f, v) in index and v in assigned]
         table_vars = [v for v in cf.vars if (f, v) in index and (v in reads or v in written)]
@@ -455,20 +228,19 @@ def _run(ctx, cycle, entry, calls):
             out = []
             for v, value in zip(cf.vars, new_vars):
                 if v in written:        # an `if` may leave it unassigned: then it keeps its value
-                    out += _cast_all(given[v] if type(value).__name__ == "Undefined" else value, specs[(f, v)])
-            kind = block.term[0]
-            if kind == "branch":
+                    out += _cast_all(given[v] if isinstance(value, Undefined) else value, specs[(f, v)])
+            if isinstance(block.term, Branch):
                 term = [tf.cast(term, tf.bool)]
-            elif kind == "call":
+            elif isinstance(block.term, CallGroup):
                 arg_leaves = []
-                for c, call_args in zip(block.term[1], term):
+                for c, call_args in zip(block.term.calls, term):
                     callee = cycle.names[f][c.callee]
                     for p, a in zip(cycle.functions[callee].params, call_args):
                         if (callee, p) in index:
                             arg_leaves += _cast_all(a, specs[(callee, p)])
                 term = arg_leaves
-            elif kind == "return":
-                term = _cast_all(term if block.term[1] is not None else 0, returns[f])
+            elif isinstance(block.term, Return):
+                term = _cast_all(term if block.term.value is not None else 0, returns[f])
             else:
                 term = [tf.constant(0)]
             return out, term
@@ -485,14 +257,13 @@ def _run(ctx, cycle, entry, calls):
         positions = [j for v in written for j in index[(f, v)]]
         for j, value in zip(positions, new_leaves):
             tables[j] = _scatter(tables[j], idx, value)
-        kind = block.term[0]
-        if kind == "goto":
-            pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term[1]))
-        elif kind == "branch":
-            target = tf.where(term[0], cycle.offsets[f] + block.term[2], cycle.offsets[f] + block.term[3])
+        if isinstance(block.term, Goto):
+            pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term.target))
+        elif isinstance(block.term, Branch):
+            target = tf.where(term[0], cycle.offsets[f] + block.term.if_true, cycle.offsets[f] + block.term.if_false)
             pc = _scatter(pc, idx, target)
-        elif kind == "call":
-            calls = block.term[1]
+        elif isinstance(block.term, CallGroup):
+            calls = block.term.calls
             m = len(calls)
             need = n + k * m
             pc, parent, slot, pending, active, tables = grow(need, (pc, parent, slot, pending, active, tables))
@@ -508,7 +279,7 @@ def _run(ctx, cycle, entry, calls):
                 parent = _scatter(parent, ids, idx)
                 slot = _scatter(slot, ids, tf.fill([k], call.site))
                 active = _scatter(active, ids, tf.fill([k], True))
-            pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term[2]))
+            pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term.resume))
             pending = _scatter(pending, idx, tf.fill([k], m))
             active = _scatter(active, idx, tf.fill([k], False))
             n = need

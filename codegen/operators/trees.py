@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import dataclasses
 
+import operator as _op
+
 import numpy as np
 import tensorflow as tf
+
+from profiler.library import is_user_function
 
 _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
-def _is_node(value) -> bool:
-    from codegen.calls_support import is_user_function
+def is_node(value) -> bool:
+    """An instance of a user class: a tree node when a recursion walks it."""
     cls = type(value)
     return hasattr(value, "__dict__") and not isinstance(value, type) and \
         any(is_user_function(v) for v in vars(cls).values()) or (
@@ -54,7 +58,7 @@ def _nodes(root):
         index[id(node)] = len(order)
         order.append(node)
         for value in reversed(list(vars(node).values())):
-            if _is_node(value):
+            if is_node(value):
                 stack.append(value)
     return order, index
 
@@ -84,7 +88,7 @@ def schema_of(root, methods=()) -> Schema:
             if value is None:
                 only_none.add(name)
                 continue
-            if _is_node(value):
+            if is_node(value):
                 col = Column(name, True)
             elif isinstance(value, _DATA):
                 arr = np.asarray(value)
@@ -164,7 +168,6 @@ class WeakNumber:
             return op(b, a) if reverse else op(a, b)
         return method
 
-    import operator as _op
     __add__, __radd__ = _binary(_op.add), _binary(_op.add, True)
     __sub__, __rsub__ = _binary(_op.sub), _binary(_op.sub, True)
     __mul__, __rmul__ = _binary(_op.mul), _binary(_op.mul, True)
@@ -173,7 +176,7 @@ class WeakNumber:
     __mod__, __rmod__ = _binary(_op.mod), _binary(_op.mod, True)
     __lt__, __le__, __gt__, __ge__ = _binary(_op.lt), _binary(_op.le), _binary(_op.gt), _binary(_op.ge)
     __eq__, __ne__ = _binary(_op.eq), _binary(_op.ne)
-    del _binary, _op
+    del _binary
 
     def __neg__(self):
         return WeakNumber(-self.tensor)

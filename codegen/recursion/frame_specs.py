@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import os
 
 import tensorflow as tf
 from tensorflow.python.framework.func_graph import FuncGraph
 
-from codegen.analysis import assigned_names
-from codegen.context import Frame
+from profiler.library import is_library_file
+
 from codegen.errors import ConversionError, Reason, unsupported, where
-from codegen.state import UNDEF
-from codegen.trees import Pointer, Tables, WeakNumber
+from codegen.lowering.recursion import CallGroup, Return
+from codegen.operators.context import VARIABLE_READS, VARIABLE_WRITES, Frame
+from codegen.operators.trees import Pointer, Tables, WeakNumber
+from codegen.operators.values import UNDEF
+from codegen.syntax.analysis import assigned_names
 
 
 @dataclasses.dataclass
@@ -81,7 +83,7 @@ def pack(spec, leaves: list):
     return leaves.pop(0)
 
 
-def exposed_reads(stmts, term_exprs, names) -> set[str]:
+def exposed_reads(stmts, term_exprs: list, names) -> set[str]:
     """Names read before being assigned in a block (conservatively: any read in nested code)."""
     assigned: set[str] = set()
     exposed: set[str] = set()
@@ -96,16 +98,6 @@ def exposed_reads(stmts, term_exprs, names) -> set[str]:
             if isinstance(sub, ast.Name) and sub.id in names and sub.id not in assigned:
                 exposed.add(sub.id)
     return exposed
-
-
-def term_exprs(term):
-    if term[0] == "branch":
-        return [term[1]]
-    if term[0] == "call":
-        return [a for c in term[1] for a in c.args]
-    if term[0] == "return" and term[1] is not None:
-        return [term[1]]
-    return []
 
 
 def dry_value(spec):
@@ -142,7 +134,7 @@ def infer_specs(ctx, cycle, entry, args):
         progress = False
         for f, cf in cycle.functions.items():
             for block in cf.blocks:
-                needed = exposed_reads(block.stmts, term_exprs(block.term), set(cf.vars))
+                needed = exposed_reads(block.stmts, block.term.exprs(), set(cf.vars))
                 if any((f, v) not in specs for v in needed):
                     continue
                 with FuncGraph("janus_machine_typing").as_default():
@@ -161,16 +153,15 @@ def infer_specs(ctx, cycle, entry, args):
                         if spec is not None and (f, v) not in specs:
                             specs[(f, v)] = spec
                             progress = True
-                    kind = block.term[0]
-                    if kind == "return":
-                        spec = spec_of(term) if block.term[1] is not None else Spec(tf.int32, (), True)
+                    if isinstance(block.term, Return):
+                        spec = spec_of(term) if block.term.value is not None else Spec(tf.int32, (), True)
                         if spec is None:
-                            raise unsupported("recursion", cf.filename, block.term[1] or cf.node,
+                            raise unsupported("recursion", cf.filename, block.term.value or cf.node,
                                               "a recursive function returns a Python object",
                                               "return tensors, numbers or tuples of them")
                         progress |= update(returns, f, spec)
-                    elif kind == "call":
-                        for call, call_args in zip(block.term[1], term):
+                    elif isinstance(block.term, CallGroup):
+                        for call, call_args in zip(block.term.calls, term):
                             callee = cycle.names[f][call.callee]
                             for p, a, expr in zip(cycle.functions[callee].params, call_args, call.args):
                                 spec = spec_of(a)
@@ -196,17 +187,6 @@ def infer_specs(ctx, cycle, entry, args):
     return specs, returns, stateful
 
 
-WRITES = ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp", "ResourceScatter",
-           "ResourceApply", "ResourceSparseApply")
-
-
-READS = ("ReadVariableOp", "ResourceGather", "VariableShape", "VarHandleOp")
-_ROOT = os.path.dirname(os.path.dirname(__file__))
-# Frames of these directories are not the user's: site-packages, the standard library, janus itself.
-_LIBRARY = tuple(os.path.dirname(os.path.dirname(m.__file__)) + os.sep for m in (tf, ast)) + tuple(
-    os.path.join(_ROOT, package) + os.sep for package in ("codegen", "janus", "profiler"))
-
-
 def stateful_block(cf) -> bool:
     """Checks the block just traced into the default graph: refuses `tf.Variable` writes, and says
     whether other stateful ops than variable reads are left (see `run_block`).
@@ -215,12 +195,12 @@ def stateful_block(cf) -> bool:
     once per call nor in eager's order (a write that reads no frame value runs once per step).  The
     function stays imperative, with the write's line, as with Python state writes in recursion."""
     for op in tf.compat.v1.get_default_graph().get_operations():
-        if op.type.startswith(WRITES):
-            user = [fr for fr in op.traceback if not fr.filename.startswith(_LIBRARY)]
+        if op.type.startswith(VARIABLE_WRITES):
+            user = [fr for fr in op.traceback if not is_library_file(fr.filename)]
             at = where(user[-1].filename, user[-1].lineno) if user else where(cf.filename, cf.node.lineno)
             raise ConversionError(Reason(
                 "recursion", at, f"a tf.Variable write ({op.type}) inside the recursive function "
                 f"{cf.fn.__qualname__}", "batched calls cannot keep the order of writes; return the value and "
                 "write it after the recursion"))
-    return any(op._is_stateful and op.type not in READS
+    return any(op._is_stateful and op.type not in VARIABLE_READS
                for op in tf.compat.v1.get_default_graph().get_operations())

@@ -10,136 +10,13 @@ a call costs a few attribute reads and comparisons.
 """
 from __future__ import annotations
 
-import dataclasses
-import types
+import numpy as np
+import tensorflow as tf
 
-from codegen.assumptions import Kind
-
-_SCALARS = (bool, int, float, str, bytes, type(None), complex)
-
-
-def check_kind(value) -> Kind | None:
-    """How a build-time read of `value` is re-checked at entry (None: nothing to check)."""
-    if type(value) in _SCALARS:
-        return Kind.CONSTANT
-    if type(value) is tuple and all(type(v) in _SCALARS for v in value):
-        return Kind.CONSTANT
-    if isinstance(value, types.MethodType):
-        return None                  # a bound method is a fresh object per lookup; its owner is checked
-    if type(value) in (list, tuple) and len(value) <= 64:
-        return Kind.TYPE_MATCH       # same container type and length, elements the very same objects
-    return Kind.ID_MATCH
-
-
-@dataclasses.dataclass
-class Leaf:
-    path: str                 # "args[0]", "kwargs['h'][1]"
-    kind: str                 # "tensor" | "scalar" | "scalar-tensor" | "object" | "tree"
-    value: object = None
-    dtype: object = None
-    shape: tuple | None = None   # for tensors, with None for relaxed dims
-    input_index: int | None = None
-
-
-@dataclasses.dataclass
-class Signature:
-    """The flattened arguments of one call, as a graph sees them."""
-
-    leaves: list[Leaf]
-    template: object          # nested ("list"/"tuple"/"dict", ...) structure with ("leaf", i)
-    n_args: int
-    kw_names: tuple
-
-    @property
-    def inputs(self) -> list[Leaf]:
-        return [leaf for leaf in self.leaves if leaf.input_index is not None]
-
-    def specs(self):
-        import tensorflow as tf
-        out = []
-        for leaf in self.inputs:
-            if leaf.kind == "tree":
-                out += leaf.value.specs()          # one input per column of the flattened tree
-            else:
-                out.append(tf.TensorSpec(leaf.shape, leaf.dtype, name=_spec_name(leaf.path)))
-        return out
-
-    def key(self):
-        """What identifies this signature for relaxation: paths with kinds, dtypes, shapes, values."""
-        return tuple((leaf.path, leaf.kind, str(leaf.dtype), leaf.shape,
-                      leaf.value if leaf.kind == "scalar" else id(leaf.value) if leaf.kind == "object" else None)
-                     for leaf in self.leaves)
-
-
-def _spec_name(path: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in path).strip("_")
-
-
-def _is_tensor(value) -> bool:
-    import tensorflow as tf
-    return isinstance(value, tf.Tensor) and not isinstance(value, tf.Variable)
-
-
-def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict, tree_paths=()) -> Signature:
-    """`relaxed_scalars` maps the paths of Python scalars fed as tensors to their dtype name."""
-    import numpy as np
-    import tensorflow as tf
-
-    leaves: list[Leaf] = []
-    n_inputs = [0]
-
-    def visit(value, path):
-        t = type(value)
-        if path in tree_paths and hasattr(value, "__dict__"):
-            from codegen.trees import schema_of
-            schema = schema_of(value, tree_paths[path] if isinstance(tree_paths, dict) else ())
-            leaf = Leaf(path, "tree", value=schema, input_index=n_inputs[0])
-            n_inputs[0] += len(schema.columns)
-            leaves.append(leaf)
-            return ("leaf", len(leaves) - 1)
-        if t in (list, tuple) and len(value) <= 1024:
-            return (t.__name__, [visit(v, f"{path}[{i}]") for i, v in enumerate(value)])
-        if t is dict and len(value) <= 64 and all(type(k) in (str, int) for k in value):
-            keys = tuple(value)
-            return ("dict", keys, [visit(value[k], f"{path}[{k!r}]") for k in keys])
-        if _is_tensor(value) or isinstance(value, np.ndarray):
-            tensor = tf.convert_to_tensor(value) if isinstance(value, np.ndarray) else value
-            shape = list(tensor.shape.as_list()) if tensor.shape.rank is not None else None
-            for dim in relaxed_dims.get(path, ()):
-                if shape is not None and dim < len(shape):
-                    shape[dim] = None
-            leaf = Leaf(path, "tensor", dtype=tensor.dtype, shape=tuple(shape) if shape is not None else None,
-                        input_index=n_inputs[0])
-            leaf.value = type(value)
-            n_inputs[0] += 1
-        elif t in (int, float) and path in relaxed_scalars:
-            leaf = Leaf(path, "scalar-tensor", value=t, dtype=tf.as_dtype(relaxed_scalars[path]), shape=(),
-                        input_index=n_inputs[0])
-            n_inputs[0] += 1
-        elif check_kind(value) is Kind.CONSTANT:
-            leaf = Leaf(path, "scalar", value=value)
-        else:
-            leaf = Leaf(path, "object", value=value)
-        leaves.append(leaf)
-        return ("leaf", len(leaves) - 1)
-
-    items = [visit(a, f"args[{i}]") for i, a in enumerate(args)]
-    kw = {k: visit(v, f"kwargs[{k!r}]") for k, v in kwargs.items()}
-    return Signature(leaves, (items, kw), len(args), tuple(kwargs))
-
-
-def rebuild(template, leaf_values):
-    """Inverse of `analyze`: nested structure from per-leaf values."""
-    tag = template[0]
-    if tag == "leaf":
-        return leaf_values[template[1]]
-    if tag == "list":
-        return [rebuild(t, leaf_values) for t in template[1]]
-    if tag == "tuple":
-        return tuple(rebuild(t, leaf_values) for t in template[1])
-    if tag == "dict":
-        return {k: rebuild(t, leaf_values) for k, t in zip(template[1], template[2])}
-    raise AssertionError(tag)
+from codegen.assumptions import SCALARS
+from codegen.graph.signature import Signature
+from codegen.operators.trees import flatten as flatten_tree
+from codegen.operators.values import EAGER
 
 
 class _Source:
@@ -179,7 +56,7 @@ def _structure(src: _Source, template, access: str):
 
 def _same_items(value, expected) -> bool:
     return type(value) is type(expected) and len(value) == len(expected) and all(
-        a is b or (type(a) in _SCALARS and type(a) is type(b) and a == b) for a, b in zip(value, expected))
+        a is b or (type(a) in SCALARS and type(a) is type(b) and a == b) for a, b in zip(value, expected))
 
 
 def _value_check(src: _Source, mode: str, access: str, expected) -> str:
@@ -225,11 +102,9 @@ def current_value(check):
 
 def generate_entry_guard(sig: Signature, checks) -> tuple[str, dict]:
     """Source and namespace of `entry_guard(args, kwargs) -> list | None`."""
-    import tensorflow as tf
-
     src = _Source()
-    src.consts["EagerTensor"] = type(tf.constant(0))
-    src.consts["ndarray"] = __import__("numpy").ndarray
+    src.consts["EagerTensor"] = EAGER
+    src.consts["ndarray"] = np.ndarray
     src.consts["convert"] = tf.convert_to_tensor
     items, kw = sig.template
     src.require(f"len(args) == {sig.n_args} and len(kwargs) == {len(sig.kw_names)}", "call structure")
@@ -244,7 +119,7 @@ def generate_entry_guard(sig: Signature, checks) -> tuple[str, dict]:
         var = f"v{index}"
         src.lines.append(f"    {var} = {access}")
         if leaf.kind == "tensor":
-            if leaf.value is __import__("numpy").ndarray:
+            if leaf.value is np.ndarray:
                 src.require(f"type({var}) is ndarray and {var}.dtype == {src.const(leaf.dtype.as_numpy_dtype, 'D')}"
                             f" and {var}.ndim == {len(leaf.shape)}", leaf.path)
                 src.lines.append(f"    {var} = convert({var})")
@@ -259,7 +134,7 @@ def generate_entry_guard(sig: Signature, checks) -> tuple[str, dict]:
             src.require(" and ".join(dims), f"{leaf.path} shape {leaf.shape}")
             inputs.append(var)
         elif leaf.kind == "tree":
-            src.consts["flatten_tree"] = __import__("codegen.trees", fromlist=["flatten"]).flatten
+            src.consts["flatten_tree"] = flatten_tree
             src.lines.append(f"    c{index} = flatten_tree({var}, {src.const(leaf.value, 'S')})")
             src.require(f"c{index} is not None", f"{leaf.path} flattens to the tree tables")
             inputs.append(f"*c{index}")

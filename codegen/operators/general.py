@@ -10,27 +10,9 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from codegen.context import current
+from codegen.operators.context import current
+from codegen.operators.values import UNDEF
 
-
-class Undefined:
-    """The value of a local before its first assignment, in generated code."""
-
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self):
-        return "UNDEF"
-
-    def __bool__(self):
-        raise UnboundLocalError("janus: a variable is read before it is assigned on this path")
-
-
-UNDEF = Undefined()
 
 _NUMBERS = (bool, int, float)
 

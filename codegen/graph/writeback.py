@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from codegen.heap import DELETED
-
-_EAGER = type(tf.constant(0))
-
-
-def _is_symbolic(x) -> bool:
-    return isinstance(x, tf.Tensor) and type(x) is not _EAGER
+from codegen.errors import Reason, StagingError
+from codegen.operators.heap import DELETED
+from codegen.operators.values import Undefined, is_symbolic as _is_symbolic
 
 
 def scalar_python_type(tensor, scalar_inputs: set):
@@ -61,8 +57,7 @@ def flatten(value, tensors: list, heap, scalar_inputs=frozenset()):
     if _is_symbolic(value):
         tensors.append(value)
         return ("tensor", len(tensors) - 1, scalar_python_type(value, scalar_inputs))
-    if type(value).__name__ == "Undefined":
-        from codegen.errors import Reason, StagingError
+    if isinstance(value, Undefined):
         raise StagingError(Reason("undefined-value", "", "a value written or returned is undefined on some path"))
     return ("const", value)
 

@@ -1,0 +1,33 @@
+"""The `jn` namespace: every operator a generated builder calls while TensorFlow traces.
+
+A builder's one reserved name, `jn`, is bound to this package (see
+`codegen.compiler`).  The operators come in families, one module each:
+control flow (`if`/`for`/`while`), logical operators, state reads and
+deferred writes, calls and builtins, and joined recursive calls.  Each keeps
+Python's meaning on Python values (evaluated at build time, so the graph never
+sees them) and gives tensors their graph meaning.
+"""
+from codegen.operators.builtins import TensorRange, py_iter
+from codegen.operators.calls import call
+from codegen.operators.control_flow import for_stmt, if_exp, if_stmt, while_stmt
+from codegen.operators.general import run_cond, run_while
+from codegen.operators.joins import join, join_end, joined
+from codegen.operators.logical import and_, compare_chain, not_, not_any, or_, truth
+from codegen.operators.state import (del_attr, del_item, del_name, inplace, ld, ld_attr, ld_item, st_attr, st_item,
+                                     st_name)
+from codegen.operators.values import UNDEF, Undefined, is_symbolic
+
+__all__ = [
+    # control flow
+    "if_stmt", "if_exp", "for_stmt", "while_stmt", "run_cond", "run_while", "TensorRange", "truth",
+    # logical
+    "and_", "or_", "not_", "not_any", "compare_chain",
+    # state reads and writes
+    "ld", "ld_attr", "ld_item", "st_attr", "st_item", "st_name", "del_attr", "del_item", "del_name", "inplace",
+    # calls
+    "call", "py_iter",
+    # joined recursive calls
+    "join", "joined", "join_end",
+    # values
+    "UNDEF", "Undefined", "is_symbolic",
+]

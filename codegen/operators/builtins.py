@@ -1,0 +1,107 @@
+"""Python builtins on tensors: `print`, `len`, `range`, `min`/`max`, iteration.
+
+Each keeps Python's meaning on Python values and gets its graph meaning on
+symbolic tensors.  `print` is deferred: its tensor arguments leave the graph
+as outputs and janus prints, in program order, after the run succeeded.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from codegen.operators.context import PrintEvent, current
+from codegen.operators.values import is_symbolic
+
+
+class TensorRange:
+    """`range()` over tensor bounds: a trip count the graph computes."""
+
+    def __init__(self, *args):
+        args = [tf.cast(a, tf.int32) if is_symbolic(a) else tf.constant(int(a), tf.int32) for a in args]
+        if len(args) == 1:
+            self.start, self.stop, self.step = tf.constant(0), args[0], tf.constant(1)
+        elif len(args) == 2:
+            (self.start, self.stop), self.step = args, tf.constant(1)
+        else:
+            self.start, self.stop, self.step = args
+
+    def count(self):
+        sign = tf.sign(self.step)
+        return tf.maximum(0, (self.stop - self.start + self.step - sign) // self.step)
+
+    def item(self, i: int):
+        return self.start + i * self.step
+
+
+def py_iter(x):
+    """An iterable Python can walk at build time (tensors with a static first dimension unstack)."""
+    current().heap.mark_read(x)
+    if is_symbolic(x):
+        if x.shape.rank and x.shape[0] is not None:
+            return tf.unstack(x)
+        current().fail("dynamic-iteration", "iterating a tensor of unknown length in Python code",
+                       "loop with `for` over the tensor instead of a comprehension")
+    return x
+
+
+class _Out:
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _print(*args, sep=" ", end="\n", file=None, flush=False):
+    ctx = current()
+    if ctx.general_depth:
+        ctx.fail("print-in-general-lowering", "print inside a tf.cond/tf.while_loop cannot be deferred",
+                 "print outside the data-dependent branch or loop")
+    out = []
+    for a in args:
+        if isinstance(a, tf.Tensor) and is_symbolic(a):
+            out.append(_Out(len(ctx.print_tensors)))
+            ctx.print_tensors.append(a)
+        else:
+            out.append(a)
+    ctx.prints.append(PrintEvent(out, dict(sep=sep, end=end, file=file, flush=flush)))
+
+
+def replay_prints(events, values):
+    for event in events:
+        args = [values[a.index] if isinstance(a, _Out) else a for a in event.args]
+        print(*args, **event.kwargs)
+
+
+def _len(x):
+    current().heap.mark_read(x)
+    if is_symbolic(x):
+        n = x.shape[0] if x.shape.rank else None
+        return n if n is not None else tf.shape(x)[0]
+    return len(x)
+
+
+def _range(*args):
+    if any(is_symbolic(a) for a in args):
+        return TensorRange(*args)
+    return range(*args)
+
+
+def _minmax(py, tf_fn):
+    def fn(*args, **kwargs):
+        if len(args) == 2 and not kwargs and (is_symbolic(args[0]) or is_symbolic(args[1])):
+            return tf_fn(args[0], args[1])
+        return py(*args, **kwargs)
+    return fn
+
+
+BUILTINS = {
+    print: _print,
+    len: _len,
+    range: _range,
+    enumerate: lambda x, start=0: enumerate(py_iter(x), start),
+    zip: lambda *xs, **kw: zip(*map(py_iter, xs), **kw),
+    max: _minmax(max, tf.maximum),
+    min: _minmax(min, tf.minimum),
+    list: lambda *x: list(py_iter(x[0])) if x else [],
+    tuple: lambda *x: tuple(py_iter(x[0])) if x else (),
+    reversed: lambda x: reversed(py_iter(x)),
+}

@@ -1,0 +1,114 @@
+"""Calls at build time: where inlining happens.
+
+`call` converts a user function (with its own profile sites) and calls its
+builder on the current, possibly symbolic, values, so it is inlined into the
+same graph; a call into a recursive cycle on tensors or trees runs as a
+Call/Return machine; framework functions are called as they are and emit
+their own ops; builtins get their graph meaning (`codegen.operators.builtins`).
+Converting a function and running a machine are services of the rooms above
+this one, reached through the build context (`BuildContext.compiler`).
+"""
+from __future__ import annotations
+
+import types
+
+from profiler.library import is_user_function
+
+from codegen.operators.builtins import BUILTINS
+from codegen.operators.context import Frame, current
+from codegen.operators.heap import NON_READING_MUTATORS
+from codegen.operators.trees import WeakNumber
+
+_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard",
+             "sort", "reverse", "popitem", "__setitem__", "__delitem__"}
+RECURSION_LIMIT = 64
+
+
+class Speculated:
+    """Base of callables that wrap a user function for janus (`janus.speculate`): called from
+    converted code, they are inlined as their Python function."""
+
+    python_function: types.FunctionType
+
+
+def unwrap(f):
+    """A speculated function (or a method of one) as its Python function; anything else as it is."""
+    if isinstance(f, Speculated):
+        return f.python_function
+    if isinstance(f, types.MethodType) and isinstance(f.__func__, Speculated):
+        return types.MethodType(f.__func__.python_function, f.__self__)
+    return f
+
+
+def user_callee(f, args):
+    """(function, args) for a call of a user function or method, else None."""
+    f = unwrap(f)
+    if isinstance(f, types.MethodType) and is_user_function(f.__func__):
+        return f.__func__, (f.__self__,) + tuple(args)
+    if is_user_function(f):
+        return f, tuple(args)
+    return None
+
+
+
+
+def call(f, *args, **kwargs):
+    f = unwrap(f)
+    handler = BUILTINS.get(f) if _hashable(f) else None
+    if handler is not None:
+        return handler(*args, **kwargs)
+    ctx = current()
+    if isinstance(f, types.MethodType) and is_user_function(f.__func__):
+        return _inline(ctx, f.__func__, (f.__self__,) + args, kwargs)
+    if is_user_function(f):
+        return _inline(ctx, f, args, kwargs)
+    owner = getattr(f, "__self__", None) if isinstance(f, types.BuiltinMethodType) else None
+    if owner is not None and id(owner) in ctx.heap.by_copy:
+        if f.__name__ not in NON_READING_MUTATORS:
+            ctx.heap.mark_read(owner)
+        else:
+            ctx.heap.writes.append(ctx.heap.by_copy[id(owner)].source) if \
+                ctx.heap.by_copy[id(owner)].source not in ctx.heap.writes else None
+    elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.outside:
+        ctx.fail("state-write", f"`{ctx.outside[id(owner)]}.{f.__name__}(...)` mutates a {type(owner).__name__}, "
+                 "which janus does not copy for deferred writes", "use a list or a dict")
+    for a in args:
+        ctx.heap.mark_read(a)
+    call_method = getattr(type(f), "__call__", None)
+    if not isinstance(f, type) and isinstance(call_method, types.FunctionType) and is_user_function(call_method):
+        return _inline(ctx, call_method, (f,) + args, kwargs)
+    # Library code sees plain tensors where tree attributes stood for Python numbers.
+    return f(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
+
+
+def _plain(value):
+    if isinstance(value, WeakNumber):
+        return value.tensor
+    if type(value) in (list, tuple):
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
+def _hashable(f) -> bool:
+    try:
+        hash(f)
+        return True
+    except TypeError:
+        return False
+
+
+def _inline(ctx, fn, args, kwargs):
+    if not kwargs and ctx.compiler.wants_machine(fn, args):   # recursion on tensors or trees
+        return ctx.compiler.run_machine(fn, [args])[0]
+    converted = ctx.compiler.convert(fn)
+    depth = sum(1 for fr in ctx.frames if fr.converted.code is fn.__code__)
+    if depth >= RECURSION_LIMIT:
+        refused = ctx.compiler.refused(fn)
+        ctx.fail("recursion", f"{fn.__qualname__} recurses deeper than {RECURSION_LIMIT} levels while building"
+                 + (f"; it cannot run as a Call/Return machine: {refused.explanation}" if refused else ""),
+                 refused.hint if refused else "make the recursion end on a tensor test or a tree")
+    ctx.frames.append(Frame(converted))
+    try:
+        return converted.builder(*args, **kwargs)
+    finally:
+        ctx.frames.pop()

@@ -1,0 +1,55 @@
+"""The build's heap: what the builder read from outside state and what it wrote.
+
+`Heap` holds the builder's deferred writes (attributes, globals, closure
+cells), the copies (`Shadow`s) of outside lists and dicts the builder may
+mutate, and the tensors fed fresh on every call.  `codegen.operators.state`
+fills it while TensorFlow traces; `codegen.graph.writeback` turns it into the
+write-back plan.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+DELETED = type("Deleted", (), {"__repr__": lambda self: "<deleted>"})()
+NON_READING_MUTATORS = {"append", "extend", "insert", "clear", "add", "update", "setdefault", "__setitem__",
+                         "__delitem__", "discard"}
+
+
+@dataclasses.dataclass
+class Shadow:
+    """A container the builder sees in place of the user's list or dict."""
+
+    real: object                 # the user's container; None for a rebuilt argument (see `path`)
+    path: tuple | None           # ("args", 1) for argument containers, resolved when writing back
+    copy: object
+    snapshot: object
+    source: str
+    holder: tuple | None = None  # (access, holder, name) it was read from, for the identity check
+    read: bool = False
+
+
+class Heap:
+    def __init__(self):
+        self.attrs: dict[tuple, list] = {}      # (id(obj), name) -> [obj, name, value, source]
+        self.names: dict[tuple, list] = {}      # (id(holder), name) -> [holder, access, name, value, source]
+        self.shadows: dict[int, Shadow] = {}    # id(real or rebuilt) -> Shadow
+        self.by_copy: dict[int, Shadow] = {}    # id(copy) -> Shadow
+        self.fed: dict[tuple, object] = {}      # (access, id(holder), name) -> placeholder
+        self.arg_tensors: dict = {}             # input placeholder ref -> its path in the arguments
+        self.reads: list[str] = []
+        self.writes: list[str] = []
+
+    def shadow(self, real, source, path=None, holder=None):
+        sh = self.shadows.get(id(real))
+        if sh is None:
+            copy = list(real) if type(real) is list else dict(real)
+            sh = Shadow(None if path else real, path, copy, list(real) if type(real) is list else dict(real),
+                        source, holder)
+            self.shadows[id(real)] = sh
+            self.by_copy[id(copy)] = sh
+        return sh.copy
+
+    def mark_read(self, value):
+        sh = self.by_copy.get(id(value))
+        if sh is not None:
+            sh.read = True

@@ -1,0 +1,90 @@
+"""Boolean operators and comparison chains with Python's short-circuit meaning on Python
+values and `tf.logical_*` on tensors; `is` on tree pointers compares indices."""
+from __future__ import annotations
+
+import operator
+
+import tensorflow as tf
+
+from codegen.operators.trees import Pointer, is_none
+from codegen.operators.values import is_symbolic
+
+
+def as_bool(x):
+    return x if x.dtype == tf.bool else tf.cast(x, tf.bool)
+
+
+# -- boolean operators -------------------------------------------------------------------
+def truth(x):
+    """A per-frame branch predicate as a boolean tensor."""
+    return as_bool(x) if isinstance(x, tf.Tensor) else tf.constant(bool(x))
+
+
+def and_(*thunks):
+    value = thunks[0]()
+    for thunk in thunks[1:]:
+        if is_symbolic(value):
+            value = tf.logical_and(as_bool(value), as_bool(tf.convert_to_tensor(thunk())))
+        elif not value:
+            return value
+        else:
+            value = thunk()
+    return value
+
+
+def or_(*thunks):
+    value = thunks[0]()
+    for thunk in thunks[1:]:
+        if is_symbolic(value):
+            value = tf.logical_or(as_bool(value), as_bool(tf.convert_to_tensor(thunk())))
+        elif value:
+            return value
+        else:
+            value = thunk()
+    return value
+
+
+def not_(x):
+    return tf.logical_not(as_bool(x)) if is_symbolic(x) else not x
+
+
+def not_any(*flags):
+    if not any(is_symbolic(f) for f in flags):
+        return not any(flags)
+    out = tf.constant(True)
+    for f in flags:
+        out = tf.logical_and(out, not_(f))
+    return out
+
+
+def _is(a, b):
+    if isinstance(a, Pointer) or isinstance(b, Pointer):
+        if b is None or a is None:
+            return is_none(a if b is None else b)
+        if isinstance(a, Pointer) and isinstance(b, Pointer):
+            return tf.equal(a.index, b.index)
+        return False
+    return a is b
+
+
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+            "==": operator.eq, "!=": operator.ne, "is": _is, "is not": lambda a, b: not_(_is(a, b)),
+            "in": lambda a, b: a in b, "not in": lambda a, b: a not in b}
+
+
+def compare_chain(ops, *thunks):
+    left = thunks[0]()
+    result = None
+    for op, thunk in zip(ops, thunks[1:]):
+        right = thunk()
+        value = _COMPARE[op](left, right)
+        if result is None:
+            result = value
+        elif is_symbolic(result) or is_symbolic(value):
+            result = tf.logical_and(as_bool(tf.convert_to_tensor(result)), as_bool(tf.convert_to_tensor(value)))
+        else:
+            result = value
+        if not is_symbolic(result) and not result:
+            return result
+        left = right
+    return result

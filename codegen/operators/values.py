@@ -1,0 +1,32 @@
+"""Values of generated builders that every operator family shares: what is a symbolic
+tensor, and the value of a local before its first assignment."""
+from __future__ import annotations
+
+import tensorflow as tf
+
+EAGER = type(tf.constant(0))
+
+
+def is_symbolic(x) -> bool:
+    """A graph tensor (not an eager one)."""
+    return isinstance(x, tf.Tensor) and type(x) is not EAGER
+
+
+class Undefined:
+    """The value of a local before its first assignment, in generated code."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "UNDEF"
+
+    def __bool__(self):
+        raise UnboundLocalError("janus: a variable is read before it is assigned on this path")
+
+
+UNDEF = Undefined()

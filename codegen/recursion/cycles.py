@@ -1,0 +1,242 @@
+"""Recursive cycles: finding them, and compiling each into the blocks of a Call/Return machine.
+
+`find_cycle` discovers the functions that recurse through a call (globals,
+closure cells and `self.method(...)`); `Cycle` lowers each of them into blocks
+(`codegen.lowering.recursion`), numbers every call site, finds the parameters
+every call passes along unchanged, and compiles each block into a builder.
+`wants_machine` decides, per call, whether the recursion runs as a machine
+(on tensors or trees) or is unrolled at build time (on Python values).
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from profiler.library import is_user_function
+
+from codegen.compiler import compile_block
+from codegen.errors import ConversionError
+from codegen.lowering.recursion import CallGroup, CycleFunction
+from codegen.operators.calls import unwrap
+from codegen.operators.trees import Pointer, is_node
+from codegen.operators.values import is_symbolic
+from codegen.syntax.analysis import assigned_names
+from codegen.syntax.source import parse_function
+
+
+def _owner_class(fn):
+    """The class a method is defined in (module-level classes), or None."""
+    parts = fn.__qualname__.split(".")
+    if len(parts) != 2:
+        return None
+    cls = fn.__globals__.get(parts[0])
+    return cls if isinstance(cls, type) and cls.__dict__.get(parts[1]) is fn else None
+
+
+def _called_functions(fn) -> dict[str, object]:
+    """Names called in fn's body that resolve to user functions (globals, closure cells, and
+    `self.method(...)` for methods), keyed as the code spells them ("helper", "self.encode")."""
+    try:
+        node = parse_function(fn).node
+    except Exception:  # noqa: BLE001 - no source: no cycle through it
+        return {}
+    out = {}
+    code = fn.__code__
+    cls = _owner_class(fn)
+    first = code.co_varnames[0] if code.co_argcount else None
+    for sub in ast.walk(node):
+        if cls is not None and isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                and isinstance(sub.func.value, ast.Name) and sub.func.value.id == first:
+            value = cls.__dict__.get(sub.func.attr)
+            value = unwrap(value)
+            if is_user_function(value):
+                out[f"{first}.{sub.func.attr}"] = value
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+            name = sub.func.id
+            if name in code.co_freevars:
+                try:
+                    value = fn.__closure__[code.co_freevars.index(name)].cell_contents
+                except ValueError:
+                    continue
+            else:
+                value = fn.__globals__.get(name)
+            value = unwrap(value)                           # a speculated function
+            if is_user_function(value):
+                out[name] = value
+    return out
+
+
+def find_cycle(fn) -> dict[object, dict[str, object]] | None:
+    """{function: {name: callee in the cycle}} for the recursive cycle through fn, or None."""
+    graph: dict = {}
+    stack = [fn]
+    while stack and len(graph) < 64:
+        f = stack.pop()
+        if f in graph:
+            continue
+        graph[f] = _called_functions(f)
+        stack.extend(graph[f].values())
+
+    def reaches(a, target, seen):
+        for g in graph.get(a, {}).values():
+            if g is target:
+                return True
+            if g not in seen:
+                seen.add(g)
+                if reaches(g, target, seen):
+                    return True
+        return False
+
+    if not reaches(fn, fn, set()):
+        return None
+    # The machine takes the whole recursive region below fn: every reachable function that
+    # recurses, or leads to one that does, so nested recursion is just more frames.
+    recursive = {f for f in graph if reaches(f, f, set())}
+    members = [f for f in graph if (f is fn or reaches(fn, f, set()))
+               and (f in recursive or any(reaches(f, r, set()) for r in recursive))]
+    return {f: {name: g for name, g in graph[f].items() if g in members} for f in members}
+
+
+# -- the cycle, compiled ---------------------------------------------------------------------------
+@dataclasses.dataclass
+class CallSite:
+    id: int
+    caller: CycleFunction
+    target: str                 # the caller's temporary
+    callee: CycleFunction
+
+
+class Cycle:
+    """A recursive cycle lowered to blocks; built once per cycle and reused by every graph."""
+
+    def __init__(self, members: dict):
+        self.functions: dict[object, CycleFunction] = {}
+        for f, callees in members.items():
+            src = parse_function(f)
+            self.functions[f] = CycleFunction(f, src.node, src.filename, set(callees))
+        self.names = {f: callees for f, callees in members.items()}
+        self.offsets: dict[object, int] = {}
+        total = 0
+        for f, cf in self.functions.items():
+            self.offsets[f] = total
+            total += len(cf.blocks)
+        self.n_blocks = total
+        self.sites: list[CallSite] = []
+        for f, cf in self.functions.items():
+            for block in cf.blocks:
+                if isinstance(block.term, CallGroup):
+                    for call in block.term.calls:
+                        call.site = len(self.sites)
+                        callee = self.functions[self.names[f][call.callee]]
+                        self.sites.append(CallSite(call.site, cf, call.target, callee))
+        for site in self.sites:
+            call = next(c for c in site.caller.calls if c.site == site.id)
+            for i, a in enumerate(call.args):
+                root = a
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if a is not root and isinstance(root, ast.Name) and root.id in site.caller.params \
+                        and i < len(site.callee.params):
+                    site.caller.tree_params.add(root.id)
+                    site.callee.tree_params.add(site.callee.params[i])
+        self.invariant = self._invariant_params()
+        self.builders = {(f, b.id): compile_block(cf, b) for f, cf in self.functions.items() for b in cf.blocks}
+        self.last_steps = None
+        self.last_frames = None
+        self.last_block_frames = None
+        self.runs = 0
+
+    def _invariant_params(self) -> dict:
+        """{(function, parameter): class} for parameters every call passes along unchanged (`x` in
+        `x * power(x, n - 1)`): all frames then hold the entry's value, which the machine feeds to
+        every block as one loop-invariant tensor instead of a frame table.  Parameters joined by
+        such passing share a class; a class is invariant when no call passes anything else."""
+        parent: dict = {}
+
+        def find(k):
+            while parent.setdefault(k, k) != k:
+                k = parent[k]
+            return k
+
+        broken = set()
+        for f, cf in self.functions.items():
+            reassigned = set(assigned_names(cf.node.body))
+            for p in cf.params:
+                find((f, p))
+            for block in cf.blocks:
+                for call in (block.term.calls if isinstance(block.term, CallGroup) else []):
+                    callee = self.names[f][call.callee]
+                    for i, q in enumerate(self.functions[callee].params):
+                        arg = call.args[i] if i < len(call.args) else None
+                        if isinstance(arg, ast.Name) and arg.id in cf.params and arg.id not in reassigned:
+                            parent[find((f, arg.id))] = find((callee, q))
+                        else:
+                            broken.add((callee, q))
+        bad = {find(k) for k in broken}
+        return {k: find(k) for k in list(parent) if find(k) not in bad}
+
+    def tree_methods(self) -> tuple:
+        """Zero-argument methods the cycle calls on some variable (`node.is_leaf()`)."""
+        return tuple(sorted(set().union(*(cf.zero_arg_methods for cf in self.functions.values()))))
+
+    def describe(self) -> dict:
+        return {"functions": [cf.fn.__qualname__ for cf in self.functions.values()],
+                "call_sites": len(self.sites), "segments": self.n_blocks,
+                "last_steps": self.last_steps, "last_frames": self.last_frames,
+                "last_block_frames": self.last_block_frames, "runs": self.runs}
+
+    def observe(self, steps, frames, ran):
+        """After a run: its steps, its frames, and how many frames each block ran (per segment, in
+        the order of `segment_names`); a block runs once per frame that reaches it, never again."""
+        self.last_steps, self.last_frames = int(steps), int(frames)
+        self.last_block_frames = dict(zip(self.segment_names(), (int(r) for r in ran)))
+        self.runs += 1
+
+    def segment_names(self) -> list[str]:
+        """`function:line` of each block's first statement (or its terminator), in global block order."""
+        names = []
+        for cf in self.functions.values():
+            for block in cf.blocks:
+                anchor = block.anchor(cf.node)
+                names.append(f"{cf.fn.__qualname__}:{block.id}:{block.term.kind}@{anchor.lineno}")
+        return names
+
+
+_CYCLES: dict = {}
+REFUSED: dict = {}        # function -> why it cannot run as a machine
+
+
+def wants_machine(fn, args) -> bool:
+    """Whether this call runs as a machine: fn recurses, on tensors or on a tree argument.
+    Recursion on Python values (nested lists, Python ints) is unrolled at build time instead."""
+    if any(is_symbolic(a) or isinstance(a, Pointer) for a in args):
+        try:
+            return cycle_of(fn) is not None
+        except ConversionError as exc:
+            # Not machine-shaped (say, recursion inside a loop over a Python list): unroll it at build
+            # time; if it turns out to recurse on tensors, the build fails with this reason.
+            REFUSED[fn] = exc.reason
+            return False
+    if any(is_node(a) for a in args):
+        try:
+            cycle = cycle_of(fn)
+        except ConversionError:
+            return False
+        if cycle is None:
+            return False
+        cf = cycle.functions[fn]
+        return any(p in cf.tree_params and is_node(a) for p, a in zip(cf.params, args))
+    return False
+
+
+def cycle_of(fn):
+    """The compiled cycle through fn (cached), or None when fn is not recursive."""
+    if fn in _CYCLES:
+        return _CYCLES[fn]
+    members = find_cycle(fn)
+    cycle = Cycle(members) if members else None
+    for f in (members or {fn: None}):
+        _CYCLES[f] = cycle
+    return cycle
+
+

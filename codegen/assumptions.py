@@ -1,10 +1,14 @@
 """Assumptions and guards as data.
 
-An `Assumption` is one thing a graph takes for granted (a branch side, a trip
-count, an argument's shape, a global's identity).  Its `key` names it across
-graphs and builds, so a failure can relax exactly that assumption the next
-time; its `id` is what an in-graph guard's error message carries.  The
-report, the log and error messages all print from these objects.
+A `Source` says where a value comes from (`args[0].state`, `mod.W[1]`) as a
+root and a list of steps; its text is its rendering.  A `Check` is one thing
+the entry guard tests in Python before a graph runs (a `Kind`, a `Source`, the
+expected value); an `Assumption` is one thing a graph takes for granted
+inside it (a branch side, a trip count).  An assumption's `key` names it
+across graphs and builds, so a failure can relax exactly that assumption the
+next time; its `id` names the in-graph guard op.  The entry guard is
+generated from the checks, and the report, the log and `explain` all print
+from these objects, so they print the same words.
 """
 from __future__ import annotations
 
@@ -13,13 +17,16 @@ import enum
 import types
 
 SCALARS = (bool, int, float, str, bytes, type(None), complex)
+GUARD_MARK = "janus-assumption:"          # an in-graph guard's message starts with it, then the id
 
 
 class Kind(enum.Enum):
     # entry guards, checked in Python before the graph runs
     TENSOR_MATCH = "an argument tensor has this dtype and shape"
     CONSTANT = "a Python scalar argument has this value"
-    TYPE_MATCH = "a value has this type / container length"
+    TYPE_MATCH = "a value has this type"
+    ITEMS_MATCH = "a container has this type and length and holds the very same items"
+    TENSORS_MATCH = "a tuple of tensors with these dtypes and shapes"
     ID_MATCH = "a global, closure cell, object or attribute is this very object"
     # in-graph guards, AssertOps that fail the run
     BRANCH = "a tensor predicate takes the side the profile saw"
@@ -43,8 +50,8 @@ class Assumption:
         return f"#{self.id} {self.kind.name:<12} {self.source} == {self.expected!r}  ({self.where})"
 
     def message(self) -> str:
-        """The in-graph guard's error text; the runtime parses the id back out of it."""
-        return f"janus-assumption:{self.id}: {self.kind.name} {self.source} == {self.expected!r} at {self.where}"
+        """The in-graph guard's error text; `GraphArtifact.failed_assumption` reads the id in it."""
+        return f"{GUARD_MARK}{self.id}: {self.kind.name} {self.source} == {self.expected!r} at {self.where}"
 
 
 def check_kind(value) -> Kind | None:
@@ -56,5 +63,84 @@ def check_kind(value) -> Kind | None:
     if isinstance(value, types.MethodType):
         return None                  # a bound method is a fresh object per lookup; its owner is checked
     if type(value) in (list, tuple) and len(value) <= 64:
-        return Kind.TYPE_MATCH       # same container type and length, elements the very same objects
+        return Kind.ITEMS_MATCH      # same container type and length, elements the very same objects
     return Kind.ID_MATCH
+
+
+class Source(str):
+    """Where a value comes from: a root (`args[0]`, `kwargs['h']`, `mod.W`, a closure cell)
+    and steps (`.attr`, `[key]`, `[...]` for a key known only in the graph).  It is a `str`
+    whose text is its rendering, so it keys dicts and prints as the user reads it; code
+    walks its structure (`parent`, `step`) instead of parsing the text."""
+
+    parent: "Source | None"
+    step: tuple              # a root: ("args", i) | ("kwargs", k) | ("global", module, name) |
+    #                          ("closure", qualname, name); a step: ("attr", name) | ("item", key) | ("any",)
+
+    def __new__(cls, text: str, parent: "Source | None", step: tuple):
+        self = super().__new__(cls, text)
+        self.parent = parent
+        self.step = step
+        return self
+
+    @classmethod
+    def arg(cls, index: int) -> "Source":
+        return cls(f"args[{index}]", None, ("args", index))
+
+    @classmethod
+    def kwarg(cls, name: str) -> "Source":
+        return cls(f"kwargs[{name!r}]", None, ("kwargs", name))
+
+    @classmethod
+    def global_name(cls, module: str, name: str) -> "Source":
+        return cls(f"{module}.{name}", None, ("global", module, name))
+
+    @classmethod
+    def closure(cls, qualname: str, name: str) -> "Source":
+        return cls(f"{qualname}.<closure {name}>", None, ("closure", qualname, name))
+
+    def attr(self, name: str) -> "Source":
+        return Source(f"{self}.{name}", self, ("attr", name))
+
+    def item(self, key) -> "Source":
+        return Source(f"{self}[{key!r}]", self, ("item", key))
+
+    def any_item(self) -> "Source":
+        return Source(f"{self}[...]", self, ("any",))
+
+    def resolve(self, args: tuple, kwargs: dict):
+        """The value this source names in a call's arguments (a source rooted at `args`/`kwargs`)."""
+        tag, key = self.step[0], self.step[1] if len(self.step) > 1 else None
+        if self.parent is None:
+            if tag not in ("args", "kwargs"):
+                raise LookupError(f"{self} is not an argument")
+            return (args if tag == "args" else kwargs)[key]
+        base = self.parent.resolve(args, kwargs)
+        if tag == "any":
+            raise LookupError(f"{self} has no key known outside the graph")
+        return getattr(base, key) if tag == "attr" else base[key]
+
+
+@dataclasses.dataclass
+class Check:
+    """A build-time read of an outside value that the entry guard re-checks before each run."""
+
+    kind: Kind
+    source: Source           # "mod.W", "args[0].units"
+    expected: object         # the value (CONSTANT, ID_MATCH), type, items, (dtype, shape)(s)
+    holder: object           # the dict, cell or object the value is read from
+    name: str                # key / attribute name ("" for a cell)
+    access: str              # "global", "closure", "attr"
+    where: str = ""          # the user's file:line of the read
+
+    def describe(self) -> str:
+        """One line for the log, the report and a cache miss: what is checked and where."""
+        return f"{self.kind.name} {self.source}" + (f" ({self.where})" if self.where else "")
+
+    def current(self):
+        """The value the check tests, read now."""
+        if self.access == "global":
+            return self.holder[self.name]
+        if self.access == "closure":
+            return self.holder.cell_contents
+        return getattr(self.holder, self.name)

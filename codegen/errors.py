@@ -29,6 +29,7 @@ HINTS = {
     "guard-failed": "janus relaxed this assumption; if it keeps failing the value is data-dependent",
     "keeps-failing": "see the fallbacks above; the function now runs eagerly",
     "keeps-recompiling": "pass values that vary between calls as tensors",
+    "python-value-of-tensor": "keep the decision in TensorFlow ops (tf.cond, tf.where) or move it out of the function",
     "graph-error": "the call was re-run eagerly; janus.explain(fn, *args) shows the graph it built",
 }
 
@@ -71,6 +72,11 @@ class ConversionError(JanusError):
 
 class StagingError(JanusError):
     """The builder could not be traced into a graph for these inputs."""
+
+
+class NeedsPythonValue(StagingError):
+    """Python code needs a tensor's value while tracing (`float(t)`, `t.numpy()`): no graph of
+    this function can do that, so it runs imperatively."""
 
 
 class JoinBroken(StagingError):

@@ -107,17 +107,17 @@ def _target(fn, args):
 def _argument_assumptions(sig, where: str) -> list[dict]:
     out = []
     for leaf in sig.leaves:
-        if leaf.kind in ("tensor", "scalar-tensor"):
+        if leaf.kind in (codegen.Feed.TENSOR, codegen.Feed.SCALAR_TENSOR):
             shape = None if leaf.shape is None else [None if d is None else int(d) for d in leaf.shape]
             expected = f"{getattr(leaf.dtype, 'name', leaf.dtype)}{shape}"
-            out.append({"kind": "TENSOR_MATCH", "guard": "entry", "source": leaf.path, "expected": expected,
-                        "where": where})
-        elif leaf.kind == "scalar":
-            out.append({"kind": "CONSTANT", "guard": "entry", "source": leaf.path, "expected": repr(leaf.value),
-                        "where": where})
-        elif leaf.kind == "object":
-            out.append({"kind": "ID_MATCH", "guard": "entry", "source": leaf.path,
-                        "expected": f"<{type(leaf.value).__name__} object>", "where": where})
+        elif leaf.kind is codegen.Feed.SCALAR:
+            expected = repr(leaf.value)
+        elif leaf.kind is codegen.Feed.OBJECT:
+            expected = f"<{type(leaf.value).__name__} object>"
+        else:
+            continue
+        out.append({"kind": leaf.kind.check.name, "guard": "entry", "source": str(leaf.path),
+                    "expected": expected, "where": where})
     return out
 
 
@@ -137,7 +137,7 @@ def explain(fn, *args, **kwargs) -> Explanation:
     assumptions = []
     if graph is not None:
         assumptions += _argument_assumptions(graph.signature, where)
-        assumptions += [{"kind": c.kind.name, "guard": "entry", "source": c.source, "expected": _short(c.expected),
+        assumptions += [{"kind": c.kind.name, "guard": "entry", "source": str(c.source), "expected": _short(c.expected),
                          "where": c.where} for c in graph.checks]
         assumptions += [{"kind": a.kind.name, "guard": "in-graph" if a.kind.in_graph else "entry",
                          "source": a.source, "expected": repr(a.expected), "where": a.where}

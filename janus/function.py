@@ -13,7 +13,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
-import re
 import time
 import types
 import weakref
@@ -22,17 +21,18 @@ import tensorflow as tf
 
 import codegen
 from codegen import faults
-from codegen.graph import analyze, current_value
+from codegen.graph import analyze
 from profiler import Profile, profile_call
 
 from janus import testing
 from janus.log import log
+from janus.relaxations import Relaxations
 from janus.report import render, report_data
 
-_ASSUMPTION_ID = re.compile(r"janus-assumption:(\d+)")
 REGISTRY: "weakref.WeakSet[SpeculativeFunction]" = weakref.WeakSet()
 MAX_GUARD_FAILURES = 8
 MAX_BUILD_FAILURES = 3
+MAX_REBUILDS = 16          # relax-and-retry rounds within one build (each relaxes something new)
 
 
 @dataclasses.dataclass
@@ -60,24 +60,15 @@ class SpeculativeFunction(codegen.Speculated):
         self.unroll_limit = unroll_limit
         self.profile = Profile()
         self.graphs: list = []
-        self.relaxed: set = set()                       # assumption keys never made again
-        self.relaxed_dims: dict[str, set[int]] = collections.defaultdict(set)
-        self.relaxed_scalars: dict[str, str] = {}          # path -> dtype it is fed as
-        self.relaxed_state_dims: dict[str, set[int]] = collections.defaultdict(set)
-        self.relaxed_state_scalars: dict[str, str] = {}    # state source -> dtype it is fed as
-        self.tree_paths: dict[str, tuple] = {}             # arguments flattened to tree tables -> methods
+        self.relaxations = Relaxations(input_signature)
         self.assumption_failures: collections.Counter = collections.Counter()
         self.assumption_info: dict = {}                 # key -> Assumption (last seen)
         self.fallbacks: dict[tuple, Fallback] = {}
+        self.misses: collections.Counter = collections.Counter()   # the check that rejected a call
         self.imperative: codegen.Reason | None = None
         self.counters = collections.Counter()
         self.time_in = collections.Counter()
         self._result_types = None
-        if input_signature is not None:
-            for i, spec in enumerate(input_signature):
-                shape = getattr(spec, "shape", None)
-                if shape is not None and shape.rank is not None:
-                    self.relaxed_dims[f"args[{i}]"] |= {d for d, n in enumerate(shape.as_list()) if n is None}
         REGISTRY.add(self)
 
     # -- descriptor: works as a method decorator ------------------------------------------
@@ -101,8 +92,9 @@ class SpeculativeFunction(codegen.Speculated):
                 self.counters["cache_hits"] += 1
                 return self._run_graph(graph, inputs, args, kwargs)
         self.counters["cache_misses"] += 1
-        log("guards", self, f"cache miss: the entry guards of {len(self.graphs)} cached graph(s) rejected the call")
-        self._relax_state()
+        self._log_miss(args, kwargs)
+        for note in self.relaxations.against_state(self.graphs):
+            log("state", self, note)
         graph = self._build(args, kwargs)
         if graph is None:
             return self._eager(args, kwargs) if self.imperative else self._profiled(args, kwargs)
@@ -148,106 +140,78 @@ class SpeculativeFunction(codegen.Speculated):
         return value
 
     # -- graphs -----------------------------------------------------------------------------
-    def _relax_against_cache(self, sig):
-        """Generalise where this call differs from graphs already built: dims -> None, scalars -> tensors."""
-        changed = False
-        for graph in self.graphs:
-            old = {leaf.path: leaf for leaf in graph.signature.leaves}
-            for leaf in sig.leaves:
-                prev = old.get(leaf.path)
-                if prev is None:
-                    continue
-                if leaf.kind == prev.kind == "tensor" and leaf.dtype == prev.dtype and leaf.shape and prev.shape \
-                        and len(leaf.shape) == len(prev.shape):
-                    dims = {d for d, (a, b) in enumerate(zip(leaf.shape, prev.shape)) if a != b and a is not None}
-                    if dims - self.relaxed_dims[leaf.path] and ("dims", leaf.path) not in self.relaxed:
-                        self.relaxed_dims[leaf.path] |= dims
-                        changed = True
-                        log("graphs", self, f"{leaf.path} dims {sorted(dims)} relaxed to None")
-                elif leaf.kind == prev.kind == "scalar" and type(leaf.value) is type(prev.value) \
-                        and type(leaf.value) in (int, float) and leaf.value != prev.value \
-                        and leaf.path not in self.relaxed_scalars and ("scalar", leaf.path) not in self.relaxed:
-                    self.relaxed_scalars[leaf.path] = "int32" if type(leaf.value) is int else "float32"
-                    changed = True
-                    log("graphs", self, f"{leaf.path} varies; fed as a tensor")
-        return changed
+    def _log_miss(self, args, kwargs):
+        """Say which check of the newest cached graph rejected the call."""
+        if not self.graphs:
+            self.misses["no graph cached"] += 1
+            log("guards", self, "cache miss: no graph cached")
+            return
+        failed = self.graphs[0].rejected_by(args, kwargs)
+        self.misses[failed] += 1
+        log("guards", self, f"cache miss: {len(self.graphs)} cached graph(s) rejected the call; "
+                            f"the newest failed: {failed}")
 
     def _build(self, args, kwargs):
+        """Build a graph for this call, relaxing and retrying where the trace asks for it (a tree
+        to flatten, a join to undo, a relaxation to narrow); at most MAX_REBUILDS times."""
         try:
             converted = codegen.convert(self.python_function)
         except codegen.ConversionError as exc:
             return self._make_imperative(exc.reason)
-        sig = analyze(args, kwargs, self.relaxed_dims, self.relaxed_scalars, self.tree_paths)
-        if self._relax_against_cache(sig):
-            sig = analyze(args, kwargs, self.relaxed_dims, self.relaxed_scalars, self.tree_paths)
-        outside = {id(leaf.value): leaf.path for leaf in sig.leaves if leaf.kind == "object"}
-        try:
-            graph = codegen.build_graph(converted, sig, self.profile, self.relaxed, outside,
-                                        jit_compile=self.jit_compile, unroll_limit=self.unroll_limit,
-                                        relaxed_state_dims=self.relaxed_state_dims,
-                                        relaxed_state_scalars=self.relaxed_state_scalars)
-        except codegen.ConversionError as exc:
+        for _ in range(MAX_REBUILDS):
+            sig = self._signature(args, kwargs)
+            try:
+                return self._built(self._trace(converted, sig))
+            except codegen.ConversionError as exc:
+                return self._make_imperative(exc.reason)
+            except codegen.NeedsTree as exc:
+                if not self.relaxations.tree(exc, args, kwargs):
+                    return self._make_imperative(exc.reason)
+                log("recursion", self, f"{exc.path} is a tree walked by recursion: flattened to tables per call")
+            except codegen.JoinBroken as exc:
+                if exc.key in self.relaxations.assumptions:
+                    return self._make_imperative(exc.reason)
+                self.relaxations.assumptions.add(exc.key)      # these calls run one machine each from now on
+                log("recursion", self, f"{exc.reason.where}: {exc.reason.explanation}; not joined")
+            except codegen.StagingError as exc:
+                narrowed = self.relaxations.after_staging_error(sig)
+                if narrowed is None:
+                    return self._staging_failed(exc)
+                log("graphs", self, f"{narrowed}: {exc.reason.explanation}")
+        return self._make_imperative(codegen.Reason(
+            "keeps-failing", "", f"{MAX_REBUILDS} rebuilds of one call did not trace"))
+
+    def _signature(self, args, kwargs):
+        r = self.relaxations
+        sig = analyze(args, kwargs, r.dims, r.scalars, r.trees)
+        notes = r.against_cache(self.graphs, sig)
+        for note in notes:
+            log("graphs", self, note)
+        return analyze(args, kwargs, r.dims, r.scalars, r.trees) if notes else sig
+
+    def _trace(self, converted, sig):
+        r = self.relaxations
+        outside = {id(leaf.value): leaf.path for leaf in sig.leaves if leaf.kind is codegen.Feed.OBJECT}
+        return codegen.build_graph(converted, sig, self.profile, r.assumptions, outside,
+                                   jit_compile=self.jit_compile, unroll_limit=self.unroll_limit,
+                                   relaxed_state_dims=r.state_dims, relaxed_state_scalars=r.state_scalars)
+
+    def _staging_failed(self, exc):
+        """A trace failed and nothing is left to relax: imperative if no graph can do it, else a
+        counted failure (this call runs eagerly)."""
+        if self.strict:
+            raise codegen.ConversionError(exc.reason) from None
+        if isinstance(exc, codegen.NeedsPythonValue):
             return self._make_imperative(exc.reason)
-        except codegen.NeedsTree as exc:
-            if exc.path in self.tree_paths:
-                raise codegen.ConversionError(exc.reason) from None
-            self.tree_paths[exc.path] = exc.methods  # fed as tables from now on
-            for sibling in _siblings(exc.path, args, kwargs):    # the other trees of the same batch too
-                self.tree_paths.setdefault(sibling, exc.methods)
-            log("recursion", self, f"{exc.path} is a tree walked by recursion: flattened to tables per call")
-            return self._build(args, kwargs)
-        except codegen.JoinBroken as exc:
-            if exc.key in self.relaxed:
-                raise codegen.ConversionError(exc.reason) from None
-            self.relaxed.add(exc.key)                 # these calls run one machine each from now on
-            log("recursion", self, f"{exc.reason.where}: {exc.reason.explanation}; not joined")
-            return self._build(args, kwargs)
-        except codegen.StagingError as exc:
-            scalar_leaves = [leaf.path for leaf in sig.leaves if leaf.kind == "scalar-tensor"]
-            relaxed_paths = [leaf.path for leaf in sig.leaves if leaf.kind == "tensor" and self.relaxed_dims.get(leaf.path)
-                             and ("dims", leaf.path) not in self.relaxed]
-            if relaxed_paths:
-                # Python code used a dimension as a number (range(x.shape[0])): keep it specialised.
-                for path in relaxed_paths:
-                    self.relaxed_dims[path] = set()
-                    self.relaxed.add(("dims", path))
-                log("graphs", self, f"{relaxed_paths} stay specialised: {exc.reason.explanation}")
-                return self._build(args, kwargs)
-            if self.relaxed_state_scalars:
-                # Same for Python scalars read from state and fed as tensors.
-                for source, dtype in list(self.relaxed_state_scalars.items()):
-                    if dtype == "int32":
-                        self.relaxed_state_scalars[source] = "float32"
-                    else:
-                        del self.relaxed_state_scalars[source]
-                        self.relaxed.add(("state-scalar", source))
-                return self._build(args, kwargs)
-            if scalar_leaves:
-                # A Python int fed as int32 may meet float tensors (`x * k`): try float32; if
-                # that does not trace either, keep specialising on its value.
-                for path in scalar_leaves:
-                    if self.relaxed_scalars[path] == "int32":
-                        self.relaxed_scalars[path] = "float32"
-                    else:
-                        del self.relaxed_scalars[path]
-                        self.relaxed.add(("scalar", path))
-                return self._build(args, kwargs)
-            if self.strict:
-                raise codegen.ConversionError(exc.reason) from None
-            if "SymbolicTensor" in exc.reason.explanation and any(
-                    f"{conv}()" in exc.reason.explanation for conv in ("float", "int", "bool", "len")) \
-                    or "has no attribute 'numpy'" in exc.reason.explanation:
-                # Python needs a tensor's value here (float(t), t.numpy()): no graph can do that.
-                return self._make_imperative(codegen.Reason(
-                    "python-value-of-tensor", exc.reason.where, exc.reason.explanation,
-                    "keep the decision in TensorFlow ops (tf.cond, tf.where) or move it out of the function"))
-            self._note(exc.reason)
-            self.counters["build_failures"] += 1
-            if self.counters["build_failures"] >= MAX_BUILD_FAILURES:
-                return self._make_imperative(codegen.Reason(
-                    "keeps-failing", exc.reason.where, f"{MAX_BUILD_FAILURES} graph builds failed; last: "
-                    f"{exc.reason.explanation}"))
-            return None
+        self._note(exc.reason)
+        self.counters["build_failures"] += 1
+        if self.counters["build_failures"] >= MAX_BUILD_FAILURES:
+            return self._make_imperative(codegen.Reason(
+                "keeps-failing", exc.reason.where, f"{MAX_BUILD_FAILURES} graph builds failed; last: "
+                f"{exc.reason.explanation}"))
+        return None
+
+    def _built(self, graph):
         self.counters["graphs_built"] += 1
         self.time_in["build"] += graph.build_seconds
         for a in graph.assumptions:
@@ -263,45 +227,15 @@ class SpeculativeFunction(codegen.Speculated):
                       f"{len(graph.assumptions)} assumptions)")
         return graph
 
-    def _relax_state(self):
-        """On a miss: state the cached graphs took as fixed but that changed is relaxed
-        (a tensor attribute's changed dims become None, a varying Python number a tensor)."""
-        for graph in self.graphs:
-            for check in graph.checks:
-                try:
-                    now = current_value(check)
-                except Exception:  # noqa: BLE001 - a vanished value is just a miss
-                    continue
-                if check.mode in ("tensor", "tensors"):
-                    pairs = [(check.source, now, check.expected)] if check.mode == "tensor" else (
-                        [(f"{check.source}[{i}]", v, e) for i, (v, e) in enumerate(zip(now, check.expected))]
-                        if type(now) is tuple and len(now) == len(check.expected) else [])
-                    for source, value, (dtype, shape) in pairs:
-                        if not (isinstance(value, tf.Tensor) and value.dtype == dtype and shape is not None
-                                and value.shape.rank == len(shape)):
-                            continue
-                        dims = {d for d, (a, b) in enumerate(zip(value.shape.as_list(), shape))
-                                if b is not None and a != b}
-                        if dims - self.relaxed_state_dims[source]:
-                            self.relaxed_state_dims[source] |= dims
-                            log("state", self, f"{source} dims {sorted(dims)} relaxed to None")
-                elif check.mode == "const" and type(now) is type(check.expected) and type(now) in (int, float) \
-                        and now != check.expected and check.source not in self.relaxed_state_scalars \
-                        and ("state-scalar", check.source) not in self.relaxed:
-                    self.relaxed_state_scalars[check.source] = "int32" if type(now) is int else "float32"
-                    log("state", self, f"{check.source} varies; fed as a tensor")
-
     def _run_graph(self, graph, inputs, args, kwargs, keep=True):
         start = time.perf_counter()
         try:
             outs = graph.run(inputs)
-        except tf.errors.InvalidArgumentError as exc:
-            match = _ASSUMPTION_ID.search(str(exc))
-            if match is None:
-                return self._after_graph_error(exc, args, kwargs)
-            return self._guard_failed(graph, graph.assumptions[int(match.group(1))], args, kwargs, keep)
         except Exception as exc:                  # noqa: BLE001 - reproduced eagerly below
-            return self._after_graph_error(exc, args, kwargs)
+            assumption = graph.failed_assumption(exc)
+            if assumption is None:
+                return self._after_graph_error(exc, args, kwargs)
+            return self._guard_failed(graph, assumption, args, kwargs, keep)
         finally:
             self.time_in["graph"] += time.perf_counter() - start
         if testing.force_fallback_enabled():
@@ -322,8 +256,9 @@ class SpeculativeFunction(codegen.Speculated):
             return self._profiled(args, kwargs)
         self.assumption_failures[assumption.key] += 1
         self.assumption_info[assumption.key] = assumption
-        self.relaxed.add(assumption.key)
-        self.graphs = [g for g in self.graphs if all(a.key not in self.relaxed for a in g.assumptions)]
+        self.relaxations.assumptions.add(assumption.key)
+        self.graphs = [g for g in self.graphs if all(a.key not in self.relaxations.assumptions
+                                                     for a in g.assumptions)]
         self._note(codegen.Reason(f"guard-failed:{assumption.kind.name.lower()}", assumption.where,
                                   f"assumption {assumption.source} == {assumption.expected!r} broke; relaxed"))
         log("guards", self, f"{assumption.describe()} failed; falling back")
@@ -407,18 +342,3 @@ def _match_types(value, template):
         return template(value.numpy())
     return value
 
-
-def _siblings(path: str, args, kwargs) -> list[str]:
-    """Paths of the other elements of the list or tuple that holds `path` ("args[1][3]")."""
-    match = re.fullmatch(r"(.*)\[(\d+)\]", path)
-    if match is None:
-        return []
-    parent_path = match.group(1)
-    try:
-        parent = eval(parent_path, {}, {"args": args, "kwargs": kwargs})   # noqa: S307 - our own path syntax
-    except Exception:  # noqa: BLE001
-        return []
-    if type(parent) not in (list, tuple):
-        return []
-    me = parent[int(match.group(2))]
-    return [f"{parent_path}[{i}]" for i, item in enumerate(parent) if type(item) is type(me)]

@@ -22,6 +22,7 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
     recursion     [{functions, call_sites, segments, last_steps, last_frames, last_block_frames, runs}]:
                   recursive cycles run as static Call/Return machines in the cached graphs;
                   last_block_frames maps "function:segment:terminator@line" to the frames it ran
+    misses        {check: count}: the check of the newest cached graph that rejected each cache miss
     state         {reads: [source], writes: [source]}: outside state the cached graphs read and write
     fallbacks     {kind, where, explanation, hint, count}, in the order they first happened
 """
@@ -38,14 +39,14 @@ def _where_parts(where: str) -> tuple[str, int | None]:
 def _leaf(leaf) -> dict:
     shape = getattr(leaf, "shape", None)
     dtype = getattr(leaf, "dtype", None)
-    return {"path": leaf.path, "kind": leaf.kind,
+    return {"path": str(leaf.path), "kind": leaf.kind.value,
             "dtype": getattr(dtype, "name", None if dtype is None else str(dtype)),
             "shape": None if shape is None else [None if d is None else int(d) for d in shape]}
 
 
 def _assumption(fn, key, a) -> dict:
     failed = int(fn.assumption_failures.get(key, 0))
-    status = "failed" if failed else ("relaxed" if key in fn.relaxed else "holds")
+    status = "failed" if failed else ("relaxed" if key in fn.relaxations.assumptions else "holds")
     return {"id": a.id, "kind": a.kind.name, "guard": "in-graph" if a.kind.in_graph else "entry",
             "source": a.source, "expected": repr(a.expected), "where": a.where, "failures": failed,
             "status": status}
@@ -74,16 +75,13 @@ def report_data(fn) -> dict:
                     "inputs": [_leaf(leaf) for leaf in g.signature.leaves],
                     "assumptions": [a.id for a in g.assumptions]} for g in fn.graphs],
         "assumptions": [_assumption(fn, key, a) for key, a in fn.assumption_info.items()],
-        "entry_checks": [{"kind": c.kind.name, "source": c.source, "where": c.where}
+        "entry_checks": [{"kind": c.kind.name, "source": str(c.source), "where": c.where}
                          for c in (newest.checks if newest is not None else [])],
-        "relaxed": {"dims": {p: sorted(int(d) for d in dims) for p, dims in fn.relaxed_dims.items() if dims},
-                    "scalars": dict(sorted(fn.relaxed_scalars.items())),
-                    "state_dims": {p: sorted(int(d) for d in dims)
-                                   for p, dims in fn.relaxed_state_dims.items() if dims},
-                    "state_scalars": dict(sorted(fn.relaxed_state_scalars.items()))},
+        "relaxed": fn.relaxations.to_dict(),
+        "misses": {str(check): int(n) for check, n in fn.misses.most_common()},
         "recursion": [c.describe() for c in _union(g.recursion for g in fn.graphs)],
-        "state": {"reads": _union(g.state_reads for g in fn.graphs),
-                  "writes": _union(g.state_writes for g in fn.graphs)},
+        "state": {"reads": [str(s) for s in _union(g.state_reads for g in fn.graphs)],
+                  "writes": [str(s) for s in _union(g.state_writes for g in fn.graphs)]},
         "fallbacks": [dict(fb.reason.to_dict(), count=int(fb.count)) for fb in fn.fallbacks.values()],
     }
 
@@ -141,6 +139,10 @@ def render_data(d: dict) -> str:
         lines.append("  relaxed: " + ", ".join(
             [f"{p} dims {dims} -> None" for p, dims in {**rel["dims"], **rel["state_dims"]}.items()]
             + [f"{p} fed as {dt} tensor" for p, dt in {**rel["scalars"], **rel["state_scalars"]}.items()]))
+    if d["misses"]:
+        lines.append("  cache misses, by the check that rejected the call:")
+        for check, n in d["misses"].items():
+            lines.append(f"    {n}x {check}")
     if d["fallbacks"]:
         lines.append("  fallbacks and imperative runs:")
         for fb in d["fallbacks"]:

@@ -1,7 +1,6 @@
 """Around one trace: the argument signature, the entry guard, the write-back plan and the
 built artifact (`build_graph` -> `GraphArtifact`)."""
 from codegen.graph.build import GraphArtifact, build_graph
-from codegen.graph.entry_guard import current_value
 from codegen.graph.signature import Signature, analyze
 
-__all__ = ["GraphArtifact", "build_graph", "current_value", "Signature", "analyze"]
+__all__ = ["GraphArtifact", "build_graph", "Signature", "analyze"]

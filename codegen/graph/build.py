@@ -11,19 +11,23 @@ need.  Python values in the result stay in its template.
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 
 import tensorflow as tf
 
-from codegen.errors import JanusError, Reason, StagingError
+from codegen.assumptions import GUARD_MARK, Kind, Source
+from codegen.errors import JanusError, NeedsPythonValue, Reason, StagingError
 from codegen.graph import writeback
 from codegen.graph.entry_guard import compile_entry_guard
-from codegen.graph.signature import Signature, rebuild
+from codegen.graph.signature import Feed, Signature, rebuild
 from codegen.operators.builtins import replay_prints
 from codegen.operators.context import BuildContext, Frame
 from codegen.operators.heap import Shadow
 from codegen.operators.trees import Pointer, Tables
 from codegen.services import SERVICES
+
+_GUARD_MARK = re.compile(rf"{re.escape(GUARD_MARK)}(\d+):")
 
 
 @dataclasses.dataclass
@@ -31,6 +35,7 @@ class GraphArtifact:
     signature: Signature
     concrete: object                  # tf ConcreteFunction
     entry_guard: object               # generated function: (args, kwargs) -> inputs | None
+    rejected_by: object               # its twin: (args, kwargs) -> the first failing check's description | None
     assumptions: list
     checks: list
     result_template: object
@@ -45,6 +50,19 @@ class GraphArtifact:
     n_print_tensors: int = 0
     observers: list = dataclasses.field(default_factory=list)    # (callback, number of outputs)
     recursion: list = dataclasses.field(default_factory=list)    # machine cycles in this graph
+
+    def failed_assumption(self, exc: Exception):
+        """The assumption whose in-graph guard stopped this run, or None for any other error.
+
+        TensorFlow reports a failed Assert only as text (the error carries no node or payload
+        in eager mode), so the guard's own message, `Assumption.message()`, marks the id; it is
+        read here, in one place, and mapped to this graph's `Assumption`."""
+        if not isinstance(exc, tf.errors.InvalidArgumentError):
+            return None
+        match = _GUARD_MARK.search(getattr(exc, "message", "") or str(exc))
+        if match is None or int(match.group(1)) >= len(self.assumptions):
+            return None
+        return self.assumptions[int(match.group(1))]
 
     def run(self, inputs):
         """Run the graph; returns all outputs. Raises what the graph raises."""
@@ -81,7 +99,10 @@ def _register_argument_containers(heap, value, path):
 
 def _shadow_of_argument(value, path):
     snapshot = list(value) if type(value) is list else dict(value)
-    return Shadow(None, path, value, snapshot, f"{path[0]}" + "".join(f"[{k!r}]" for k in path[1:]))
+    source = Source.arg(path[1]) if path[0] == "args" else Source.kwarg(path[1])
+    for key in path[2:]:
+        source = source.item(key)
+    return Shadow(None, path, value, snapshot, source)
 
 
 def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict, jit_compile=False,
@@ -95,7 +116,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
         values = [_leaf_value(leaf, inputs) for leaf in sig.leaves]
         args = rebuild(("list", sig.template[0]), values)
         kwargs = {k: rebuild(t, values) for k, t in sig.template[1].items()}
-        scalar_inputs = {inputs[leaf.input_index].op.name for leaf in sig.leaves if leaf.kind == "scalar-tensor"}
+        scalar_inputs = {inputs[leaf.input_index].op.name for leaf in sig.leaves if leaf.kind is Feed.SCALAR_TENSOR}
         with ctx:
             for i, a in enumerate(args):
                 _register_argument_containers(ctx.heap, a, ("args", i))
@@ -121,20 +142,18 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
     except JanusError:
         raise
     except Exception as exc:                      # the builder failed while tracing
-        raise StagingError(Reason("staging", _user_frame(exc, converted),
-                                  f"{type(exc).__name__}: {exc}".splitlines()[0][:300],
-                                  "this call runs imperatively")) from exc
+        raise _staging_error(exc, converted) from exc
     elapsed = time.perf_counter() - start
     checks = list(ctx.checks.values())
-    guard = compile_entry_guard(sig, checks)
-    return GraphArtifact(sig, concrete, guard, ctx.assumptions, checks, holder["template"], holder["n"],
+    guard, rejected_by = compile_entry_guard(sig, checks)
+    return GraphArtifact(sig, concrete, guard, rejected_by, ctx.assumptions, checks, holder["template"], holder["n"],
                          holder["plan"], holder["writes"], ctx.prints, len(concrete.graph.get_operations()),
                          elapsed, list(ctx.heap.reads), list(ctx.heap.writes), len(ctx.print_tensors),
                          [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)))
 
 
 def _leaf_value(leaf, inputs):
-    if leaf.kind == "tree":
+    if leaf.kind is Feed.TREE:
         n = len(leaf.value.columns)
         return Pointer(tf.constant(0), Tables(leaf.value, inputs[leaf.input_index:leaf.input_index + n]))
     return inputs[leaf.input_index] if leaf.input_index is not None else leaf.value
@@ -149,7 +168,19 @@ def _call_top(ctx, converted, args, kwargs):
 
 def _fed_scalar(ctx, key) -> bool:
     check = ctx.checks.get(key)
-    return check is not None and check.mode == "type"
+    return check is not None and check.kind is Kind.TYPE_MATCH
+
+
+def _staging_error(exc, converted) -> StagingError:
+    """The builder failed while TensorFlow traced it: a typed error with the user's line.
+    Python asking for a tensor's value is told apart by TensorFlow's words for it (the
+    exception types are the generic TypeError/AttributeError)."""
+    where = _user_frame(exc, converted)
+    text = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    if ("SymbolicTensor" in text and any(f"{conv}()" in text for conv in ("float", "int", "bool", "len"))) \
+            or "has no attribute 'numpy'" in text:
+        return NeedsPythonValue(Reason("python-value-of-tensor", where, text))
+    return StagingError(Reason("staging", where, text, "this call runs imperatively"))
 
 
 def _user_frame(exc, converted) -> str:

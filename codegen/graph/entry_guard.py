@@ -13,18 +13,20 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from codegen.assumptions import SCALARS
-from codegen.graph.signature import Signature
+from codegen.assumptions import SCALARS, Kind
+from codegen.graph.signature import Feed, Signature
 from codegen.operators.trees import flatten as flatten_tree
 from codegen.operators.values import EAGER
 
 
-class _Source:
-    """Accumulates the guard's source text and the constants it refers to."""
+class _GuardText:
+    """Accumulates the guard's lines and the constants it refers to.  Each requirement keeps
+    the description of what it checks, so the same lines also make `rejected_by`."""
 
     def __init__(self):
-        self.lines: list[str] = []
+        self.lines: list[tuple[str, str | None]] = []     # (line, description if it is a test)
         self.consts: dict[str, object] = {}
+        self.inputs: list[str] = []                        # what the guard feeds the graph
 
     def const(self, value, prefix="K") -> str:
         for name, v in self.consts.items():
@@ -34,21 +36,39 @@ class _Source:
         self.consts[name] = value
         return name
 
-    def require(self, condition: str, comment: str = ""):
-        self.lines.append(f"    if not ({condition}): return None" + (f"  # {comment}" if comment else ""))
+    def line(self, text: str):
+        self.lines.append((text, None))
+
+    def require(self, condition: str, description: str):
+        self.lines.append((f"if not ({condition}):", description))
+
+    def function(self, name: str, inputs: list[str], diagnose: bool) -> str:
+        """`entry_guard` returns the inputs or None; `rejected_by` returns None when the call is
+        accepted, else the description of the first requirement it fails."""
+        body = []
+        for text, description in self.lines:
+            if description is None:
+                body.append(f"        {text}")
+            else:
+                miss = repr(description) if diagnose else "None"
+                body.append(f"        {text} return {miss}" + ("" if diagnose else f"  # {description}"))
+        failed = "'an argument or value could not be read'" if diagnose else "None"
+        accepted = "None" if diagnose else f"[{', '.join(inputs)}]"
+        return (f"def {name}(args, kwargs):\n    try:\n" + "\n".join(body)
+                + f"\n    except Exception:\n        return {failed}\n    return {accepted}\n")
 
 
-def _structure(src: _Source, template, access: str):
+def _structure(src: _GuardText, template, access: str):
     tag = template[0]
     if tag == "leaf":
         return [(template[1], access)]
     out = []
     if tag in ("list", "tuple"):
-        src.require(f"type({access}) is {tag} and len({access}) == {len(template[1])}")
+        src.require(f"type({access}) is {tag} and len({access}) == {len(template[1])}", f"TYPE_MATCH {access}")
         for i, t in enumerate(template[1]):
             out += _structure(src, t, f"{access}[{i}]")
     elif tag == "dict":
-        src.require(f"type({access}) is dict and len({access}) == {len(template[1])}")
+        src.require(f"type({access}) is dict and len({access}) == {len(template[1])}", f"TYPE_MATCH {access}")
         for k, t in zip(template[1], template[2]):
             out += _structure(src, t, f"{access}[{k!r}]")
     return out
@@ -59,19 +79,19 @@ def _same_items(value, expected) -> bool:
         a is b or (type(a) in SCALARS and type(a) is type(b) and a == b) for a, b in zip(value, expected))
 
 
-def _value_check(src: _Source, mode: str, access: str, expected) -> str:
-    if mode == "items":
+def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:
+    if kind is Kind.ITEMS_MATCH:
         src.consts["same_items"] = _same_items
         return f"same_items({access}, {src.const(expected, 'O')})"
-    if mode == "const":
+    if kind is Kind.CONSTANT:
         return f"type({access}) is {src.const(type(expected), 'T')} and {access} == {src.const(expected)}"
-    if mode == "type":
+    if kind is Kind.TYPE_MATCH:
         return f"type({access}) is {src.const(expected, 'T')}"
-    if mode == "tensors":
+    if kind is Kind.TENSORS_MATCH:
         parts = [f"type({access}) is tuple and len({access}) == {len(expected)}"]
-        parts += [_value_check(src, "tensor", f"{access}[{i}]", e) for i, e in enumerate(expected)]
+        parts += [_value_check(src, Kind.TENSOR_MATCH, f"{access}[{i}]", e) for i, e in enumerate(expected)]
         return " and ".join(parts)
-    if mode == "tensor":
+    if kind is Kind.TENSOR_MATCH:
         dtype, shape = expected
         text = f"type({access}) is EagerTensor and {access}.dtype == {src.const(dtype, 'D')}"
         if shape is None:
@@ -91,75 +111,73 @@ def check_access(check) -> str:
     return f".{check.name}"
 
 
-def current_value(check):
-    """The value a check tests, read now (for diagnosing which check missed)."""
-    if check.access == "global":
-        return check.holder[check.name]
-    if check.access == "closure":
-        return check.holder.cell_contents
-    return getattr(check.holder, check.name)
+def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | None:
+    """The guard lines for one argument leaf; returns the expression it feeds the graph, if any."""
+    var = f"v{index}"
+    what = f"{leaf.kind.check.name} {leaf.path}"
+    src.line(f"{var} = {access}")
+    if leaf.kind is Feed.TENSOR:
+        if leaf.value is np.ndarray:
+            src.require(f"type({var}) is ndarray and {var}.dtype == {src.const(leaf.dtype.as_numpy_dtype, 'D')}"
+                        f" and {var}.ndim == {len(leaf.shape)}", f"{what} is a {leaf.dtype.name} array")
+            src.line(f"{var} = convert({var})")
+        else:
+            src.require(f"type({var}) is EagerTensor and {var}.dtype == {src.const(leaf.dtype, 'D')}",
+                        f"{what} is a {leaf.dtype.name} tensor")
+        if leaf.shape is not None:
+            src.line(f"s{index} = {var}._shape_tuple()")
+            dims = [f"len(s{index}) == {len(leaf.shape)}"]
+            dims += [f"s{index}[{d}] == {n}" for d, n in enumerate(leaf.shape) if n is not None]
+            src.require(" and ".join(dims), f"{what} has shape {leaf.shape}")
+        return var
+    if leaf.kind is Feed.TREE:
+        src.consts["flatten_tree"] = flatten_tree
+        src.line(f"c{index} = flatten_tree({var}, {src.const(leaf.value, 'S')})")
+        src.require(f"c{index} is not None", f"{what} flattens to the tree tables")
+        return f"*c{index}"
+    if leaf.kind is Feed.SCALAR_TENSOR:
+        src.require(f"type({var}) is {src.const(leaf.value, 'T')}", f"{what} is a {leaf.value.__name__} fed as a tensor")
+        return f"convert({var}, {src.const(leaf.dtype, 'D')})"
+    if leaf.kind is Feed.SCALAR:
+        src.require(_value_check(src, Kind.CONSTANT, var, leaf.value), f"{what} == {leaf.value!r}")
+    else:
+        src.require(_value_check(src, Kind.ID_MATCH, var, leaf.value), f"{what} is the same object")
+    return None
 
 
-def generate_entry_guard(sig: Signature, checks) -> tuple[str, dict]:
-    """Source and namespace of `entry_guard(args, kwargs) -> list | None`."""
-    src = _Source()
+def _generate(sig: Signature, checks) -> _GuardText:
+    src = _GuardText()
     src.consts["EagerTensor"] = EAGER
     src.consts["ndarray"] = np.ndarray
     src.consts["convert"] = tf.convert_to_tensor
     items, kw = sig.template
-    src.require(f"len(args) == {sig.n_args} and len(kwargs) == {len(sig.kw_names)}", "call structure")
+    src.require(f"len(args) == {sig.n_args} and len(kwargs) == {len(sig.kw_names)}",
+                f"the call passes {sig.n_args} positional and {len(sig.kw_names)} keyword arguments")
     located = []
     for i, t in enumerate(items):
         located += _structure(src, t, f"args[{i}]")
     for k, t in kw.items():
         located += _structure(src, t, f"kwargs[{k!r}]")
-    inputs = []
-    for index, access in located:
-        leaf = sig.leaves[index]
-        var = f"v{index}"
-        src.lines.append(f"    {var} = {access}")
-        if leaf.kind == "tensor":
-            if leaf.value is np.ndarray:
-                src.require(f"type({var}) is ndarray and {var}.dtype == {src.const(leaf.dtype.as_numpy_dtype, 'D')}"
-                            f" and {var}.ndim == {len(leaf.shape)}", leaf.path)
-                src.lines.append(f"    {var} = convert({var})")
-            else:
-                src.require(f"type({var}) is EagerTensor and {var}.dtype == {src.const(leaf.dtype, 'D')}", leaf.path)
-            if leaf.shape is None:
-                inputs.append(var)
-                continue
-            src.lines.append(f"    s{index} = {var}._shape_tuple()")
-            dims = [f"len(s{index}) == {len(leaf.shape)}"]
-            dims += [f"s{index}[{d}] == {n}" for d, n in enumerate(leaf.shape) if n is not None]
-            src.require(" and ".join(dims), f"{leaf.path} shape {leaf.shape}")
-            inputs.append(var)
-        elif leaf.kind == "tree":
-            src.consts["flatten_tree"] = flatten_tree
-            src.lines.append(f"    c{index} = flatten_tree({var}, {src.const(leaf.value, 'S')})")
-            src.require(f"c{index} is not None", f"{leaf.path} flattens to the tree tables")
-            inputs.append(f"*c{index}")
-        elif leaf.kind == "scalar-tensor":
-            src.require(f"type({var}) is {src.const(leaf.value, 'T')}", f"{leaf.path} fed as a tensor")
-            inputs.append(f"convert({var}, {src.const(leaf.dtype, 'D')})")
-        elif leaf.kind == "scalar":
-            src.require(_value_check(src, "const", var, leaf.value), leaf.path)
-        else:
-            src.require(_value_check(src, "id", var, leaf.value), leaf.path)
+    src.inputs = [fed for index, access in located
+                  if (fed := _leaf_requirements(src, index, sig.leaves[index], access)) is not None]
     for check in checks:
         access = src.const(check.holder, "H") + check_access(check)
-        src.require(_value_check(src, check.mode, access, check.expected), check.source)
-    body = "\n".join(src.lines)
-    text = ("def entry_guard(args, kwargs):\n    try:\n"
-            + "\n".join("    " + line for line in body.splitlines())
-            + f"\n    except Exception:\n        return None\n    return [{', '.join(inputs)}]\n")
-    # The try body is indented one level deeper than the return.
-    return text, src.consts
+        src.require(_value_check(src, check.kind, access, check.expected), check.describe())
+    return src
+
+
+def generate_entry_guard(sig: Signature, checks) -> tuple[str, str, dict]:
+    """Source of `entry_guard(args, kwargs) -> list | None` and of `rejected_by(args, kwargs) ->
+    str | None` (the same tests, naming the first that fails), and their namespace."""
+    src = _generate(sig, checks)
+    return src.function("entry_guard", src.inputs, False), src.function("rejected_by", [], True), src.consts
 
 
 def compile_entry_guard(sig: Signature, checks):
-    text, consts = generate_entry_guard(sig, checks)
+    """The entry guard (`fn.source` is its text) and its diagnosing twin."""
+    text, why, consts = generate_entry_guard(sig, checks)
     namespace = dict(consts)
-    exec(compile(text, "<janus entry guard>", "exec"), namespace)
+    exec(compile(text + "\n" + why, "<janus entry guard>", "exec"), namespace)
     fn = namespace["entry_guard"]
     fn.source = text
-    return fn
+    return fn, namespace["rejected_by"]

@@ -10,18 +10,34 @@ inverse, used inside the trace to hand the builder its arguments back.
 from __future__ import annotations
 
 import dataclasses
+import enum
 
 import numpy as np
 import tensorflow as tf
 
-from codegen.assumptions import Kind, check_kind
+from codegen.assumptions import Kind, Source, check_kind
 from codegen.operators.trees import schema_of
+
+
+class Feed(str, enum.Enum):
+    """How one argument leaf reaches the graph, and so what the entry guard checks about it."""
+
+    TENSOR = "tensor"                 # a graph input; dtype and the unrelaxed dims checked
+    SCALAR = "scalar"                 # a constant in the graph; its value checked
+    SCALAR_TENSOR = "scalar-tensor"   # a Python number fed as a tensor; its type checked
+    OBJECT = "object"                 # read by the builder; its identity checked
+    TREE = "tree"                     # a tree walked by recursion, fed as tables
+
+    @property
+    def check(self) -> Kind:
+        return {Feed.TENSOR: Kind.TENSOR_MATCH, Feed.SCALAR: Kind.CONSTANT, Feed.SCALAR_TENSOR: Kind.TENSOR_MATCH,
+                Feed.OBJECT: Kind.ID_MATCH, Feed.TREE: Kind.TYPE_MATCH}[self]
 
 
 @dataclasses.dataclass
 class Leaf:
-    path: str                 # "args[0]", "kwargs['h'][1]"
-    kind: str                 # "tensor" | "scalar" | "scalar-tensor" | "object" | "tree"
+    path: Source              # "args[0]", "kwargs['h'][1]"
+    kind: Feed
     value: object = None
     dtype: object = None
     shape: tuple | None = None   # for tensors, with None for relaxed dims
@@ -44,7 +60,7 @@ class Signature:
     def specs(self):
         out = []
         for leaf in self.inputs:
-            if leaf.kind == "tree":
+            if leaf.kind is Feed.TREE:
                 out += leaf.value.specs()          # one input per column of the flattened tree
             else:
                 out.append(tf.TensorSpec(leaf.shape, leaf.dtype, name=_spec_name(leaf.path)))
@@ -53,7 +69,7 @@ class Signature:
     def key(self):
         """What identifies this signature for relaxation: paths with kinds, dtypes, shapes, values."""
         return tuple((leaf.path, leaf.kind, str(leaf.dtype), leaf.shape,
-                      leaf.value if leaf.kind == "scalar" else id(leaf.value) if leaf.kind == "object" else None)
+                      leaf.value if leaf.kind is Feed.SCALAR else id(leaf.value) if leaf.kind is Feed.OBJECT else None)
                      for leaf in self.leaves)
 
 
@@ -75,38 +91,38 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
         t = type(value)
         if path in tree_paths and hasattr(value, "__dict__"):
             schema = schema_of(value, tree_paths[path] if isinstance(tree_paths, dict) else ())
-            leaf = Leaf(path, "tree", value=schema, input_index=n_inputs[0])
+            leaf = Leaf(path, Feed.TREE, value=schema, input_index=n_inputs[0])
             n_inputs[0] += len(schema.columns)
             leaves.append(leaf)
             return ("leaf", len(leaves) - 1)
         if t in (list, tuple) and len(value) <= 1024:
-            return (t.__name__, [visit(v, f"{path}[{i}]") for i, v in enumerate(value)])
+            return (t.__name__, [visit(v, path.item(i)) for i, v in enumerate(value)])
         if t is dict and len(value) <= 64 and all(type(k) in (str, int) for k in value):
             keys = tuple(value)
-            return ("dict", keys, [visit(value[k], f"{path}[{k!r}]") for k in keys])
+            return ("dict", keys, [visit(value[k], path.item(k)) for k in keys])
         if _is_tensor(value) or isinstance(value, np.ndarray):
             tensor = tf.convert_to_tensor(value) if isinstance(value, np.ndarray) else value
             shape = list(tensor.shape.as_list()) if tensor.shape.rank is not None else None
             for dim in relaxed_dims.get(path, ()):
                 if shape is not None and dim < len(shape):
                     shape[dim] = None
-            leaf = Leaf(path, "tensor", dtype=tensor.dtype, shape=tuple(shape) if shape is not None else None,
+            leaf = Leaf(path, Feed.TENSOR, dtype=tensor.dtype, shape=tuple(shape) if shape is not None else None,
                         input_index=n_inputs[0])
             leaf.value = type(value)
             n_inputs[0] += 1
         elif t in (int, float) and path in relaxed_scalars:
-            leaf = Leaf(path, "scalar-tensor", value=t, dtype=tf.as_dtype(relaxed_scalars[path]), shape=(),
+            leaf = Leaf(path, Feed.SCALAR_TENSOR, value=t, dtype=tf.as_dtype(relaxed_scalars[path]), shape=(),
                         input_index=n_inputs[0])
             n_inputs[0] += 1
         elif check_kind(value) is Kind.CONSTANT:
-            leaf = Leaf(path, "scalar", value=value)
+            leaf = Leaf(path, Feed.SCALAR, value=value)
         else:
-            leaf = Leaf(path, "object", value=value)
+            leaf = Leaf(path, Feed.OBJECT, value=value)
         leaves.append(leaf)
         return ("leaf", len(leaves) - 1)
 
-    items = [visit(a, f"args[{i}]") for i, a in enumerate(args)]
-    kw = {k: visit(v, f"kwargs[{k!r}]") for k, v in kwargs.items()}
+    items = [visit(a, Source.arg(i)) for i, a in enumerate(args)]
+    kw = {k: visit(v, Source.kwarg(k)) for k, v in kwargs.items()}
     return Signature(leaves, (items, kw), len(args), tuple(kwargs))
 
 

@@ -14,7 +14,7 @@ from typing import Protocol
 
 import tensorflow as tf
 
-from codegen.assumptions import Assumption, Kind, check_kind
+from codegen.assumptions import Assumption, Check, Kind, Source, check_kind
 from codegen.errors import Reason, StagingError
 from codegen.operators.heap import Heap
 
@@ -54,20 +54,6 @@ def current() -> "BuildContext":
 
 
 @dataclasses.dataclass
-class EntryCheck:
-    """A build-time read of an outside value that the entry guard must re-check."""
-
-    kind: Kind
-    holder: object           # the dict, cell or object the value is read from
-    name: str                # key / attribute name ("" for a cell)
-    access: str              # "global", "closure", "attr"
-    expected: object
-    source: str              # "G['W']", "args[0].units"
-    where: str
-    mode: str = "id"         # how the guard tests it: const | id | items | tensor | type
-
-
-@dataclasses.dataclass
 class PrintEvent:
     args: list               # Python values, or ("tensor", output index)
     kwargs: dict
@@ -79,7 +65,7 @@ class Frame:
 
 
 class BuildContext:
-    def __init__(self, profile, relaxed: set, compiler: Compiler, outside: dict[int, str], unroll_limit: int = 200,
+    def __init__(self, profile, relaxed: set, compiler: Compiler, outside: dict[int, Source], unroll_limit: int = 200,
                  relaxed_state_dims=None, relaxed_state_scalars=None):
         self.profile = profile
         self.relaxed = relaxed                 # assumption keys never to make again
@@ -88,7 +74,7 @@ class BuildContext:
         self.keep = []                         # keeps outside objects alive while ids are used
         self.unroll_limit = unroll_limit
         self.assumptions: list[Assumption] = []
-        self.checks: dict[tuple, EntryCheck] = {}
+        self.checks: dict[tuple, Check] = {}
         self.prints: list[PrintEvent] = []
         self.print_tensors: list = []
         self.frames: list[Frame] = []
@@ -154,22 +140,20 @@ class BuildContext:
         self.assumptions.append(a)
         return a
 
-    def check(self, access: str, holder, name: str, value, source: str, lineno=None, mode=None, expected=None):
-        """Record that the entry guard must re-check this build-time read of an outside value."""
-        if mode is None:
+    def check(self, access: str, holder, name: str, value, source: Source, lineno=None, kind=None, expected=None):
+        """Record that the entry guard must re-check this build-time read of an outside value
+        (`kind` None: chosen from the value by `check_kind`)."""
+        if kind is None:
             kind = check_kind(value)
             if kind is None:
                 return
-            mode = {Kind.CONSTANT: "const", Kind.ID_MATCH: "id", Kind.TYPE_MATCH: "items"}[kind]
             expected = value
-        kind = {"const": Kind.CONSTANT, "id": Kind.ID_MATCH, "items": Kind.TYPE_MATCH,
-                "tensor": Kind.TENSOR_MATCH, "tensors": Kind.TENSOR_MATCH, "type": Kind.TYPE_MATCH}[mode]
         key = (access, id(holder), name)
         if key not in self.checks:
             self.keep.append(holder)
             where = self.where(lineno) if (lineno and self.frames) else ""
-            self.checks[key] = EntryCheck(kind, holder, name, access, expected, source, where, mode)
-        if mode == "id" and id(value) not in self.outside:
+            self.checks[key] = Check(kind, source, expected, holder, name, access, where)
+        if kind is Kind.ID_MATCH and id(value) not in self.outside:
             self.outside[id(value)] = source
             self.keep.append(value)
 
@@ -178,8 +162,7 @@ class BuildContext:
         access, holder, name = shadow.holder
         key = ("items", id(holder), name)
         if key not in self.checks:
-            self.checks[key] = EntryCheck(Kind.TYPE_MATCH, holder, name, access, shadow.snapshot,
-                                          shadow.source + " items", "", "items")
+            self.checks[key] = Check(Kind.ITEMS_MATCH, shadow.source, shadow.snapshot, holder, name, access)
 
     def observe(self, callback, tensors):
         """Hand `tensors` out of the graph; `callback(*values)` runs after a successful call."""

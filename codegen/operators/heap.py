@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from codegen.assumptions import Source
+
 DELETED = type("Deleted", (), {"__repr__": lambda self: "<deleted>"})()
 NON_READING_MUTATORS = {"append", "extend", "insert", "clear", "add", "update", "setdefault", "__setitem__",
                          "__delitem__", "discard"}
@@ -23,7 +25,7 @@ class Shadow:
     path: tuple | None           # ("args", 1) for argument containers, resolved when writing back
     copy: object
     snapshot: object
-    source: str
+    source: Source
     holder: tuple | None = None  # (access, holder, name) it was read from, for the identity check
     read: bool = False
 
@@ -36,8 +38,8 @@ class Heap:
         self.by_copy: dict[int, Shadow] = {}    # id(copy) -> Shadow
         self.fed: dict[tuple, object] = {}      # (access, id(holder), name) -> placeholder
         self.arg_tensors: dict = {}             # input placeholder ref -> its path in the arguments
-        self.reads: list[str] = []
-        self.writes: list[str] = []
+        self.reads: list[Source] = []
+        self.writes: list[Source] = []
 
     def shadow(self, real, source, path=None, holder=None):
         sh = self.shadows.get(id(real))

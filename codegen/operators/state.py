@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from profiler.library import is_library_module
 
+from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.heap import DELETED
@@ -74,9 +75,9 @@ def st_attr(obj, name, value):
         return
     reason = refusal(obj, name, "attr")
     if reason:
-        _refuse(reason, f"{source}.{name}")
-    ctx.heap.attrs[(id(obj), name)] = [obj, name, value, f"{source}.{name}"]
-    _note(ctx.heap.writes, f"{source}.{name}")
+        _refuse(reason, source.attr(name))
+    ctx.heap.attrs[(id(obj), name)] = [obj, name, value, source.attr(name)]
+    _note(ctx.heap.writes, source.attr(name))
 
 
 def del_attr(obj, name):
@@ -96,7 +97,7 @@ def ld_item(obj, key):
         sh.read = True
         if not isinstance(value, (tf.Tensor, tf.Variable, int, float, str, bool, type(None))):
             # An object held in an outside container is outside too: its attributes are guarded.
-            ctx.outside.setdefault(id(value), f"{sh.source}[{key!r}]")
+            ctx.outside.setdefault(id(value), sh.source.item(key))
             ctx.keep.append(value)
     return value
 
@@ -108,14 +109,14 @@ def _container_write(obj):
     source = ctx.outside.get(id(obj))
     if source is not None:
         reason = refusal(obj, None, "item") or f"{type(obj).__name__} objects are not copied for deferred writes"
-        _refuse(reason, f"{source}[...]")
+        _refuse(reason, source.any_item())
 
 
 def st_item(obj, key, value):
     _container_write(obj)
     sh = current().heap.by_copy.get(id(obj))
     if sh is not None:
-        _note(current().heap.writes, f"{sh.source}[{key!r}]" if not hasattr(key, "dtype") else f"{sh.source}[...]")
+        _note(current().heap.writes, sh.source.item(key) if not hasattr(key, "dtype") else sh.source.any_item())
     obj[key] = value
 
 
@@ -128,8 +129,8 @@ def _name_holder(name):
     ctx = current()
     fn = ctx.frame.converted.fn
     if name in fn.__code__.co_freevars:
-        return "closure", fn.__closure__[fn.__code__.co_freevars.index(name)], f"{fn.__qualname__}.<closure {name}>"
-    return "global", fn.__globals__, f"{fn.__module__}.{name}"
+        return "closure", fn.__closure__[fn.__code__.co_freevars.index(name)], Source.closure(fn.__qualname__, name)
+    return "global", fn.__globals__, Source.global_name(fn.__module__, name)
 
 
 def st_name(name, value):
@@ -180,7 +181,7 @@ def read_outside(access, holder, name, value, source):
             graph = ctx.outer_graph
             with graph.as_default():
                 heap.fed[key] = graph.capture_call_time_value(_closure(access, holder, name), spec)
-            ctx.check(access, holder, name, value, source, mode="tensor", expected=(value.dtype, shape))
+            ctx.check(access, holder, name, value, source, kind=Kind.TENSOR_MATCH, expected=(value.dtype, shape))
             _note(heap.reads, source)
         return heap.fed[key]
     if type(value) is tuple and 0 < len(value) <= 16 and all(type(v) is EAGER for v in value):
@@ -193,14 +194,14 @@ def read_outside(access, holder, name, value, source):
             fed = []
             for i, item in enumerate(value):
                 shape = item.shape.as_list()
-                for d in ctx.relaxed_state_dims.get(f"{source}[{i}]", ()):
+                for d in ctx.relaxed_state_dims.get(source.item(i), ()):
                     if d < len(shape):
                         shape[d] = None
                 specs.append((item.dtype, shape))
                 with graph.as_default():
                     fed.append(graph.capture_call_time_value(lambda i=i: read()[i], tf.TensorSpec(shape, item.dtype)))
             heap.fed[key] = tuple(fed)
-            ctx.check(access, holder, name, value, source, mode="tensors", expected=specs)
+            ctx.check(access, holder, name, value, source, kind=Kind.TENSORS_MATCH, expected=specs)
             _note(heap.reads, source)
         return heap.fed[key]
     if type(value) in (int, float) and source in ctx.relaxed_state_scalars:
@@ -212,11 +213,11 @@ def read_outside(access, holder, name, value, source):
             with graph.as_default():
                 heap.fed[key] = graph.capture_call_time_value(lambda: tf.constant(read(), dtype),
                                                               tf.TensorSpec((), dtype))
-            ctx.check(access, holder, name, value, source, mode="type", expected=type(value))
+            ctx.check(access, holder, name, value, source, kind=Kind.TYPE_MATCH, expected=type(value))
             _note(heap.reads, source)
         return heap.fed[key]
     if type(value) in (list, dict):
-        ctx.check(access, holder, name, value, source, mode="id", expected=value)
+        ctx.check(access, holder, name, value, source, kind=Kind.ID_MATCH, expected=value)
         _note(heap.reads, source)
         copy = heap.shadow(value, source, holder=(access, holder, name))
         return copy
@@ -231,9 +232,9 @@ def ld(name: str):
     code = fn.__code__
     if name in code.co_freevars:
         access, holder = "closure", fn.__closure__[code.co_freevars.index(name)]
-        source = f"{fn.__qualname__}.<closure {name}>"
+        source = Source.closure(fn.__qualname__, name)
     elif name in fn.__globals__ or (id(fn.__globals__), name) in ctx.heap.names:
-        access, holder, source = "global", fn.__globals__, f"{fn.__module__}.{name}"
+        access, holder, source = "global", fn.__globals__, Source.global_name(fn.__module__, name)
     else:
         try:
             return getattr(builtins, name)
@@ -274,6 +275,6 @@ def _read_attr(ctx, obj, name):
         return value
     if type(value) is list and name not in getattr(obj, "__dict__", {}):
         # Computed (a property): a fresh list per read, checked by its items, never written back.
-        ctx.check("attr", obj, name, value, f"{source}.{name}", mode="items", expected=value)
+        ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ITEMS_MATCH, expected=value)
         return value
-    return read_outside("attr", obj, name, value, f"{source}.{name}")
+    return read_outside("attr", obj, name, value, source.attr(name))

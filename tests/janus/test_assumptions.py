@@ -74,7 +74,7 @@ def test_tensor_match_holds_and_relaxes_shape():
     spec = _warm(scaled, x4)
     _graph_ran(spec, lambda: spec(x4))
     assert_same(scaled(x3), spec(x3))                 # miss: one relaxed graph
-    assert spec.relaxed_dims["args[0]"] == {0}
+    assert spec.relaxations.dims["args[0]"] == {0}
     for n in (5, 6, 7):
         assert_same(scaled(tf.ones((n, 8))), _graph_ran(spec, lambda: spec(tf.ones((n, 8)))))
     assert spec.stats()["graphs_built"] == 2
@@ -89,7 +89,7 @@ def test_constant_holds_then_becomes_tensor_input():
     spec = _warm(with_scalar, tf.ones(3), 2)
     _graph_ran(spec, lambda: spec(tf.ones(3), 2))
     assert_same(with_scalar(tf.ones(3), 5), spec(tf.ones(3), 5))
-    assert "args[1]" in spec.relaxed_scalars
+    assert "args[1]" in spec.relaxations.scalars
     built = spec.stats()["graphs_built"]
     for k in range(6, 20):
         assert_same(with_scalar(tf.ones(3), k), _graph_ran(spec, lambda: spec(tf.ones(3), k)))

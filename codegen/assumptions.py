@@ -31,10 +31,11 @@ class Kind(enum.Enum):
     # in-graph guards, AssertOps that fail the run
     BRANCH = "a tensor predicate takes the side the profile saw"
     TRIP_COUNT = "a loop on a tensor bound runs the number of times the profile saw"
+    EXACT = "Python arithmetic on a number fed as a tensor divides by no zero and stays inside int64"
 
     @property
     def in_graph(self) -> bool:
-        return self in (Kind.BRANCH, Kind.TRIP_COUNT)
+        return self in (Kind.BRANCH, Kind.TRIP_COUNT, Kind.EXACT)
 
 
 @dataclasses.dataclass

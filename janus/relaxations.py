@@ -55,7 +55,7 @@ class Relaxations:
         elif leaf.kind is prev.kind is Feed.SCALAR and type(leaf.value) is type(prev.value) \
                 and type(leaf.value) in (int, float) and leaf.value != prev.value \
                 and path not in self.scalars and path not in self.pinned_scalars:
-            self.scalars[path] = "int32" if type(leaf.value) is int else "float32"
+            self.scalars[path] = "int64" if type(leaf.value) is int else "float64"
             return [f"{path} varies; fed as a tensor"]
         return []
 
@@ -93,15 +93,15 @@ class Relaxations:
         if check.kind is Kind.CONSTANT and type(now) is type(check.expected) and type(now) in (int, float) \
                 and now != check.expected and check.source not in self.state_scalars \
                 and check.source not in self.pinned_state:
-            self.state_scalars[check.source] = "int32" if type(now) is int else "float32"
+            self.state_scalars[check.source] = "int64" if type(now) is int else "float64"
             return [f"{check.source} varies; fed as a tensor"]
         return []
 
     # -- from a failed build: narrow what did not trace ----------------------------------------
     def after_staging_error(self, sig) -> str | None:
         """Undo the relaxation that most likely made tracing fail; None when there is none left.
-        Python code may use a dimension as a number (`range(x.shape[0])`), or a Python number fed
-        as int32 may meet float tensors (`x * k`: try float32, then its value)."""
+        Python code may use a dimension as a number (`range(x.shape[0])`), or need the value of a
+        Python number fed as a tensor (`lst[n]`, `str(n)`): specialise on it again."""
         dims = [leaf.path for leaf in sig.leaves if leaf.kind is Feed.TENSOR and self.dims.get(leaf.path)
                 and leaf.path not in self.pinned_dims]
         if dims:
@@ -110,22 +110,16 @@ class Relaxations:
                 self.pinned_dims.add(path)
             return f"{[str(p) for p in dims]} stay specialised"
         if self.state_scalars:
-            for source, dtype in list(self.state_scalars.items()):
-                if dtype == "int32":
-                    self.state_scalars[source] = "float32"
-                else:
-                    del self.state_scalars[source]
-                    self.pinned_state.add(source)
-            return "state numbers fed as tensors narrowed"
+            for source in list(self.state_scalars):
+                del self.state_scalars[source]
+                self.pinned_state.add(source)
+            return "state numbers fed as tensors are specialised again"
         scalars = [leaf.path for leaf in sig.leaves if leaf.kind is Feed.SCALAR_TENSOR]
         if scalars:
             for path in scalars:
-                if self.scalars[path] == "int32":
-                    self.scalars[path] = "float32"
-                else:
-                    del self.scalars[path]
-                    self.pinned_scalars.add(path)
-            return f"{[str(p) for p in scalars]} fed as float32 or specialised"
+                del self.scalars[path]
+                self.pinned_scalars.add(path)
+            return f"{[str(p) for p in scalars]} are specialised again"
         return None
 
     def tree(self, exc: NeedsTree, args, kwargs) -> bool:

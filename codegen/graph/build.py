@@ -16,7 +16,7 @@ import time
 
 import tensorflow as tf
 
-from codegen.assumptions import GUARD_MARK, Kind, Source
+from codegen.assumptions import GUARD_MARK, Source
 from codegen.errors import JanusError, NeedsPythonValue, Reason, StagingError
 from codegen.graph import writeback
 from codegen.graph.entry_guard import compile_entry_guard
@@ -24,6 +24,7 @@ from codegen.graph.signature import Feed, Signature, rebuild
 from codegen.operators.builtins import replay_prints
 from codegen.operators.context import BuildContext, Frame
 from codegen.operators.heap import Shadow
+from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer, Tables
 from codegen.services import SERVICES
 
@@ -116,7 +117,6 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
         values = [_leaf_value(leaf, inputs) for leaf in sig.leaves]
         args = rebuild(("list", sig.template[0]), values)
         kwargs = {k: rebuild(t, values) for k, t in sig.template[1].items()}
-        scalar_inputs = {inputs[leaf.input_index].op.name for leaf in sig.leaves if leaf.kind is Feed.SCALAR_TENSOR}
         with ctx:
             for i, a in enumerate(args):
                 _register_argument_containers(ctx.heap, a, ("args", i))
@@ -125,12 +125,10 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             ctx.frames.append(Frame(converted))
             result = _call_top(ctx, converted, args, kwargs)
             ctx.frames.pop()
-            scalar_inputs |= {t.op.name for key, t in ctx.heap.fed.items()
-                              if isinstance(t, tf.Tensor) and _fed_scalar(ctx, key)}
             tensors: list = []
-            holder["template"] = writeback.flatten(result, tensors, ctx.heap, scalar_inputs)
+            holder["template"] = writeback.flatten(result, tensors, ctx.heap)
             holder["n"] = len(tensors)
-            holder["plan"] = writeback.plan(ctx, tensors, scalar_inputs)
+            holder["plan"] = writeback.plan(ctx, tensors)
             holder["writes"] = len(tensors) - holder["n"]
         observed = [t for _, ts in ctx.observers for t in ts]
         return tensors + list(ctx.print_tensors) + observed
@@ -156,6 +154,8 @@ def _leaf_value(leaf, inputs):
     if leaf.kind is Feed.TREE:
         n = len(leaf.value.columns)
         return Pointer(tf.constant(0), Tables(leaf.value, inputs[leaf.input_index:leaf.input_index + n]))
+    if leaf.kind is Feed.SCALAR_TENSOR:
+        return PyNumber(inputs[leaf.input_index], leaf.value)
     return inputs[leaf.input_index] if leaf.input_index is not None else leaf.value
 
 
@@ -164,11 +164,6 @@ def _call_top(ctx, converted, args, kwargs):
     if not kwargs and SERVICES.wants_machine(converted.fn, args):
         return SERVICES.run_machine(converted.fn, [args])[0]
     return converted.builder(*args, **kwargs)
-
-
-def _fed_scalar(ctx, key) -> bool:
-    check = ctx.checks.get(key)
-    return check is not None and check.kind is Kind.TYPE_MATCH
 
 
 def _staging_error(exc, converted) -> StagingError:

@@ -136,7 +136,10 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
         src.require(f"c{index} is not None", f"{what} flattens to the tree tables")
         return f"*c{index}"
     if leaf.kind is Feed.SCALAR_TENSOR:
-        src.require(f"type({var}) is {src.const(leaf.value, 'T')}", f"{what} is a {leaf.value.__name__} fed as a tensor")
+        test = f"type({var}) is {src.const(leaf.value, 'T')}"
+        if leaf.value is int:          # converts to int32 alone, as eager converts a Python int of this size
+            test += f" and {-2 ** 31} <= {var} < {2 ** 31}"
+        src.require(test, f"{what} is a {leaf.value.__name__} fed as a tensor")
         return f"convert({var}, {src.const(leaf.dtype, 'D')})"
     if leaf.kind is Feed.SCALAR:
         src.require(_value_check(src, Kind.CONSTANT, var, leaf.value), f"{what} == {leaf.value!r}")

@@ -9,54 +9,30 @@ numbers where eager would have stored Python numbers.
 """
 from __future__ import annotations
 
-import tensorflow as tf
-
 from codegen.errors import Reason, StagingError
 from codegen.operators.heap import DELETED
+from codegen.operators.numbers import PyNumber
 from codegen.operators.values import Undefined, is_symbolic as _is_symbolic
 
 
-def scalar_python_type(tensor, scalar_inputs: set):
-    """int/float when `tensor` is computed only from Python scalars fed as tensors (and constants):
-    eager would have computed a Python number there.  None otherwise."""
-    if tensor.shape.rank != 0 or not scalar_inputs:
-        return None
-    seen, stack, found = set(), [tensor.op], False
-    while stack:
-        op = stack.pop()
-        if op.name in seen:
-            continue
-        seen.add(op.name)
-        if len(seen) > 500:
-            return None
-        if op.type == "Placeholder":
-            if op.name not in scalar_inputs:
-                return None
-            found = True
-            continue
-        if op.type in ("ReadVariableOp", "VarHandleOp") or op._is_stateful:
-            return None
-        stack.extend(t.op for t in op.inputs)
-    if not found:
-        return None
-    return float if tensor.dtype.is_floating else bool if tensor.dtype == tf.bool else int
-
-
-def flatten(value, tensors: list, heap, scalar_inputs=frozenset()):
+def flatten(value, tensors: list, heap):
     """A template of `value`; symbolic tensors are appended to `tensors`."""
     sh = heap.by_copy.get(id(value)) if heap is not None else None
     if sh is not None:
         return ("real", sh)
     t = type(value)
     if t in (list, tuple):
-        return (t.__name__, [flatten(v, tensors, heap, scalar_inputs) for v in value])
+        return (t.__name__, [flatten(v, tensors, heap) for v in value])
     if t is dict:
-        return ("dict", list(value), [flatten(v, tensors, heap, scalar_inputs) for v in value.values()])
+        return ("dict", list(value), [flatten(v, tensors, heap) for v in value.values()])
     if _is_symbolic(value) and heap is not None and value.ref() in heap.arg_tensors:
         return ("arg", heap.arg_tensors[value.ref()])
+    if isinstance(value, PyNumber):
+        tensors.append(value.tensor)
+        return ("tensor", len(tensors) - 1, value.ptype)     # a Python number again after the run
     if _is_symbolic(value):
         tensors.append(value)
-        return ("tensor", len(tensors) - 1, scalar_python_type(value, scalar_inputs))
+        return ("tensor", len(tensors) - 1, None)
     if isinstance(value, Undefined):
         raise StagingError(Reason("undefined-value", "", "a value written or returned is undefined on some path"))
     return ("const", value)
@@ -98,7 +74,7 @@ def unflatten(template, outs, args=(), kwargs=None):
     return {k: unflatten(t, outs, args, kwargs) for k, t in zip(template[1], template[2])}
 
 
-def plan(ctx, tensors: list, scalar_inputs: set) -> list:
+def plan(ctx, tensors: list) -> list:
     heap = ctx.heap
     out = []
     for sh in list(heap.shadows.values()):
@@ -110,31 +86,24 @@ def plan(ctx, tensors: list, scalar_inputs: set) -> list:
             if prefix and len(copy) == len(snap):
                 continue
             if prefix and not sh.read:
-                out.append(("extend", sh, flatten(copy[len(snap):], tensors, heap, scalar_inputs)))
+                out.append(("extend", sh, flatten(copy[len(snap):], tensors, heap)))
             else:
                 if sh.holder is not None:
                     ctx.check_items(sh)        # the new contents depend on the old ones
-                out.append(("replace", sh, flatten(list(copy), tensors, heap, scalar_inputs)))
+                out.append(("replace", sh, flatten(list(copy), tensors, heap)))
         else:
             changed = [k for k in copy if k not in snap or copy[k] is not snap[k]]
             deleted = [k for k in snap if k not in copy]
             if changed or deleted:
-                out.append(("dict", sh, {k: flatten(copy[k], tensors, heap, scalar_inputs) for k in changed},
+                out.append(("dict", sh, {k: flatten(copy[k], tensors, heap) for k in changed},
                             deleted))
     for obj, name, value, source in heap.attrs.values():
-        template = ("deleted",) if value is DELETED else flatten(value, tensors, heap, scalar_inputs)
+        template = ("deleted",) if value is DELETED else flatten(value, tensors, heap)
         out.append(("attr", obj, name, template))
     for holder, access, name, value, source in heap.names.values():
-        template = ("deleted",) if value is DELETED else flatten(value, tensors, heap, scalar_inputs)
+        template = ("deleted",) if value is DELETED else flatten(value, tensors, heap)
         out.append((access, holder, name, template))
     return out
-
-
-def _value(template, outs, args, kwargs, old):
-    value = unflatten(template, outs, args, kwargs)
-    if template[0] == "tensor" and type(old) in (int, float, bool) and type(value) in (int, float, bool):
-        value = type(old)(value)        # an int attribute stays an int
-    return value
 
 
 def apply(plan_entries, outs, args, kwargs):
@@ -147,7 +116,7 @@ def apply(plan_entries, outs, args, kwargs):
         elif kind == "dict":
             real = resolve_real(entry[1], args, kwargs)
             for k, t in entry[2].items():
-                real[k] = _value(t, outs, args, kwargs, real.get(k))
+                real[k] = unflatten(t, outs, args, kwargs)
             for k in entry[3]:
                 real.pop(k, None)
     for entry in plan_entries:
@@ -159,18 +128,14 @@ def apply(plan_entries, outs, args, kwargs):
             if template[0] == "deleted":
                 delattr(holder, name)
             else:
-                setattr(holder, name, _value(template, outs, args, kwargs, getattr(holder, name, None)))
+                setattr(holder, name, unflatten(template, outs, args, kwargs))
         elif kind == "global":
             if template[0] == "deleted":
                 del holder[name]
             else:
-                holder[name] = _value(template, outs, args, kwargs, holder.get(name))
+                holder[name] = unflatten(template, outs, args, kwargs)
         else:
             if template[0] == "deleted":
                 del holder.cell_contents
             else:
-                try:
-                    old = holder.cell_contents
-                except ValueError:
-                    old = None
-                holder.cell_contents = _value(template, outs, args, kwargs, old)
+                holder.cell_contents = unflatten(template, outs, args, kwargs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from codegen.operators.context import PrintEvent, current
+from codegen.operators.numbers import PyNumber, convert
 from codegen.operators.values import is_symbolic
 
 
@@ -16,7 +17,8 @@ class TensorRange:
     """`range()` over tensor bounds: a trip count the graph computes."""
 
     def __init__(self, *args):
-        args = [tf.cast(a, tf.int32) if is_symbolic(a) else tf.constant(int(a), tf.int32) for a in args]
+        args = [tf.cast(tf.convert_to_tensor(a), tf.int32) if is_symbolic(a) or isinstance(a, PyNumber)
+                else tf.constant(int(a), tf.int32) for a in args]
         if len(args) == 1:
             self.start, self.stop, self.step = tf.constant(0), args[0], tf.constant(1)
         elif len(args) == 2:
@@ -44,10 +46,14 @@ def py_iter(x):
 
 
 class _Out:
-    __slots__ = ("index",)
+    """A printed value that leaves the graph as output `index`; `ptype` turns it back into the
+    Python number eager printed."""
 
-    def __init__(self, index):
+    __slots__ = ("index", "ptype")
+
+    def __init__(self, index, ptype=None):
         self.index = index
+        self.ptype = ptype
 
 
 def _print(*args, sep=" ", end="\n", file=None, flush=False):
@@ -60,6 +66,9 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
         if isinstance(a, tf.Tensor) and is_symbolic(a):
             out.append(_Out(len(ctx.print_tensors)))
             ctx.print_tensors.append(a)
+        elif isinstance(a, PyNumber):
+            out.append(_Out(len(ctx.print_tensors), a.ptype))
+            ctx.print_tensors.append(a.tensor)
         else:
             out.append(a)
     ctx.prints.append(PrintEvent(out, dict(sep=sep, end=end, file=file, flush=flush)))
@@ -67,8 +76,12 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
 
 def replay_prints(events, values):
     for event in events:
-        args = [values[a.index] if isinstance(a, _Out) else a for a in event.args]
+        args = [_printed(values[a.index], a.ptype) if isinstance(a, _Out) else a for a in event.args]
         print(*args, **event.kwargs)
+
+
+def _printed(value, ptype):
+    return value if ptype is None else ptype(value.numpy())
 
 
 def _len(x):
@@ -80,7 +93,7 @@ def _len(x):
 
 
 def _range(*args):
-    if any(is_symbolic(a) for a in args):
+    if any(is_symbolic(a) or isinstance(a, PyNumber) for a in args):
         return TensorRange(*args)
     return range(*args)
 
@@ -89,7 +102,29 @@ def _minmax(py, tf_fn):
     def fn(*args, **kwargs):
         if len(args) == 2 and not kwargs and (is_symbolic(args[0]) or is_symbolic(args[1])):
             return tf_fn(args[0], args[1])
+        if len(args) == 2 and not kwargs and any(isinstance(a, PyNumber) for a in args) \
+                and all(type(a) in (int, float, bool) or isinstance(a, PyNumber) for a in args):
+            kinds = {int if _ptype(a) is bool else _ptype(a) for a in args}
+            if len(kinds) > 1:               # the result's type depends on which one wins
+                return py(*args, **kwargs)
+            kind = kinds.pop()
+            wide = tf.float64 if kind is float else tf.int64
+            a, b = (tf.cast(a.tensor, wide) if isinstance(a, PyNumber) else tf.constant(a, wide) for a in args)
+            return PyNumber(tf_fn(a, b), kind)
         return py(*args, **kwargs)
+    return fn
+
+
+def _ptype(a):
+    return a.ptype if isinstance(a, PyNumber) else type(a)
+
+
+def _number(kind):
+    """`int(n)`, `float(n)`, `bool(n)`, `abs(n)`: Python's on a fed number, the builtin otherwise."""
+    def fn(*args, **kwargs):
+        if len(args) == 1 and not kwargs and isinstance(args[0], PyNumber):
+            return abs(args[0]) if kind is abs else convert(kind, args[0])
+        return kind(*args, **kwargs)
     return fn
 
 
@@ -104,4 +139,8 @@ BUILTINS = {
     list: lambda *x: list(py_iter(x[0])) if x else [],
     tuple: lambda *x: tuple(py_iter(x[0])) if x else (),
     reversed: lambda x: reversed(py_iter(x)),
+    int: _number(int),
+    float: _number(float),
+    bool: _number(bool),
+    abs: _number(abs),
 }

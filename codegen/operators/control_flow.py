@@ -10,24 +10,13 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from codegen import faults
 from codegen.assumptions import Kind
 from codegen.operators.builtins import TensorRange, py_iter
 from codegen.operators.context import current
+from codegen.operators.guards import emit_guard
 from codegen.operators.general import run_cond, run_while
 from codegen.operators.logical import as_bool as _as_bool
 from codegen.operators.values import is_symbolic
-
-
-def _guard(pred, assumption):
-    """An in-graph guard.  Everything built after it waits for it (a control dependency that
-    stays open until the build ends), so no variable write can run before a guard passed."""
-    if faults.matches(assumption):
-        pred = tf.constant(False)
-    op = tf.debugging.Assert(pred, [assumption.message()], name=f"janus_guard_{assumption.id}")
-    deps = tf.control_dependencies([op])
-    deps.__enter__()
-    current().open_dependencies.append(deps)
 
 
 # -- branches ----------------------------------------------------------------------------
@@ -56,7 +45,7 @@ def if_stmt(test, body, orelse, get_state, set_state, names, site):
     side, assumption = _branch_decision(site)
     if side is None:
         return run_cond(test, body, orelse, get_state, set_state, names)
-    _guard(_as_bool(test) if side else tf.logical_not(_as_bool(test)), assumption)
+    emit_guard(_as_bool(test) if side else tf.logical_not(_as_bool(test)), assumption)
     return body() if side else orelse()
 
 
@@ -71,7 +60,7 @@ def if_exp(test, body, orelse, site):
             return tf.cond(_as_bool(test), body, orelse)
         finally:
             ctx.general_depth -= 1
-    _guard(_as_bool(test) if side else tf.logical_not(_as_bool(test)), assumption)
+    emit_guard(_as_bool(test) if side else tf.logical_not(_as_bool(test)), assumption)
     return body() if side else orelse()
 
 
@@ -122,7 +111,7 @@ def _for_tensor_range(rng, body, get_state, set_state, names, site, extra_test):
     count = rng.count()
     trips, assumption = _trip_decision(site, "for") if extra_test is None else (None, None)
     if trips is not None:
-        _guard(tf.equal(count, trips), assumption)
+        emit_guard(tf.equal(count, trips), assumption)
         for i in range(trips):
             body(rng.item(i))
         return
@@ -148,9 +137,9 @@ def while_stmt(test, body, get_state, set_state, names, site):
             if trips is None or trips < done:
                 return run_while(lambda: test(), body, get_state, set_state, names, None, counter=False)
         if done < trips:
-            _guard(_as_bool(value), assumption)
+            emit_guard(_as_bool(value), assumption)
             body()
             done += 1
         else:
-            _guard(tf.logical_not(_as_bool(value)), assumption)
+            emit_guard(tf.logical_not(_as_bool(value)), assumption)
             return

@@ -24,6 +24,7 @@ from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.heap import DELETED
+from codegen.operators.numbers import PyNumber
 from codegen.operators.values import EAGER
 
 
@@ -215,7 +216,7 @@ def read_outside(access, holder, name, value, source):
                                                               tf.TensorSpec((), dtype))
             ctx.check(access, holder, name, value, source, kind=Kind.TYPE_MATCH, expected=type(value))
             _note(heap.reads, source)
-        return heap.fed[key]
+        return PyNumber(heap.fed[key], type(value))
     if type(value) in (list, dict):
         ctx.check(access, holder, name, value, source, kind=Kind.ID_MATCH, expected=value)
         _note(heap.reads, source)

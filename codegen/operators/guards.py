@@ -1,0 +1,22 @@
+"""In-graph guards: an `Assert` that every op built after it waits for.
+
+The control dependency stays open until the build ends, so no variable
+write can run before a guard passed; that is why a guard may only be
+emitted where `BuildContext.may_speculate` allows it.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from codegen import faults
+from codegen.operators.context import current
+
+
+def emit_guard(pred, assumption):
+    """Assert `pred` in the graph for `assumption`; a failed guard stops the run."""
+    if faults.matches(assumption):
+        pred = tf.constant(False)
+    op = tf.debugging.Assert(pred, [assumption.message()], name=f"janus_guard_{assumption.id}")
+    deps = tf.control_dependencies([op])
+    deps.__enter__()
+    current().open_dependencies.append(deps)

@@ -1,0 +1,175 @@
+"""Python numbers that vary between calls, fed to the graph as tensors but kept Python's.
+
+A Python `int` or `float` argument (or state value) that differs between calls
+becomes a graph input so one graph serves every value.  Inside the builder it
+is a `PyNumber`: an int64 / float64 / bool scalar tensor plus the Python type
+it stands for.  Arithmetic with Python numbers and other `PyNumber`s follows
+Python (int stays int, `/` gives float, `//` and `%` floor, 64-bit floats);
+the two places where a tensor cannot follow Python — a zero divisor (Python
+raises `ZeroDivisionError`) and an int leaving int64 (Python ints do not
+overflow) — are in-graph guards of kind `EXACT`, so such a call falls back to
+Python and raises or computes exactly as eager does.  With a tensor, a
+`PyNumber` converts as eager converts a Python number: to the tensor's dtype,
+or int32 / float32 alone.  Whatever Python needs as a concrete value
+(`bool(n)`, `str(n)`, `lst[n]`) fails the trace, and janus specialises on the
+value instead.  Results, writes and prints come back as Python numbers.
+"""
+from __future__ import annotations
+
+import operator as _op
+import sys
+
+import tensorflow as tf
+
+from codegen.assumptions import Kind
+from codegen.operators.context import current
+from codegen.operators.guards import emit_guard
+
+_WIDE = {int: tf.int64, float: tf.float64, bool: tf.bool}
+_DEFAULT = {int: tf.int32, float: tf.float32, bool: tf.bool}     # eager's conversion of a Python number
+_INT64_SAFE = 2.0 ** 62          # float64 estimates below this cannot have overflowed int64
+
+
+class PyNumber:
+    __slots__ = ("tensor", "ptype")
+
+    def __init__(self, tensor, ptype: type):
+        self.ptype = ptype
+        self.tensor = tensor if tensor.dtype == _WIDE[ptype] else tf.cast(tensor, _WIDE[ptype])
+
+    def __tf_tensor__(self, dtype=None, name=None):
+        dtype = _DEFAULT[self.ptype] if dtype is None else tf.as_dtype(dtype)
+        return self.tensor if self.tensor.dtype == dtype else tf.cast(self.tensor, dtype)
+
+    def _python_value(self, *_):
+        current().fail("python-number", f"a Python {self.ptype.__name__} that varies between calls is used "
+                       "where Python needs its value", "janus specialises on its value instead")
+
+    __bool__ = __index__ = __int__ = __float__ = __str__ = __repr__ = __format__ = __hash__ = _python_value
+    __iter__ = __len__ = __getitem__ = _python_value
+
+    def __neg__(self):
+        return PyNumber(-self.tensor, int if self.ptype is bool else self.ptype)
+
+    def __pos__(self):
+        return PyNumber(self.tensor, int if self.ptype is bool else self.ptype)
+
+    def __abs__(self):
+        return PyNumber(tf.abs(self.tensor), int if self.ptype is bool else self.ptype)
+
+
+def _ptype(value):
+    if isinstance(value, PyNumber):
+        return value.ptype
+    t = type(value)
+    return t if t in (int, float, bool) else None
+
+
+def _tensor(value, ptype):
+    if isinstance(value, PyNumber):
+        return tf.cast(value.tensor, _WIDE[ptype]) if value.tensor.dtype != _WIDE[ptype] else value.tensor
+    return tf.constant(value, _WIDE[ptype])
+
+
+def _user_line() -> str:
+    """The user's file:line of the operation being traced (the builder runs with the user's lines)."""
+    ctx = current()
+    if not ctx.frames:
+        return ""
+    filename = ctx.frame.converted.filename
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename != filename:
+        frame = frame.f_back
+    return f"{filename}:{frame.f_lineno}" if frame is not None else filename
+
+
+def _require(ok, what: str):
+    """Guard that Python arithmetic stayed exact; where no guard may be emitted, specialise instead."""
+    ctx = current()
+    where = _user_line()
+    key = (ctx.frame.converted.key if ctx.frames else "", Kind.EXACT.name, where, len(ctx.assumptions))
+    if ctx.in_machine or ctx.dry_run or not ctx.may_speculate(key):
+        ctx.fail("python-number", f"{what} cannot be guarded here (after a variable write or inside tf.cond / "
+                 "tf.while_loop)", "janus specialises on the number's value instead")
+    emit_guard(ok, ctx.assume(Kind.EXACT, key, what, True, where))
+
+
+def _arith(name, op, a, b):
+    pa, pb = _ptype(a), _ptype(b)
+    both_int = pa in (int, bool) and pb in (int, bool)
+    result = float if name == "truediv" or not both_int else int
+    if name == "pow":
+        if both_int and not (type(b) in (int, bool) and b >= 0):
+            current().fail("python-number", "an int power whose exponent varies between calls",
+                           "janus specialises on the number's value instead")
+    wide = int if both_int and name != "truediv" else float
+    x, y = _tensor(a, wide), _tensor(b, wide)
+    if name in ("truediv", "floordiv", "mod"):
+        ok = tf.not_equal(y, tf.zeros_like(y))
+        if name == "truediv" and both_int:
+            x, y = tf.cast(x, tf.float64), tf.cast(y, tf.float64)
+        _require(ok, f"divisor of `{name}` is not zero")
+        if name == "truediv":
+            return PyNumber(x / y, float)
+    if both_int and name in ("add", "sub", "mul", "pow"):
+        estimate = op(tf.cast(x, tf.float64), tf.cast(y, tf.float64))
+        _require(tf.abs(estimate) < _INT64_SAFE, f"int `{name}` stays inside int64")
+    return PyNumber(op(x, y), result)
+
+
+def _compare(op, a, b):
+    wide = int if _ptype(a) in (int, bool) and _ptype(b) in (int, bool) else float
+    return op(_tensor(a, wide), _tensor(b, wide))
+
+
+_ARITH = {"add": _op.add, "sub": _op.sub, "mul": _op.mul, "truediv": _op.truediv,
+          "floordiv": tf.math.floordiv, "mod": tf.math.floormod, "pow": _op.pow}
+
+
+def _with_tensor(number, tensor):
+    """`number` as eager converts a Python number meeting `tensor`: to the tensor's dtype (a
+    float meeting an integer tensor does not convert: eager raises, so the trace fails)."""
+    if number.ptype is float and not (tensor.dtype.is_floating or tensor.dtype.is_complex):
+        current().fail("python-number", f"a Python float meets a {tensor.dtype.name} tensor",
+                       "janus specialises on the number's value instead")
+    return tf.cast(number.tensor, tensor.dtype)
+
+
+def _binary(name, reverse=False):
+    op = _ARITH[name]
+
+    def method(self, other):
+        if isinstance(other, (tf.Tensor, tf.Variable)):
+            mine = _with_tensor(self, other)
+            return op(other, mine) if reverse else op(mine, other)
+        if _ptype(other) is None:
+            return NotImplemented
+        return _arith(name, op, other, self) if reverse else _arith(name, op, self, other)
+    return method
+
+
+def _comparison(op):
+    def method(self, other):
+        if isinstance(other, (tf.Tensor, tf.Variable)):
+            return op(_with_tensor(self, other), other)
+        if _ptype(other) is None:
+            return NotImplemented
+        return _compare(op, self, other)
+    return method
+
+
+for _name in _ARITH:
+    setattr(PyNumber, f"__{_name}__", _binary(_name))
+    setattr(PyNumber, f"__r{_name}__", _binary(_name, reverse=True))
+for _name, _fn in (("lt", _op.lt), ("le", _op.le), ("gt", _op.gt), ("ge", _op.ge), ("eq", _op.eq), ("ne", _op.ne)):
+    setattr(PyNumber, f"__{_name}__", _comparison(_fn))
+del _name, _fn
+
+
+def convert(kind: type, value):
+    """`int(n)`, `float(n)`, `bool(n)` of a fed number, as Python computes them."""
+    if kind is int:
+        return PyNumber(tf.cast(value.tensor, tf.int64) if value.ptype is float else value.tensor, int)
+    if kind is float:
+        return PyNumber(value.tensor, float)
+    return PyNumber(tf.not_equal(value.tensor, tf.zeros_like(value.tensor)), bool)

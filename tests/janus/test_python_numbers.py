@@ -1,0 +1,114 @@
+"""Python numbers that vary between calls keep Python's meaning in the graph: int stays int
+(no int32 wrap-around, no float32), float is 64-bit, a zero divisor raises ZeroDivisionError,
+and results, writes and prints come back as Python numbers.  Each is compared with eager."""
+import types
+
+import pytest
+import tensorflow as tf
+
+import janus
+from tests.harness import assert_same, differential
+
+
+def mixed(x, n):
+    return x + n, n * n + 1
+
+
+def wide(n):
+    return n * 100000, n * n
+
+
+def divided(n):
+    return 10 / (n - 8), 10 // (n - 8), 10 % (n - 8)
+
+
+def scaled(lr):
+    return lr * 3
+
+
+def stepped(x, step):
+    print("step", step, "of", step * 2)
+    return x * 2.0
+
+
+def both_vary(x, n, lr):
+    return x * lr + n
+
+
+def builtins_of(n, f):
+    return int(f * n), float(n), abs(-n), max(n, 3), min(f, 0.5), bool(n), n ** 2, -f
+
+
+def compared(x, n):
+    if n > 3:
+        y = x * n
+    else:
+        y = x - n
+    return y, n >= 3, x > n
+
+
+CALLS_INT = [(tf.constant(1.5), k) for k in (1, 2, 3, 4, 9, -5, 30000)]
+
+
+@pytest.mark.parametrize("fn,calls", [
+    (mixed, CALLS_INT),
+    (wide, [(k,) for k in (1, 2, 3, 30000, 50000, 2 ** 31 - 1, -(2 ** 31), 2 ** 40, 7)]),
+    (divided, [(k,) for k in (1, 2, 3, 4, 8, 9, 8, 5)]),
+    (scaled, [(k,) for k in (0.1, 0.2, 0.3, 0.65, 1e300, 0.9)]),
+    (stepped, [(tf.constant(1.0), k) for k in range(6)]),
+    (both_vary, [(tf.constant([1.0, 2.0]), k, 0.1 * k) for k in range(1, 9)]),
+    (builtins_of, [(k, 0.1 * k) for k in (1, 2, 3, 4, 5, -6, 0)]),
+    (compared, [(tf.constant([1.0, 5.0]), k) for k in (1, 2, 5, 6, 2, 4, 0)]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_varying_python_number_keeps_python_semantics(fn, calls):
+    spec = differential(fn, calls)
+    assert spec.imperative is None, spec.report()
+
+
+def test_varying_numbers_run_as_one_graph():
+    spec = janus.speculate(both_vary)
+    x = tf.constant([1.0, 2.0])
+    for k in range(1, 41):
+        assert_same(both_vary(x, k, 0.1 * k), spec(x, k, 0.1 * k))
+    stats = spec.stats()
+    assert not stats["imperative"] and stats["graphs_built"] <= 3 and stats["graph_runs"] >= 35, spec.report()
+
+
+def test_zero_division_falls_back_without_relaxing():
+    spec = janus.speculate(divided)
+    for k in (1, 2, 3, 4, 5):
+        spec(k)
+    with pytest.raises(ZeroDivisionError):
+        spec(8)
+    runs = spec.stats()["graph_runs"]
+    assert_same(divided(9), spec(9))
+    assert spec.stats()["graph_runs"] == runs + 1, spec.report()
+
+
+STATE = types.SimpleNamespace(total=0)
+
+
+def accumulate(lr):
+    STATE.total += lr
+    return STATE.total
+
+
+def test_an_int_attribute_plus_a_float_becomes_a_float():
+    for lr in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6):
+        STATE.total = 0
+        expected = accumulate(lr)
+        STATE.total = 0
+        spec_result = SPEC_ACC(lr)
+        assert type(STATE.total) is float and STATE.total == expected == spec_result
+
+
+SPEC_ACC = janus.speculate(accumulate)
+
+
+def test_a_printed_number_prints_as_python_prints_it(capsys):
+    spec = janus.speculate(stepped)
+    for k in range(6):
+        spec(tf.constant(1.0), k)
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"step {k} of {2 * k}" for k in range(6)]
+    assert spec.stats()["graph_runs"] >= 2

@@ -30,6 +30,7 @@ HINTS = {
     "keeps-failing": "see the fallbacks above; the function now runs eagerly",
     "keeps-recompiling": "pass values that vary between calls as tensors",
     "python-value-of-tensor": "keep the decision in TensorFlow ops (tf.cond, tf.where) or move it out of the function",
+    "python-arithmetic": "nothing to do: Python raised or computed beyond int64 here, as eager does",
     "graph-error": "the call was re-run eagerly; janus.explain(fn, *args) shows the graph it built",
 }
 

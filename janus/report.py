@@ -15,7 +15,8 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
     graphs        cached graphs, newest first: {op_count, build_ms, inputs: [{path, kind, dtype, shape}],
                   assumptions: [ids]}
     assumptions   every assumption a build made: {id, kind, guard ("entry" | "in-graph"), source,
-                  expected (repr), where, failures, status ("holds" | "relaxed" | "failed")}
+                  expected (repr), where, failures, status ("holds" | "relaxed" | "failed" |
+                  "failed-kept": an EXACT guard that failed for a call but stays)}
     entry_checks  checks on outside values of the newest graph: {kind, source, where}
     relaxed       {dims: {path: [dim, ...]}, scalars: {path: dtype}, state_dims: {source: [dim, ...]},
                    state_scalars: {source: dtype}}
@@ -46,7 +47,8 @@ def _leaf(leaf) -> dict:
 
 def _assumption(fn, key, a) -> dict:
     failed = int(fn.assumption_failures.get(key, 0))
-    status = "failed" if failed else ("relaxed" if key in fn.relaxations.assumptions else "holds")
+    relaxed = key in fn.relaxations.assumptions
+    status = ("failed" if relaxed else "failed-kept") if failed else ("relaxed" if relaxed else "holds")
     return {"id": a.id, "kind": a.kind.name, "guard": "in-graph" if a.kind.in_graph else "entry",
             "source": a.source, "expected": repr(a.expected), "where": a.where, "failures": failed,
             "status": status}
@@ -118,7 +120,8 @@ def render_data(d: dict) -> str:
     if d["assumptions"]:
         lines.append("  assumptions:")
         for a in d["assumptions"]:
-            state = {"failed": f"FAILED {a['failures']}x, relaxed", "relaxed": "relaxed", "holds": "holds"}[a["status"]]
+            state = {"failed": f"FAILED {a['failures']}x, relaxed", "failed-kept": f"FAILED {a['failures']}x, kept",
+                     "relaxed": "relaxed", "holds": "holds"}[a["status"]]
             lines.append(f"    {a['kind']:<11} {a['source']} == {a['expected']}  at {a['where']}  "
                          f"({a['guard']} guard) [{state}]")
     if d["entry_checks"]:

@@ -78,11 +78,30 @@ def test_zero_division_falls_back_without_relaxing():
     spec = janus.speculate(divided)
     for k in (1, 2, 3, 4, 5):
         spec(k)
-    with pytest.raises(ZeroDivisionError):
-        spec(8)
+    built = spec.stats()["graphs_built"]
+    for _ in range(3):
+        with pytest.raises(ZeroDivisionError):
+            spec(8)
     runs = spec.stats()["graph_runs"]
     assert_same(divided(9), spec(9))
-    assert spec.stats()["graph_runs"] == runs + 1, spec.report()
+    stats = spec.stats()
+    assert stats["graph_runs"] == runs + 1 and stats["graphs_built"] == built, spec.report()
+
+
+def test_an_int_past_64_bits_is_computed_by_python():
+    spec = janus.speculate(wide)
+    for k in (1, 2, 3, 4):
+        spec(k)
+    big = 2 ** 31 - 1
+    assert_same(wide(big), spec(big))
+    cube = janus.speculate(lambda_free_cube)
+    for k in (1, 2, 3, 4, 2 ** 30, 5):
+        assert_same(lambda_free_cube(k), cube(k))
+    assert cube.stats()["graphs_built"] == 2 and cube.stats()["graph_runs"] == 2, cube.report()
+
+
+def lambda_free_cube(n):
+    return n * n * n
 
 
 STATE = types.SimpleNamespace(total=0)

@@ -45,6 +45,9 @@ def convert(fn) -> ConvertedFunction:
     node = src.node
     sites = transform(node, src.filename)
     builder = _compile_builder(node, src.filename)
+    # The builder answers a wrong call with the user's function's own words.
+    builder.__code__ = builder.__code__.replace(co_qualname=fn.__code__.co_qualname)
+    builder.__qualname__ = fn.__qualname__
     builder.__defaults__ = fn.__defaults__
     builder.__kwdefaults__ = fn.__kwdefaults__
     converted = ConvertedFunction(fn, code_key(fn), fn.__code__, src.filename, builder, sites, ast.unparse(node))

@@ -69,6 +69,7 @@ class SpeculativeFunction(codegen.Speculated):
         self.counters = collections.Counter()
         self.time_in = collections.Counter()
         self._result_types = None
+        self._failed_build: codegen.StagingError | None = None
         REGISTRY.add(self)
 
     # -- descriptor: works as a method decorator ------------------------------------------
@@ -97,7 +98,7 @@ class SpeculativeFunction(codegen.Speculated):
             log("state", self, note)
         graph = self._build(args, kwargs)
         if graph is None:
-            return self._eager(args, kwargs) if self.imperative else self._profiled(args, kwargs)
+            return self._eager(args, kwargs) if self.imperative else self._after_failed_build(args, kwargs)
         inputs = graph.entry_guard(args, kwargs)
         if inputs is None:           # a read at build time changed what the guard expects
             self._note(codegen.Reason("guard-mismatch", "", "the new graph's entry guard rejected the call that built it"))
@@ -159,8 +160,9 @@ class SpeculativeFunction(codegen.Speculated):
         except codegen.ConversionError as exc:
             return self._make_imperative(exc.reason)
         for _ in range(MAX_REBUILDS):
-            sig = self._signature(args, kwargs)
+            sig = None
             try:
+                sig = self._signature(args, kwargs)
                 return self._built(self._trace(converted, sig))
             except codegen.ConversionError as exc:
                 return self._make_imperative(exc.reason)
@@ -203,13 +205,32 @@ class SpeculativeFunction(codegen.Speculated):
             raise codegen.ConversionError(exc.reason) from None
         if isinstance(exc, codegen.NeedsPythonValue):
             return self._make_imperative(exc.reason)
+        self._failed_build = exc             # counted once the call has run in Python
+        return None
+
+    def _after_failed_build(self, args, kwargs):
+        """The call runs in Python after its trace failed.  A trace that raised what the program
+        itself raises (eager raises the same exception: a wrong argument, a `raise ValueError`)
+        is the program's behaviour, not a failure of janus, and is not counted."""
+        failed, self._failed_build = self._failed_build, None
+        try:
+            return self._profiled(args, kwargs)
+        except Exception as exc:
+            cause = getattr(failed, "__cause__", None)
+            if cause is not None and type(cause) is type(exc) and str(cause) == str(exc):
+                failed = None
+            raise
+        finally:
+            if failed is not None:
+                self._count_build_failure(failed)
+
+    def _count_build_failure(self, exc):
         self._note(exc.reason)
         self.counters["build_failures"] += 1
         if self.counters["build_failures"] >= MAX_BUILD_FAILURES:
-            return self._make_imperative(codegen.Reason(
+            self._make_imperative(codegen.Reason(
                 "keeps-failing", exc.reason.where, f"{MAX_BUILD_FAILURES} graph builds failed; last: "
                 f"{exc.reason.explanation}"))
-        return None
 
     def _built(self, graph):
         self.counters["graphs_built"] += 1

@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from codegen.assumptions import Kind, Source, check_kind
+from codegen.errors import ConversionError, Reason
 from codegen.operators.trees import schema_of
 
 
@@ -117,6 +118,10 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
         elif check_kind(value) is Kind.CONSTANT:
             leaf = Leaf(path, Feed.SCALAR, value=value)
         else:
+            if hasattr(t, "__next__") and iter(value) is value:
+                raise ConversionError(Reason(
+                    "iterator-argument", "", f"{path} is a {t.__name__} iterator: building a graph walks it, "
+                    "and the call would then get it exhausted", "pass a list or a tensor instead"))
             leaf = Leaf(path, Feed.OBJECT, value=value)
         leaves.append(leaf)
         return ("leaf", len(leaves) - 1)

@@ -14,6 +14,7 @@ import types
 
 from profiler.library import is_user_function
 
+from codegen.errors import ConversionError, Reason
 from codegen.operators.builtins import BUILTINS
 from codegen.operators.context import Frame, current
 from codegen.operators.heap import NON_READING_MUTATORS
@@ -74,11 +75,34 @@ def call(f, *args, **kwargs):
                  "which janus does not copy for deferred writes", "use a list or a dict")
     for a in args:
         ctx.heap.mark_read(a)
+    fresh = _new_value_each_call(ctx, f, args)
+    if fresh:
+        raise ConversionError(Reason("per-call-value", ctx.user_line(), f"`{fresh}` gives a new value on every call; "
+                                     "a graph would repeat the value of the call that built it",
+                                     "pass the value in as an argument, or use tf.random with a seed"))
     call_method = getattr(type(f), "__call__", None)
     if not isinstance(f, type) and isinstance(call_method, types.FunctionType) and is_user_function(call_method):
         return _inline(ctx, call_method, (f,) + args, kwargs)
     # Library code sees plain tensors where tree attributes stood for Python numbers.
     return f(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
+
+
+_PER_CALL_MODULES = ("random", "time", "secrets", "uuid", "numpy.random")
+_PER_CALL_NAMES = {"now", "today", "utcnow", "urandom", "getrandom", "input"}
+
+
+def _new_value_each_call(ctx, f, args) -> str:
+    """The name of `f` when calling it gives a new value (or a new effect) on every call of the
+    user's function: random numbers, clocks, input, or `next()` on an iterator from outside."""
+    if f is next:
+        return "next()" if args and id(args[0]) in ctx.outside else ""
+    owner = getattr(f, "__self__", None)
+    modules = (getattr(f, "__module__", None) or "", type(owner).__module__ if owner is not None else "",
+               getattr(owner, "__module__", None) or "")
+    name = getattr(f, "__name__", "")
+    if any(m == p or m.startswith(p + ".") for m in modules for p in _PER_CALL_MODULES) or name in _PER_CALL_NAMES:
+        return f"{name}()"
+    return ""
 
 
 def _plain(value):

@@ -9,6 +9,7 @@ checks on outside objects, and deferred prints.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 from typing import Protocol
 
@@ -106,6 +107,16 @@ class BuildContext:
     @property
     def frame(self) -> Frame:
         return self.frames[-1]
+
+    def user_line(self) -> str:
+        """The user's file:line being traced now (builders run with the user's file and lines)."""
+        if not self.frames:
+            return ""
+        filename = self.frame.converted.filename
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename != filename:
+            frame = frame.f_back
+        return f"{filename}:{frame.f_lineno}" if frame is not None else filename
 
     def where(self, lineno) -> str:
         return f"{self.frame.converted.filename}:{lineno}"

@@ -17,7 +17,6 @@ value instead.  Results, writes and prints come back as Python numbers.
 from __future__ import annotations
 
 import operator as _op
-import sys
 
 import tensorflow as tf
 
@@ -71,22 +70,10 @@ def _tensor(value, ptype):
     return tf.constant(value, _WIDE[ptype])
 
 
-def _user_line() -> str:
-    """The user's file:line of the operation being traced (the builder runs with the user's lines)."""
-    ctx = current()
-    if not ctx.frames:
-        return ""
-    filename = ctx.frame.converted.filename
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename != filename:
-        frame = frame.f_back
-    return f"{filename}:{frame.f_lineno}" if frame is not None else filename
-
-
 def _require(ok, what: str):
     """Guard that Python arithmetic stayed exact; where no guard may be emitted, specialise instead."""
     ctx = current()
-    where = _user_line()
+    where = ctx.user_line()
     key = (ctx.frame.converted.key if ctx.frames else "", Kind.EXACT.name, where, len(ctx.assumptions))
     if ctx.in_machine or ctx.dry_run or not ctx.may_speculate(key):
         ctx.fail("python-number", f"{what} cannot be guarded here (after a variable write or inside tf.cond / "

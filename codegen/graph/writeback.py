@@ -9,6 +9,14 @@ numbers where eager would have stored Python numbers.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
+import types
+
+import tensorflow as tf
+
+from profiler.library import is_library_module
+
 from codegen.errors import Reason, StagingError
 from codegen.operators.heap import DELETED
 from codegen.operators.numbers import PyNumber
@@ -23,10 +31,21 @@ def flatten(value, tensors: list, heap):
     t = type(value)
     if t in (list, tuple):
         return (t.__name__, [flatten(v, tensors, heap) for v in value])
+    if isinstance(value, tuple) and hasattr(t, "_fields"):
+        return ("namedtuple", t, [flatten(v, tensors, heap) for v in value])
+    if _made_by_the_build(value, heap):
+        # An object the function created: eager returns a new one per call, holding values.
+        heap.rebuilt.add(id(value))             # a cycle back to it stays this object
+        return ("object", value, {k: flatten(v, tensors, heap) for k, v in vars(value).items()})
     if t is dict:
         return ("dict", list(value), [flatten(v, tensors, heap) for v in value.values()])
     if _is_symbolic(value) and heap is not None and value.ref() in heap.arg_tensors:
         return ("arg", heap.arg_tensors[value.ref()])
+    if isinstance(value, tf.__internal__.CompositeTensor):
+        # SparseTensor, RaggedTensor, ...: its component tensors leave the graph, and the value
+        # is packed again from them after the run.
+        parts = tf.nest.flatten(value, expand_composites=True)
+        return ("composite", value, [flatten(p, tensors, heap) for p in parts])
     if isinstance(value, PyNumber):
         tensors.append(value.tensor)
         return ("tensor", len(tensors) - 1, value.ptype)     # a Python number again after the run
@@ -36,6 +55,17 @@ def flatten(value, tensors: list, heap):
     if isinstance(value, Undefined):
         raise StagingError(Reason("undefined-value", "", "a value written or returned is undefined on some path"))
     return ("const", value)
+
+
+def _made_by_the_build(value, heap) -> bool:
+    """A plain object (a dataclass or an instance of a user class) that did not come from
+    outside the function: the builder made it while tracing."""
+    if heap is None or id(value) in heap.outside or id(value) in heap.rebuilt or isinstance(value, (type, types.ModuleType, types.FunctionType,
+                                                                          types.MethodType)):
+        return False
+    if not hasattr(value, "__dict__") or type(value).__dict__.get("__slots__"):
+        return False
+    return dataclasses.is_dataclass(value) or not is_library_module(type(value).__module__)
 
 
 def resolve_path(path, args, kwargs):
@@ -63,6 +93,15 @@ def unflatten(template, outs, args=(), kwargs=None):
         return template[2](value.numpy()) if template[2] is not None else value
     if tag == "const":
         return template[1]
+    if tag == "namedtuple":
+        return template[1](*(unflatten(t, outs, args, kwargs) for t in template[2]))
+    if tag == "object":
+        new = copy.copy(template[1])
+        vars(new).update({k: unflatten(t, outs, args, kwargs) for k, t in template[2].items()})
+        return new
+    if tag == "composite":
+        parts = [unflatten(t, outs, args, kwargs) for t in template[2]]
+        return tf.nest.pack_sequence_as(template[1], parts, expand_composites=True)
     if tag == "real":
         return resolve_real(template[1], args, kwargs)
     if tag == "arg":

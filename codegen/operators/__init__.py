@@ -16,6 +16,7 @@ from codegen.operators.logical import and_, compare_chain, not_, not_any, or_, t
 from codegen.operators.state import (del_attr, del_item, del_name, inplace, ld, ld_attr, ld_item, st_attr, st_item,
                                      st_name)
 from codegen.operators.values import UNDEF, Undefined, is_symbolic
+from codegen.operators import text as _text  # noqa: F401 - guards graph tensors' text while building
 
 __all__ = [
     # control flow

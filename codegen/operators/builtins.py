@@ -10,6 +10,8 @@ import tensorflow as tf
 
 from codegen.operators.context import PrintEvent, current
 from codegen.operators.numbers import PyNumber, convert
+from codegen.operators.state import del_attr, ld_attr, st_attr
+from codegen.operators.text import text_builtin
 from codegen.operators.values import is_symbolic
 
 
@@ -128,6 +130,28 @@ def _number(kind):
     return fn
 
 
+_NO_DEFAULT = object()
+
+
+def _getattr(obj, name, default=_NO_DEFAULT):
+    if type(name) is not str:
+        return getattr(obj, name) if default is _NO_DEFAULT else getattr(obj, name, default)
+    try:
+        return ld_attr(obj, name)
+    except AttributeError:
+        if default is _NO_DEFAULT:
+            raise
+        return default
+
+
+def _hasattr(obj, name):
+    try:
+        _getattr(obj, name)
+        return True
+    except AttributeError:
+        return False
+
+
 BUILTINS = {
     print: _print,
     len: _len,
@@ -143,4 +167,13 @@ BUILTINS = {
     float: _number(float),
     bool: _number(bool),
     abs: _number(abs),
+    str: text_builtin(str),
+    repr: text_builtin(repr),
+    format: text_builtin(format),
+    ascii: text_builtin(ascii),
+    # attribute access by name: the same deferred writes and guarded reads as `obj.name`
+    getattr: _getattr,
+    hasattr: _hasattr,
+    setattr: st_attr,
+    delattr: del_attr,
 }

@@ -47,6 +47,11 @@ class Compiler(Protocol):
     def refused(self, fn) -> Reason | None: ...
 
 
+def active() -> "BuildContext | None":
+    """The build running on this thread, if any."""
+    return getattr(_LOCAL, "ctx", None)
+
+
 def current() -> "BuildContext":
     ctx = getattr(_LOCAL, "ctx", None)
     if ctx is None:
@@ -81,7 +86,7 @@ class BuildContext:
         self.frames: list[Frame] = []
         self.general_depth = 0
         self.outer_graph = None                # the FuncGraph being built (fed state is captured there)
-        self.heap = Heap()
+        self.heap = Heap(self.outside)
         self.relaxed_state_dims = relaxed_state_dims or {}      # source -> dims fed as None
         self.relaxed_state_scalars = relaxed_state_scalars or {}  # source -> dtype a scalar is fed as
         self.open_dependencies: list = []      # control-dependency scopes opened by guards

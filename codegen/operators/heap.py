@@ -31,7 +31,9 @@ class Shadow:
 
 
 class Heap:
-    def __init__(self):
+    def __init__(self, outside: dict | None = None):
+        self.outside = outside if outside is not None else {}   # id -> Source of objects from outside
+        self.rebuilt: set[int] = set()          # ids of objects the build made, rebuilt per call
         self.attrs: dict[tuple, list] = {}      # (id(obj), name) -> [obj, name, value, source]
         self.names: dict[tuple, list] = {}      # (id(holder), name) -> [holder, access, name, value, source]
         self.shadows: dict[int, Shadow] = {}    # id(real or rebuilt) -> Shadow

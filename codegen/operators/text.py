@@ -1,0 +1,64 @@
+"""Text of graph tensors: user code may not format one while a graph is built.
+
+`str(t)`, `repr(t)`, `format(t)`, an f-string or `%` on a graph tensor gives
+`Tensor("Sum:0", ...)` while TensorFlow traces, where eager gives the
+value's text; a string computed at build time would then be baked into
+the graph's results, writes or prints.  The graph-tensor class's text
+methods are wrapped once: called directly from the user's converted code
+while a janus build runs on this thread, they stop the build with
+`NeedsPythonValue` (the function runs in Python and the report names the
+line); called from anywhere else (TensorFlow's own messages, other threads,
+other tracers) they behave exactly as before.  Printing a tensor with
+`print` stays deferred (`codegen.operators.builtins`) and prints eager's
+text after the run.
+"""
+from __future__ import annotations
+
+import sys
+
+from tensorflow.python.framework import ops as _tf_ops
+
+from codegen.errors import NeedsPythonValue, Reason
+from codegen.operators.context import active
+
+_GRAPH_TENSOR = _tf_ops.SymbolicTensor
+
+
+def refuse(ctx, name: str):
+    raise NeedsPythonValue(Reason(
+        "python-value-of-tensor", ctx.user_line(),
+        f"`{name}` of a tensor needs its value as text (str, repr, format, an f-string or %)",
+        "print the tensor itself (janus prints it after the run), or use tf.strings.format"))
+
+
+def text_builtin(fn):
+    """`str`, `repr`, `format`, `ascii` called from converted code: refused on a graph tensor."""
+    def call(*args, **kwargs):
+        ctx = active()
+        if ctx is not None and args and isinstance(args[0], _GRAPH_TENSOR):
+            refuse(ctx, fn.__name__)
+        return fn(*args, **kwargs)
+    return call
+
+
+def _guarded(name: str, original):
+    def method(self, *args):
+        ctx = active()
+        if ctx is not None and ctx.frames \
+                and sys._getframe(1).f_code.co_filename == ctx.frame.converted.filename:
+            refuse(ctx, name)
+        return original(self, *args)
+    method.__janus_guarded__ = True
+    method.__name__ = original.__name__
+    return method
+
+
+def install():
+    """Wrap the graph-tensor class's text methods (once per process)."""
+    for name in ("__str__", "__repr__", "__format__"):
+        original = getattr(_GRAPH_TENSOR, name)
+        if not getattr(original, "__janus_guarded__", False):
+            setattr(_GRAPH_TENSOR, name, _guarded(name.strip("_"), original))
+
+
+install()

@@ -71,6 +71,9 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
         elif isinstance(a, PyNumber):
             out.append(_Out(len(ctx.print_tensors), a.ptype))
             ctx.print_tensors.append(a.tensor)
+        elif isinstance(a, tf.TensorShape) and not (a.rank is not None and a.is_fully_defined()):
+            ctx.fail("shape-read", "printing a shape whose dimensions vary between calls",
+                     "janus keeps those dimensions specialised")
         else:
             out.append(a)
     ctx.prints.append(PrintEvent(out, dict(sep=sep, end=end, file=file, flush=flush)))

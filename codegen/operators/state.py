@@ -25,7 +25,8 @@ from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.heap import DELETED
 from codegen.operators.numbers import PyNumber
-from codegen.operators.values import EAGER
+from codegen.operators.shapes import guarded
+from codegen.operators.values import EAGER, is_symbolic
 
 
 def _note(lst, source):
@@ -263,6 +264,9 @@ def ld_attr(obj, name: str):
         if written[2] is DELETED:
             raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
         return written[2]
+    if name in ("shape", "get_shape") and is_symbolic(obj):
+        shape = guarded(obj.shape)
+        return shape if name == "shape" else (lambda: shape)
     value = _read_attr(ctx, obj, name)
     if ctx.in_machine and isinstance(value, tf.Variable):
         return tf.convert_to_tensor(value)     # a plain read vectorises across frames; a resource op does not

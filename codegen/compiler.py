@@ -17,6 +17,7 @@ import weakref
 from profiler import code_key
 
 from codegen import operators
+from codegen.operators.values import BUILDER_CODE
 from codegen.lowering.pipeline import transform
 from codegen.syntax.sites import SiteTable
 from codegen.syntax.source import parse_function
@@ -77,4 +78,12 @@ def _compile_builder(node: ast.FunctionDef, filename: str):
     ast.fix_missing_locations(module)
     namespace = {"__builtins__": builtins}
     exec(compile(module, filename, "exec"), namespace)
+    _register_nested(namespace["__janus_factory__"].__code__)
     return namespace["__janus_factory__"](operators)
+
+
+def _register_nested(code):
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            BUILDER_CODE.add(const)
+            _register_nested(const)

@@ -22,7 +22,7 @@ import tensorflow as tf
 import codegen
 from codegen import faults
 from codegen.graph import analyze
-from profiler import Profile, profile_call
+from profiler import Profile, profile_call, profiling
 
 from janus import testing
 from janus.log import log
@@ -81,7 +81,9 @@ class SpeculativeFunction(codegen.Speculated):
     # -- the call --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         self.counters["calls"] += 1
-        if self.imperative is not None:
+        if self.imperative is not None or profiling():
+            # Inside another speculated function's profiled run, this one runs as the plain
+            # (instrumented) Python it is, so that profile sees its branches and loops.
             return self._eager(args, kwargs)
         if self.counters["profile_runs"] < self.profile_runs:
             return self._profiled(args, kwargs)

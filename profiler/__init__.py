@@ -7,7 +7,7 @@ entry point).  Imports no TensorFlow and no other janus package.
 
 from profiler.profile import (BranchInstance, FunctionProfile, Profile, Site, SiteKind,
                               Span, ValueFact, code_key)
-from profiler.run import profile_call
+from profiler.run import profile_call, profiling
 
 __all__ = ["Profile", "FunctionProfile", "Site", "SiteKind", "ValueFact",
-           "BranchInstance", "Span", "code_key", "profile_call"]
+           "BranchInstance", "Span", "code_key", "profile_call", "profiling"]

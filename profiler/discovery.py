@@ -124,6 +124,9 @@ def reachable_functions(fn, args=(), kwargs=None, is_user_code=None) -> list:
         elif isinstance(obj, type):
             add_class(obj)
         elif not isinstance(obj, types.ModuleType):
+            wrapped = getattr(obj, "__wrapped__", None)
+            if isinstance(wrapped, types.FunctionType):   # a decorator's wrapper (functools.wraps)
+                add_function(wrapped)
             add_class(type(obj))
             if held and (id(type(obj)) in seen_classes or type(obj) in (list, tuple, dict)):
                 if type(obj) is dict:

@@ -16,6 +16,11 @@ from profiler.profile import Profile
 from profiler.recorders import SESSIONS, Session
 
 
+def profiling() -> bool:
+    """Whether a profiled call is running (its callees run as plain, instrumented Python)."""
+    return bool(SESSIONS)
+
+
 def profile_call(fn, args=(), kwargs=None, profile=None, is_user_code=None):
     """Run ``fn(*args, **kwargs)`` instrumented; return ``(outcome, profile)``.
 

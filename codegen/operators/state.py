@@ -26,7 +26,7 @@ from codegen.operators.context import current
 from codegen.operators.heap import DELETED
 from codegen.operators.numbers import PyNumber
 from codegen.operators.shapes import guarded
-from codegen.operators.values import EAGER, is_symbolic
+from codegen.operators.values import BUILDER_CODE, EAGER, is_symbolic
 
 
 def _note(lst, source):
@@ -135,8 +135,23 @@ def _name_holder(name):
     return "global", fn.__globals__, Source.global_name(fn.__module__, name)
 
 
+def _builders_own_cell(fn, name):
+    """The cell of `name` when `fn` was made by a builder while tracing: it holds the build's
+    current value of a variable of the function being built (a loop variable, say)."""
+    if fn.__code__ in BUILDER_CODE and name in fn.__code__.co_freevars:
+        return fn.__closure__[fn.__code__.co_freevars.index(name)]
+    return None
+
+
 def st_name(name, value):
     ctx = current()
+    cell = _builders_own_cell(ctx.frame.converted.fn, name)
+    if cell is not None:
+        if value is DELETED:
+            del cell.cell_contents
+        else:
+            cell.cell_contents = value
+        return
     access, holder, source = _name_holder(name)
     ctx.heap.names[(id(holder), name)] = [holder, access, name, value, source]
     _note(ctx.heap.writes, source)
@@ -232,6 +247,12 @@ def ld(name: str):
     ctx = current()
     fn = ctx.frame.converted.fn
     code = fn.__code__
+    cell = _builders_own_cell(fn, name)
+    if cell is not None:
+        try:
+            return cell.cell_contents
+        except ValueError:
+            raise NameError(f"free variable '{name}' referenced before assignment in enclosing scope") from None
     if name in code.co_freevars:
         access, holder = "closure", fn.__closure__[code.co_freevars.index(name)]
         source = Source.closure(fn.__qualname__, name)

@@ -6,6 +6,11 @@ import tensorflow as tf
 
 EAGER = type(tf.constant(0))
 
+# Code objects of every function a compiled builder defines: a function made from one of them
+# while tracing (a helper the user's function defines) shares the builder's own variables, so
+# its free variables are the build's current values, not state from outside.
+BUILDER_CODE: set = set()
+
 
 def is_symbolic(x) -> bool:
     """A graph tensor (not an eager one)."""

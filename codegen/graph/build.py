@@ -14,6 +14,7 @@ import dataclasses
 import re
 import time
 
+import numpy as np
 import tensorflow as tf
 
 from codegen.assumptions import GUARD_MARK, Source
@@ -24,6 +25,7 @@ from codegen.graph.signature import Feed, Signature, rebuild
 from codegen.operators.builtins import replay_prints
 from codegen.operators.context import BuildContext, Frame
 from codegen.operators.heap import Shadow
+from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer, Tables
 from codegen.services import SERVICES
@@ -84,6 +86,8 @@ class GraphArtifact:
 
 
 def _register_argument_containers(heap, value, path):
+    if isinstance(value, PyArray):
+        value = value.tensor
     if isinstance(value, tf.Tensor):
         heap.arg_tensors[value.ref()] = path      # passed through unchanged: the caller's own object
         return
@@ -156,6 +160,8 @@ def _leaf_value(leaf, inputs):
         return Pointer(tf.constant(0), Tables(leaf.value, inputs[leaf.input_index:leaf.input_index + n]))
     if leaf.kind is Feed.SCALAR_TENSOR:
         return PyNumber(inputs[leaf.input_index], leaf.value)
+    if leaf.kind is Feed.TENSOR and leaf.value is np.ndarray:
+        return PyArray(inputs[leaf.input_index])
     return inputs[leaf.input_index] if leaf.input_index is not None else leaf.value
 
 

@@ -13,12 +13,14 @@ import copy
 import dataclasses
 import types
 
+import numpy as np
 import tensorflow as tf
 
 from profiler.library import is_library_module
 
 from codegen.errors import Reason, StagingError
 from codegen.operators.heap import DELETED
+from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
 from codegen.operators.values import Undefined, is_symbolic as _is_symbolic
 
@@ -46,6 +48,11 @@ def flatten(value, tensors: list, heap):
         # is packed again from them after the run.
         parts = tf.nest.flatten(value, expand_composites=True)
         return ("composite", value, [flatten(p, tensors, heap) for p in parts])
+    if isinstance(value, PyArray):
+        if heap is not None and value.tensor.ref() in heap.arg_tensors:
+            return ("arg", heap.arg_tensors[value.tensor.ref()])
+        tensors.append(value.tensor)
+        return ("tensor", len(tensors) - 1, np.asarray)     # a NumPy array again after the run
     if isinstance(value, PyNumber):
         tensors.append(value.tensor)
         return ("tensor", len(tensors) - 1, value.ptype)     # a Python number again after the run

@@ -6,9 +6,11 @@ as outputs and janus prints, in program order, after the run succeeded.
 """
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from codegen.operators.context import PrintEvent, current
+from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert
 from codegen.operators.state import del_attr, ld_attr, st_attr
 from codegen.operators.text import text_builtin
@@ -70,6 +72,9 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
             ctx.print_tensors.append(a)
         elif isinstance(a, PyNumber):
             out.append(_Out(len(ctx.print_tensors), a.ptype))
+            ctx.print_tensors.append(a.tensor)
+        elif isinstance(a, PyArray):
+            out.append(_Out(len(ctx.print_tensors), np.asarray))
             ctx.print_tensors.append(a.tensor)
         elif isinstance(a, tf.TensorShape) and not (a.rank is not None and a.is_fully_defined()):
             ctx.fail("shape-read", "printing a shape whose dimensions vary between calls",

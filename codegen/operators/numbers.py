@@ -97,7 +97,9 @@ def _arith(name, op, a, b):
             x, y = tf.cast(x, tf.float64), tf.cast(y, tf.float64)
         _require(ok, f"divisor of `{name}` is not zero")
         if name == "truediv":
-            return PyNumber(x / y, float)
+            # Not `x / y`: with a constant divisor, TensorFlow's graph optimiser multiplies by its
+            # reciprocal, which is not Python's correctly rounded quotient (the divisor is not 0).
+            return PyNumber(tf.math.divide_no_nan(x, y), float)
     if both_int and name in ("add", "sub", "mul", "pow"):
         estimate = op(tf.cast(x, tf.float64), tf.cast(y, tf.float64))
         _require(tf.abs(estimate) < _INT64_SAFE, f"int `{name}` stays inside int64")

@@ -24,6 +24,7 @@ from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.heap import DELETED
+from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
 from codegen.operators.shapes import guarded
 from codegen.operators.values import BUILDER_CODE, EAGER, is_symbolic
@@ -285,6 +286,8 @@ def ld_attr(obj, name: str):
         if written[2] is DELETED:
             raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
         return written[2]
+    if isinstance(obj, PyArray):
+        return obj.user_attribute(name)
     if name in ("shape", "get_shape") and is_symbolic(obj):
         shape = guarded(obj.shape)
         return shape if name == "shape" else (lambda: shape)

@@ -5,8 +5,9 @@ leading frame axis.  `MachineState` names the `tf.while_loop` variables: the fra
 (pc, parent, slot, pending, active), the roots' results and the variable tables.  `grow` pads
 every per-frame tensor when calls need more frames than the tables hold.  The rest moves values
 between the tables and the blocks: select frames (`positions`, `take`), write rows (`scatter`),
-cast block values to their table type (`cast`, `cast_all`), rebuild a block's view of a row
-(`wrap`), and share a float tensor every frame reads in float64 (`Widened`).
+make a leaf's values for zero frames (`empty`), cast block values to their table type (`cast`,
+`cast_all`), rebuild a block's view of a row (`wrap`), and share a float tensor every frame
+reads in float64 (`Widened`).
 """
 from __future__ import annotations
 

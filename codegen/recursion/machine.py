@@ -311,14 +311,14 @@ class _CallStep(_Terminator):
 
     def advance(self, state, idx, k, values):
         calls = self.term.calls
-        per_frame = len(calls)
-        need = state.n + k * per_frame
+        fanout = len(calls)                 # children per calling frame
+        need = state.n + k * fanout
         state = grow(state, need)
         pc, parent, slot, active, tables = state.pc, state.parent, state.slot, state.active, list(state.tables)
         arg_leaves = list(values)
         for j, (call, callee) in enumerate(zip(calls, self.callees())):
             ccf = self.m.cycle.functions[callee]
-            ids = state.n + tf.range(k) * per_frame + j    # the children of frame idx[i] are n + i*per_frame + j
+            ids = state.n + tf.range(k) * fanout + j    # child j of frame idx[i] is frame n + i*fanout + j
             for p in ccf.params:
                 for pos in self.m.index.get((callee, p), []):
                     tables[pos] = scatter(tables[pos], ids, arg_leaves.pop(0))
@@ -327,7 +327,7 @@ class _CallStep(_Terminator):
             slot = scatter(slot, ids, tf.fill([k], call.site))
             active = scatter(active, ids, tf.fill([k], True))
         pc = scatter(pc, idx, tf.fill([k], self.offset + self.term.resume))
-        pending = scatter(state.pending, idx, tf.fill([k], per_frame))
+        pending = scatter(state.pending, idx, tf.fill([k], fanout))
         active = scatter(active, idx, tf.fill([k], False))
         return state._replace(n=need, pc=pc, parent=parent, slot=slot, pending=pending, active=active,
                               tables=tables)

@@ -121,8 +121,10 @@ class Machine:
 
 
 def _run(ctx, cycle, entry, calls):
+    """Build the machine's loop into the current graph; returns the result of each call."""
     m = _machine(ctx, cycle, entry, calls)
 
+    # tf.while_loop passes the fields of its loop variables' structure as separate arguments.
     def body(*fields):
         return _step(m, MachineState(*fields))
 
@@ -138,6 +140,7 @@ def _run(ctx, cycle, entry, calls):
 
 
 def _machine(ctx, cycle, entry, calls) -> Machine:
+    """Type the frame variables (shared tensors become static) and lay out their tables."""
     specs, returns, stateful = infer_specs(ctx, cycle, entry, calls[0])
     # Tensors every call passes along unchanged are the entry's value in every frame: no table.
     shared = {cycle.invariant[(entry, p)]: a for i, (p, a) in enumerate(zip(cycle.functions[entry].params, calls[0]))

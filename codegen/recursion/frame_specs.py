@@ -5,7 +5,7 @@ dtype), a tree node (an int32 index into its tables), a tuple of these, or a
 Python object every frame shares (a model).  `infer_specs` traces each block
 of the cycle in a scratch graph until every variable and every function result
 has a type; on the way it refuses `tf.Variable` writes and notes which blocks
-keep other stateful ops (see `codegen.machine`).
+keep other stateful ops (see `codegen.recursion.machine`).
 """
 from __future__ import annotations
 
@@ -189,7 +189,7 @@ def infer_specs(ctx, cycle, entry, args):
 
 def stateful_block(cf) -> bool:
     """Checks the block just traced into the default graph: refuses `tf.Variable` writes, and says
-    whether other stateful ops than variable reads are left (see `run_block`).
+    whether other stateful ops than variable reads are left (see `machine._run_block`).
 
     A block runs once per machine step for all its frames, so a variable write would neither run
     once per call nor in eager's order (a write that reads no frame value runs once per step).  The

@@ -2,61 +2,38 @@
 
 The cycle's functions appear once in the graph, as blocks (see
 `codegen.lowering.recursion`).  Frames live in tables with a leading frame
-axis: one table per function variable, plus the program counter (a global
-block id), the parent frame and the call site a frame returns to (its tag),
-and the number of calls a waiting frame still expects.  One `tf.while_loop`
-step runs, for every block, all active frames waiting at it at once
-(gather -> `tf.vectorized_map` over the block -> scatter); calls allocate
-child frames, returns write the value into the caller's temporary and wake
-the caller when its last call has returned.  Independent calls are live at
-the same time, so a balanced recursion of N calls takes O(depth) steps.
-Tables grow by doubling, so there is no depth or call limit to set.
-The types of the frame variables come from `codegen.recursion.frame_specs`.
+axis (see `codegen.recursion.frames`): one table per function variable, plus
+the program counter (a global block id), the parent frame and the call site a
+frame returns to (its slot), and the number of calls a waiting frame still
+expects.  One `tf.while_loop` step (`_step`) runs, for every block, all active
+frames waiting at it at once (`_run_block`: gather -> `tf.vectorized_map` over
+the block -> scatter); then the block's terminator moves those frames on, one
+class per terminator kind (`TERMINATORS`): a goto or branch sets their pc,
+a call group allocates child frames, a return writes the value into the
+caller's temporary and wakes the caller when its last call has returned.
+Independent calls are live at the same time, so a balanced recursion of N
+calls takes O(depth) steps.  Tables grow by doubling, so there is no depth or
+call limit to set.  The types of the frame variables come from
+`codegen.recursion.frame_specs`.
 """
 from __future__ import annotations
+
+import dataclasses
 
 import tensorflow as tf
 
 from codegen.errors import NeedsTree, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import Frame, current
-from codegen.operators.trees import Pointer, Tables, WeakNumber, is_node
+from codegen.operators.trees import Pointer, Tables, is_node
 from codegen.operators.values import UNDEF, Undefined
 from codegen.recursion.cycles import Cycle
-from codegen.recursion.frame_specs import Spec, exposed_reads, flatten, infer_specs, leaves, pack, spec_of
+from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack, spec_of
+from codegen.recursion.frames import (MachineState, Widened, cast, cast_all, empty, grow, is_tensors, positions,
+                                      scatter, table_layout, take, wrap)
 from codegen.syntax.analysis import assigned_names
 
 INITIAL_FRAMES = 64
-
-
-# -- the machine -------------------------------------------------------------------------------------
-def _where(mask):
-    """Positions of the true entries of a vector mask (cheaper than `tf.boolean_mask` per value)."""
-    return tf.reshape(tf.where(mask), [-1])
-
-
-def _take(values, positions):
-    """`tf.gather` whose gradient is dense: IndexedSlices reaching a `tf.concat` in a vectorised
-    block fail (its axis is not static there); the reshape's gradient densifies them."""
-    return tf.gather(tf.reshape(values, tf.shape(values)), positions)
-
-
-def _scatter(table, idx, values):
-    return tf.tensor_scatter_nd_update(table, tf.expand_dims(idx, 1), values)
-
-
-def _cast(value, spec: Spec):
-    if isinstance(value, Pointer):
-        value = value.index
-    if isinstance(value, WeakNumber):
-        value = value.tensor
-    t = tf.convert_to_tensor(value)
-    return t if t.dtype == spec.dtype else tf.cast(t, spec.dtype)
-
-
-def _cast_all(value, spec) -> list:
-    """The leaves of `value`, cast to the leaves of `spec`."""
-    return [_cast(v, s) for v, s in zip(flatten(value, spec), leaves(spec))]
 
 
 def run(cycle: Cycle, entry, args):
@@ -126,244 +103,281 @@ def _joined_trees(calls):
     return [tuple(args) for args in out]
 
 
+# -- the machine -------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Machine:
+    """What every step of one machine reads: the cycle, the types of its frame variables and where
+    their leaves live in the tables."""
+    ctx: object
+    cycle: Cycle
+    entry: object
+    roots: int                  # frames 0 .. roots-1 are the calls, in order
+    specs: dict                 # (function, variable) -> Spec, or a tuple of them
+    returns: dict               # function -> the Spec of its return value
+    stateful: set               # (function, block id) of blocks with stateful ops
+    index: dict                 # (function, variable) -> its table positions (not for static variables)
+    leaf_specs: list            # the Spec of each table, in position order
+    ret_leaves: list            # the Specs of the entry's return value's leaves
+
+
 def _run(ctx, cycle, entry, calls):
+    """Build the machine's loop into the current graph; returns the result of each call."""
+    m = _machine(ctx, cycle, entry, calls)
+
+    # tf.while_loop passes the fields of its loop variables' structure as separate arguments.
+    def body(*fields):
+        return _step(m, MachineState(*fields))
+
+    def cond(*fields):
+        return tf.reduce_any(MachineState(*fields).active)
+
+    state = _initial_state(m, calls)
+    out = tf.while_loop(cond, body, state,
+                        shape_invariants=MachineState.shapes(cycle.n_blocks, m.roots, m.ret_leaves, m.leaf_specs))
+    ctx.observe(cycle.observe, [out.steps, out.n, out.ran])
+    ctx.recursion.append(cycle)
+    return [pack(m.returns[entry], [r[i] for r in out.results]) for i in range(m.roots)]
+
+
+def _machine(ctx, cycle, entry, calls) -> Machine:
+    """Type the frame variables (shared tensors become static) and lay out their tables."""
     specs, returns, stateful = infer_specs(ctx, cycle, entry, calls[0])
     # Tensors every call passes along unchanged are the entry's value in every frame: no table.
     shared = {cycle.invariant[(entry, p)]: a for i, (p, a) in enumerate(zip(cycle.functions[entry].params, calls[0]))
-              if (entry, p) in cycle.invariant and _is_tensors(a) and all(c[i] is a for c in calls)}
-    shared = {cls: tf.nest.map_structure(_Widened.of, value) for cls, value in shared.items()}
+              if (entry, p) in cycle.invariant and is_tensors(a) and all(c[i] is a for c in calls)}
+    shared = {cls: tf.nest.map_structure(Widened.of, value) for cls, value in shared.items()}
     for key, cls in cycle.invariant.items():
         if cls in shared:
             specs[key] = Spec(tf.int32, (), static=shared[cls], is_static=True)
-    # One table per leaf of every non-static variable: index[(f, v)] -> table positions.
-    index: dict = {}
-    leaf_specs: list = []
-    for f, cf in cycle.functions.items():
-        for v in cf.vars:
-            spec = specs[(f, v)]
-            if isinstance(spec, Spec) and spec.is_static:
-                continue
-            index[(f, v)] = list(range(len(leaf_specs), len(leaf_specs) + len(leaves(spec))))
-            leaf_specs += leaves(spec)
-    entry_cf = cycle.functions[entry]
-    ret_spec = returns[entry]
-    ret_leaves = leaves(ret_spec)
+    index, leaf_specs = table_layout(cycle, specs)
+    return Machine(ctx, cycle, entry, len(calls), specs, returns, stateful, index, leaf_specs,
+                   leaves(returns[entry]))
 
-    roots = len(calls)                      # frames 0 .. roots-1 are the calls, in order
+
+def _initial_state(m: Machine, calls) -> MachineState:
+    """One active root frame per call, at the entry function's first block, holding its arguments."""
+    roots, entry_cf = m.roots, m.cycle.functions[m.entry]
     cap = max(INITIAL_FRAMES, roots)
     first = tf.range(roots)
-    tables = [tf.zeros((cap,) + s.shape, s.dtype) for s in leaf_specs]
+    tables = [tf.zeros((cap,) + s.shape, s.dtype) for s in m.leaf_specs]
     for p in entry_cf.params:
-        if (entry, p) not in index:
+        if (m.entry, p) not in m.index:
             continue
-        per_call = [_cast_all(args[entry_cf.params.index(p)], specs[(entry, p)]) for args in calls]
-        for k, j in enumerate(index[(entry, p)]):
-            tables[j] = _scatter(tables[j], first, tf.stack([leaf[k] for leaf in per_call]))
-    pc = _scatter(tf.fill([cap], -1), first, tf.fill([roots], cycle.offsets[entry] + entry_cf.entry))
+        per_call = [cast_all(args[entry_cf.params.index(p)], m.specs[(m.entry, p)]) for args in calls]
+        for k, j in enumerate(m.index[(m.entry, p)]):
+            tables[j] = scatter(tables[j], first, tf.stack([leaf[k] for leaf in per_call]))
+    pc = scatter(tf.fill([cap], -1), first, tf.fill([roots], m.cycle.offsets[m.entry] + entry_cf.entry))
     parent = tf.fill([cap], -1)
     slot = tf.fill([cap], -1)
     pending = tf.zeros([cap], tf.int32)
-    active = _scatter(tf.zeros([cap], tf.bool), first, tf.fill([roots], True))
-    results = [tf.zeros((roots,) + s.shape, s.dtype) for s in ret_leaves]
+    active = scatter(tf.zeros([cap], tf.bool), first, tf.fill([roots], True))
+    results = [tf.zeros((roots,) + s.shape, s.dtype) for s in m.ret_leaves]
     n = tf.constant(roots)
     steps = tf.constant(0)
-    n_res = len(results)
+    ran = tf.zeros([m.cycle.n_blocks], tf.int32)
+    return MachineState(steps, n, pc, parent, slot, pending, active, ran, results, tables)
 
-    def grow(need, state):
-        """Double the tables when `need` frames do not fit.  A pad, not a `tf.cond`: the gradient of a
-        pad only keeps shapes, where a cond's gradient would keep every table of every step."""
-        pc, parent, slot, pending, active, tables = state
-        size = tf.shape(pc)[0]
-        extra = tf.where(need > size, tf.maximum(size, need - size), 0)
 
-        def pad(t, fill):
-            return tf.pad(t, [[0, extra]] + [[0, 0]] * (t.shape.rank - 1), constant_values=tf.cast(fill, t.dtype))
+def _step(m: Machine, state: MachineState) -> MachineState:
+    """One loop step: every block runs the frames waiting at it, in block order."""
+    for f, cf in m.cycle.functions.items():
+        for block in cf.blocks:
+            with tf.name_scope(f"segment{m.cycle.offsets[f] + block.id}"):
+                state = _run_block(m, f, cf, block, state)
+    return state._replace(steps=state.steps + 1)
 
-        return (pad(pc, -1), pad(parent, -1), pad(slot, -1), pad(pending, 0), pad(active, False),
-                [pad(t, 0) for t in tables])
 
-    def _no_frames(f, cf, block, written):
-        """What `per_frame` gives, vectorised over zero frames."""
-        empty = lambda spec: tf.zeros((0,) + spec.shape, spec.dtype)  # noqa: E731
-        out = [empty(leaf_specs[j]) for v in written for j in index[(f, v)]]
-        if isinstance(block.term, Branch):
-            term = [tf.zeros([0], tf.bool)]
-        elif isinstance(block.term, CallGroup):
-            callees = [cycle.names[f][c.callee] for c in block.term.calls]
-            term = [empty(leaf_specs[j]) for g in callees for p in cycle.functions[g].params
-                    for j in index.get((g, p), [])]
-        elif isinstance(block.term, Return):
-            term = [empty(s) for s in leaves(returns[f])]
+def _run_block(m: Machine, f, cf, block, state: MachineState) -> MachineState:
+    """Run one block for all active frames waiting at it, vectorised over those frames."""
+    gid = m.cycle.offsets[f] + block.id
+    idx = tf.cast(tf.reshape(tf.where(tf.logical_and(state.active, tf.equal(state.pc, gid))), [-1]), tf.int32)
+    # Only the variables the block reads or assigns are gathered, only those it assigns scattered back.
+    reads = exposed_reads(block.stmts, block.term.exprs(), set(cf.vars))
+    assigned = set(assigned_names(block.stmts))
+    written = [v for v in cf.vars if (f, v) in m.index and v in assigned]
+    table_vars = [v for v in cf.vars if (f, v) in m.index and (v in reads or v in written)]
+    vals = [idx] + [tf.gather(state.tables[j], idx) for v in table_vars for j in m.index[(f, v)]]
+    terminator = TERMINATORS[type(block.term)](m, f, block)
+
+    def per_frame(frame_vals):
+        return _per_frame(m, f, cf, block, terminator, table_vars, written, frame_vals)
+
+    def no_frames():
+        return [empty(m.leaf_specs[j]) for v in written for j in m.index[(f, v)]], terminator.no_frames()
+
+    k = tf.size(idx)
+    ran = tf.tensor_scatter_nd_add(state.ran, [[gid]], [k])
+    if (f, block.id) in m.stateful:
+        # pfor's fallback keeps the stateful ops of its trace alive and feeds them frame 0, which
+        # does not exist when no frame waits here: run the block only when some frame does.
+        new_leaves, term = tf.cond(k > 0, lambda: tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True),
+                                   no_frames)
+    else:
+        new_leaves, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
+    tables = list(state.tables)
+    for j, value in zip([j for v in written for j in m.index[(f, v)]], new_leaves):
+        tables[j] = scatter(tables[j], idx, value)
+    return terminator.advance(state._replace(ran=ran, tables=tables), idx, k, term)
+
+
+def _per_frame(m: Machine, f, cf, block, terminator, table_vars, written, frame_vals):
+    """The block's builder on one frame: its assigned variables' new leaves and its terminator's."""
+    flat = list(frame_vals[1:])
+    given = {v: pack(m.specs[(f, v)], flat) for v in table_vars}
+    full = []
+    for v in cf.vars:
+        spec = m.specs[(f, v)]
+        if isinstance(spec, Spec) and spec.is_static:
+            full.append(tf.nest.map_structure(Widened.narrow, spec.static))
         else:
-            term = [tf.zeros([0], tf.int32)]
-        return out, term
-
-    def run_block(f, cf, block, state):
-        steps, n, pc, parent, slot, pending, active, ran, results, tables = state
-        gid = cycle.offsets[f] + block.id
-        idx = tf.cast(tf.reshape(tf.where(tf.logical_and(active, tf.equal(pc, gid))), [-1]), tf.int32)
-        # Only the variables the block reads or assigns are gathered, only those it assigns scattered back.
-        reads = exposed_reads(block.stmts, block.term.exprs(), set(cf.vars))
-        assigned = set(assigned_names(block.stmts))
-        written = [v for v in cf.vars if (f, v) in index and v in assigned]
-        table_vars = [v for v in cf.vars if (f, v) in index and (v in reads or v in written)]
-        vals = [idx] + [tf.gather(tables[j], idx) for v in table_vars for j in index[(f, v)]]
-        converted = cycle.builders[(f, block.id)]
-
-        def per_frame(frame_vals):
-            flat = list(frame_vals[1:])
-            given = {v: pack(specs[(f, v)], flat) for v in table_vars}
-            full = []
-            for v in cf.vars:
-                spec = specs[(f, v)]
-                if isinstance(spec, Spec) and spec.is_static:
-                    full.append(tf.nest.map_structure(_Widened.narrow, spec.static))
-                else:
-                    full.append(_wrap(given[v], spec) if v in given else UNDEF)
-            ctx.frames.append(Frame(converted))
-            try:
-                new_vars, term = converted.builder(*full)
-            finally:
-                ctx.frames.pop()
-            out = []
-            for v, value in zip(cf.vars, new_vars):
-                if v in written:        # an `if` may leave it unassigned: then it keeps its value
-                    out += _cast_all(given[v] if isinstance(value, Undefined) else value, specs[(f, v)])
-            if isinstance(block.term, Branch):
-                term = [tf.cast(term, tf.bool)]
-            elif isinstance(block.term, CallGroup):
-                arg_leaves = []
-                for c, call_args in zip(block.term.calls, term):
-                    callee = cycle.names[f][c.callee]
-                    for p, a in zip(cycle.functions[callee].params, call_args):
-                        if (callee, p) in index:
-                            arg_leaves += _cast_all(a, specs[(callee, p)])
-                term = arg_leaves
-            elif isinstance(block.term, Return):
-                term = _cast_all(term if block.term.value is not None else 0, returns[f])
-            else:
-                term = [tf.constant(0)]
-            return out, term
-
-        k = tf.size(idx)
-        ran = tf.tensor_scatter_nd_add(ran, [[gid]], [k])
-        if (f, block.id) in stateful:
-            # pfor's fallback keeps the stateful ops of its trace alive and feeds them frame 0, which
-            # does not exist when no frame waits here: run the block only when some frame does.
-            new_leaves, term = tf.cond(k > 0, lambda: tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True),
-                                       lambda: _no_frames(f, cf, block, written))
-        else:
-            new_leaves, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
-        positions = [j for v in written for j in index[(f, v)]]
-        for j, value in zip(positions, new_leaves):
-            tables[j] = _scatter(tables[j], idx, value)
-        if isinstance(block.term, Goto):
-            pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term.target))
-        elif isinstance(block.term, Branch):
-            target = tf.where(term[0], cycle.offsets[f] + block.term.if_true, cycle.offsets[f] + block.term.if_false)
-            pc = _scatter(pc, idx, target)
-        elif isinstance(block.term, CallGroup):
-            calls = block.term.calls
-            m = len(calls)
-            need = n + k * m
-            pc, parent, slot, pending, active, tables = grow(need, (pc, parent, slot, pending, active, tables))
-            arg_leaves = list(term)
-            for j, call in enumerate(calls):
-                callee = cycle.names[f][call.callee]
-                ccf = cycle.functions[callee]
-                ids = n + tf.range(k) * m + j
-                for p in ccf.params:
-                    for pos in index.get((callee, p), []):
-                        tables[pos] = _scatter(tables[pos], ids, arg_leaves.pop(0))
-                pc = _scatter(pc, ids, tf.fill([k], cycle.offsets[callee] + ccf.entry))
-                parent = _scatter(parent, ids, idx)
-                slot = _scatter(slot, ids, tf.fill([k], call.site))
-                active = _scatter(active, ids, tf.fill([k], True))
-            pc = _scatter(pc, idx, tf.fill([k], cycle.offsets[f] + block.term.resume))
-            pending = _scatter(pending, idx, tf.fill([k], m))
-            active = _scatter(active, idx, tf.fill([k], False))
-            n = need
-        else:   # return
-            par = tf.gather(parent, idx)
-            site = tf.gather(slot, idx)
-            is_root = tf.equal(par, -1)
-            if f is entry:         # only the entry function's root frames return out of the machine
-                roots_here = _where(is_root)
-                root_ids = tf.gather(idx, roots_here)
-                results = [_scatter(r, root_ids, _cast(_take(t, roots_here), s))
-                           for r, t, s in zip(results, term, ret_leaves)]
-            for s in cycle.sites:
-                if s.callee is not cf:
-                    continue
-                here = _where(tf.logical_and(tf.equal(site, s.id), tf.logical_not(is_root)))
-                to = tf.gather(par, here)
-                for pos, value, spec in zip(index[(s.caller.fn, s.target)], term,
-                                            leaves(specs[(s.caller.fn, s.target)])):
-                    tables[pos] = _scatter(tables[pos], to, _cast(_take(value, here), spec))
-            valid = tf.gather(par, _where(tf.logical_not(is_root)))
-            pending = tf.tensor_scatter_nd_add(pending, tf.expand_dims(valid, 1), -tf.ones_like(valid))
-            pc = _scatter(pc, idx, tf.fill([k], -1))
-            active = _scatter(active, idx, tf.fill([k], False))
-            # A caller wakes when its last call has returned (callers wait inactive).
-            active = _scatter(active, valid, tf.equal(tf.gather(pending, valid), 0))
-        return steps, n, pc, parent, slot, pending, active, ran, results, tables
-
-    def body(steps, n, pc, parent, slot, pending, active, ran, *rest):
-        state = (steps, n, pc, parent, slot, pending, active, ran, list(rest[:n_res]), list(rest[n_res:]))
-        for f, cf in cycle.functions.items():
-            for block in cf.blocks:
-                with tf.name_scope(f"segment{cycle.offsets[f] + block.id}"):
-                    state = run_block(f, cf, block, state)
-        steps, n, pc, parent, slot, pending, active, ran, results, tables = state
-        return [steps + 1, n, pc, parent, slot, pending, active, ran] + list(results) + list(tables)
-
-    def cond(steps, n, pc, parent, slot, pending, active, ran, *rest):
-        return tf.reduce_any(active)
-
-    ran = tf.zeros([cycle.n_blocks], tf.int32)          # frames each block has run (see Cycle.observe)
-    loop_vars = [steps, n, pc, parent, slot, pending, active, ran] + results + tables
-    invariants = ([tf.TensorShape([]), tf.TensorShape([])] + [tf.TensorShape([None])] * 5
-                  + [tf.TensorShape([cycle.n_blocks])]
-                  + [tf.TensorShape((roots,) + s.shape) for s in ret_leaves]
-                  + [tf.TensorShape([None] + list(s.shape)) for s in leaf_specs])
-    out = tf.while_loop(cond, body, loop_vars, shape_invariants=invariants)
-    ctx.observe(cycle.observe, [out[0], out[1], out[7]])
-    ctx.recursion.append(cycle)
-    return [pack(ret_spec, [r[i] for r in out[8:8 + n_res]]) for i in range(roots)]
+            full.append(wrap(given[v], spec) if v in given else UNDEF)
+    converted = m.cycle.builders[(f, block.id)]
+    m.ctx.frames.append(Frame(converted))
+    try:
+        new_vars, term = converted.builder(*full)
+    finally:
+        m.ctx.frames.pop()
+    out = []
+    for v, value in zip(cf.vars, new_vars):
+        if v in written:        # an `if` may leave it unassigned: then it keeps its value
+            out += cast_all(given[v] if isinstance(value, Undefined) else value, m.specs[(f, v)])
+    return out, terminator.frame_leaves(term)
 
 
-class _Widened:
-    """A float tensor shared by every frame, captured by the loop in float64 and narrowed inside it.
+# -- terminators: how frames leave a block ------------------------------------------------------------
+class _Terminator:
+    """The terminator of one block of function `f`.
 
-    Its gradient is the sum of one contribution per frame; TensorFlow sums the contributions of a
-    loop's captured tensor step after step in the captured dtype.  A sequential float32 sum of a
-    thousand similar terms (x^1000) drifts by 1e-5, where eager's AddN stays near 1e-7; summing in
-    float64 and rounding once keeps the machine's gradients as exact as eager's."""
+    `frame_leaves` turns the value the block's builder gives for its terminator into tensors, per
+    frame (inside `tf.vectorized_map`); `no_frames` is the same for zero frames; `advance` moves
+    the frames `idx` (`k` of them) on, given those tensors stacked over the frames."""
 
-    def __init__(self, wide, dtype):
-        self.wide, self.dtype = wide, dtype
+    def __init__(self, m: Machine, f, block):
+        self.m, self.f, self.term = m, f, block.term
+        self.offset = m.cycle.offsets[f]            # global id of the function's block 0
 
-    @staticmethod
-    def of(value):
-        if isinstance(value, (tf.Tensor, tf.Variable)) and value.dtype in (tf.float16, tf.bfloat16, tf.float32):
-            return _Widened(tf.cast(value, tf.float64), value.dtype)
-        return value
+    def frame_leaves(self, value) -> list:
+        raise NotImplementedError
 
-    @staticmethod
-    def narrow(value):
-        return tf.cast(value.wide, value.dtype) if isinstance(value, _Widened) else value
+    def no_frames(self) -> list:
+        raise NotImplementedError
 
-
-def _is_tensors(value) -> bool:
-    if type(value) in (tuple, list):
-        return bool(value) and all(_is_tensors(v) for v in value)
-    return isinstance(value, (tf.Tensor, tf.Variable)) and not isinstance(value, Pointer)
+    def advance(self, state: MachineState, idx, k, values: list) -> MachineState:
+        raise NotImplementedError
 
 
-def _wrap(value, spec):
-    """Table values as the builder sees them: tree nodes become Pointers, tuples tuples."""
-    if isinstance(spec, tuple):
-        return tuple(_wrap(v, s) for v, s in zip(value, spec))
-    if spec.tables is not None:
-        return Pointer(value, spec.tables)
-    return value
+class _GotoStep(_Terminator):
+    """`Goto`: the frames wait at the target block."""
+
+    def frame_leaves(self, value) -> list:
+        return [tf.constant(0)]
+
+    def no_frames(self) -> list:
+        return [tf.zeros([0], tf.int32)]
+
+    def advance(self, state, idx, k, values):
+        return state._replace(pc=scatter(state.pc, idx, tf.fill([k], self.offset + self.term.target)))
+
+
+class _BranchStep(_Terminator):
+    """`Branch`: each frame waits at the block its condition chose."""
+
+    def frame_leaves(self, value) -> list:
+        return [tf.cast(value, tf.bool)]
+
+    def no_frames(self) -> list:
+        return [tf.zeros([0], tf.bool)]
+
+    def advance(self, state, idx, k, values):
+        target = tf.where(values[0], self.offset + self.term.if_true, self.offset + self.term.if_false)
+        return state._replace(pc=scatter(state.pc, idx, target))
+
+
+class _CallStep(_Terminator):
+    """`CallGroup`: every frame allocates one child frame per call, holding the call's arguments,
+    and waits inactive at the resume block until all its children have returned."""
+
+    def callees(self) -> list:
+        return [self.m.cycle.names[self.f][c.callee] for c in self.term.calls]
+
+    def frame_leaves(self, value) -> list:
+        arg_leaves = []
+        for callee, call_args in zip(self.callees(), value):
+            for p, a in zip(self.m.cycle.functions[callee].params, call_args):
+                if (callee, p) in self.m.index:
+                    arg_leaves += cast_all(a, self.m.specs[(callee, p)])
+        return arg_leaves
+
+    def no_frames(self) -> list:
+        return [empty(self.m.leaf_specs[j]) for g in self.callees() for p in self.m.cycle.functions[g].params
+                for j in self.m.index.get((g, p), [])]
+
+    def advance(self, state, idx, k, values):
+        calls = self.term.calls
+        fanout = len(calls)                 # children per calling frame
+        need = state.n + k * fanout
+        state = grow(state, need)
+        pc, parent, slot, active, tables = state.pc, state.parent, state.slot, state.active, list(state.tables)
+        arg_leaves = list(values)
+        for j, (call, callee) in enumerate(zip(calls, self.callees())):
+            ccf = self.m.cycle.functions[callee]
+            ids = state.n + tf.range(k) * fanout + j    # child j of frame idx[i] is frame n + i*fanout + j
+            for p in ccf.params:
+                for pos in self.m.index.get((callee, p), []):
+                    tables[pos] = scatter(tables[pos], ids, arg_leaves.pop(0))
+            pc = scatter(pc, ids, tf.fill([k], self.m.cycle.offsets[callee] + ccf.entry))
+            parent = scatter(parent, ids, idx)
+            slot = scatter(slot, ids, tf.fill([k], call.site))
+            active = scatter(active, ids, tf.fill([k], True))
+        pc = scatter(pc, idx, tf.fill([k], self.offset + self.term.resume))
+        pending = scatter(state.pending, idx, tf.fill([k], fanout))
+        active = scatter(active, idx, tf.fill([k], False))
+        return state._replace(n=need, pc=pc, parent=parent, slot=slot, pending=pending, active=active,
+                              tables=tables)
+
+
+class _ReturnStep(_Terminator):
+    """`Return`: root frames of the entry function write the machine's results; other frames write
+    their value into the caller's temporary of their call site, and a caller wakes when its last
+    call has returned.  The returning frames are done."""
+
+    def frame_leaves(self, value) -> list:
+        return cast_all(value if self.term.value is not None else 0, self.m.returns[self.f])
+
+    def no_frames(self) -> list:
+        return [empty(s) for s in leaves(self.m.returns[self.f])]
+
+    def advance(self, state, idx, k, values):
+        par = tf.gather(state.parent, idx)
+        site = tf.gather(state.slot, idx)
+        is_root = tf.equal(par, -1)
+        results = state.results
+        if self.f is self.m.entry:     # only the entry function's root frames return out of the machine
+            roots_here = positions(is_root)
+            root_ids = tf.gather(idx, roots_here)
+            results = [scatter(r, root_ids, cast(take(t, roots_here), s))
+                       for r, t, s in zip(results, values, self.m.ret_leaves)]
+        tables = self._to_callers(list(state.tables), par, site, is_root, values)
+        valid = tf.gather(par, positions(tf.logical_not(is_root)))
+        pending = tf.tensor_scatter_nd_add(state.pending, tf.expand_dims(valid, 1), -tf.ones_like(valid))
+        pc = scatter(state.pc, idx, tf.fill([k], -1))
+        active = scatter(state.active, idx, tf.fill([k], False))
+        # A caller wakes when its last call has returned (callers wait inactive).
+        active = scatter(active, valid, tf.equal(tf.gather(pending, valid), 0))
+        return state._replace(pc=pc, pending=pending, active=active, results=results, tables=tables)
+
+    def _to_callers(self, tables, par, site, is_root, values) -> list:
+        """The tables with each returned value written into its caller's temporary, site by site."""
+        cf = self.m.cycle.functions[self.f]
+        for s in self.m.cycle.sites:
+            if s.callee is not cf:
+                continue
+            here = positions(tf.logical_and(tf.equal(site, s.id), tf.logical_not(is_root)))
+            to = tf.gather(par, here)
+            target = (s.caller.fn, s.target)
+            for pos, value, spec in zip(self.m.index[target], values, leaves(self.m.specs[target])):
+                tables[pos] = scatter(tables[pos], to, cast(take(value, here), spec))
+        return tables
+
+
+TERMINATORS = {Goto: _GotoStep, Branch: _BranchStep, CallGroup: _CallStep, Return: _ReturnStep}

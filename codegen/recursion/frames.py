@@ -1,0 +1,149 @@
+"""Frame tables of the recursion machine: their layout, the loop state, and the table operations.
+
+Every non-static frame variable is stored as one table per leaf (`table_layout`), each with a
+leading frame axis.  `MachineState` names the `tf.while_loop` variables: the frame bookkeeping
+(pc, parent, slot, pending, active), the roots' results and the variable tables.  `grow` pads
+every per-frame tensor when calls need more frames than the tables hold.  The rest moves values
+between the tables and the blocks: select frames (`positions`, `take`), write rows (`scatter`),
+make a leaf's values for zero frames (`empty`), cast block values to their table type (`cast`,
+`cast_all`), rebuild a block's view of a row (`wrap`), and share a float tensor every frame
+reads in float64 (`Widened`).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import tensorflow as tf
+
+from codegen.operators.trees import Pointer, WeakNumber
+from codegen.recursion.frame_specs import Spec, flatten, leaves
+
+
+class MachineState(NamedTuple):
+    """The variables of the machine's `tf.while_loop`, a nest of tensors in this field order.
+
+    Per-frame vectors have one entry per frame slot (frames 0 .. n-1 are allocated)."""
+    steps: tf.Tensor        # loop steps taken
+    n: tf.Tensor            # frames allocated so far: the next child frame's id
+    pc: tf.Tensor           # per frame: the global block id it waits at, -1 when it has returned
+    parent: tf.Tensor       # per frame: the frame that called it, -1 for a root call
+    slot: tf.Tensor         # per frame: the call site it returns to
+    pending: tf.Tensor      # per frame: the calls it still waits for
+    active: tf.Tensor       # per frame: runs its block at the next step (callers wait inactive)
+    ran: tf.Tensor          # per block: the frames it has run (see `Cycle.observe`)
+    results: list           # per leaf of the entry's return value: one row per root call
+    tables: list            # per leaf of every non-static frame variable: one row per frame
+
+    @staticmethod
+    def shapes(n_blocks: int, roots: int, result_specs: list, table_specs: list) -> MachineState:
+        """The loop's shape invariants: the per-frame tensors grow along the frame axis."""
+        frames = tf.TensorShape([None])
+        return MachineState(tf.TensorShape([]), tf.TensorShape([]), frames, frames, frames, frames, frames,
+                            tf.TensorShape([n_blocks]),
+                            [tf.TensorShape((roots,) + s.shape) for s in result_specs],
+                            [tf.TensorShape([None] + list(s.shape)) for s in table_specs])
+
+
+def table_layout(cycle, specs: dict) -> tuple[dict, list]:
+    """One table per leaf of every non-static variable: (function, variable) -> its table positions,
+    and the spec of each table in position order."""
+    index: dict = {}
+    leaf_specs: list = []
+    for f, cf in cycle.functions.items():
+        for v in cf.vars:
+            spec = specs[(f, v)]
+            if isinstance(spec, Spec) and spec.is_static:
+                continue
+            index[(f, v)] = list(range(len(leaf_specs), len(leaf_specs) + len(leaves(spec))))
+            leaf_specs += leaves(spec)
+    return index, leaf_specs
+
+
+def grow(state: MachineState, need) -> MachineState:
+    """Double the per-frame tensors when `need` frames do not fit.  A pad, not a `tf.cond`: the gradient
+    of a pad only keeps shapes, where a cond's gradient would keep every table of every step."""
+    size = tf.shape(state.pc)[0]
+    extra = tf.where(need > size, tf.maximum(size, need - size), 0)
+    return state._replace(pc=_pad(state.pc, extra, -1), parent=_pad(state.parent, extra, -1),
+                          slot=_pad(state.slot, extra, -1), pending=_pad(state.pending, extra, 0),
+                          active=_pad(state.active, extra, False),
+                          tables=[_pad(t, extra, 0) for t in state.tables])
+
+
+def _pad(t, extra, fill):
+    """`t` with `extra` more rows of `fill` along the frame axis."""
+    return tf.pad(t, [[0, extra]] + [[0, 0]] * (t.shape.rank - 1), constant_values=tf.cast(fill, t.dtype))
+
+
+def empty(spec: Spec):
+    """A table leaf's values for zero frames."""
+    return tf.zeros((0,) + spec.shape, spec.dtype)
+
+
+def positions(mask):
+    """Positions of the true entries of a vector mask (cheaper than `tf.boolean_mask` per value)."""
+    return tf.reshape(tf.where(mask), [-1])
+
+
+def take(values, at):
+    """`tf.gather` whose gradient is dense: IndexedSlices reaching a `tf.concat` in a vectorised
+    block fail (its axis is not static there); the reshape's gradient densifies them."""
+    return tf.gather(tf.reshape(values, tf.shape(values)), at)
+
+
+def scatter(table, idx, values):
+    """`table` with the rows of frames `idx` replaced by `values`."""
+    return tf.tensor_scatter_nd_update(table, tf.expand_dims(idx, 1), values)
+
+
+def cast(value, spec: Spec):
+    """A block value (tensor, number, Pointer, WeakNumber) as a tensor of the table's dtype."""
+    if isinstance(value, Pointer):
+        value = value.index
+    if isinstance(value, WeakNumber):
+        value = value.tensor
+    t = tf.convert_to_tensor(value)
+    return t if t.dtype == spec.dtype else tf.cast(t, spec.dtype)
+
+
+def cast_all(value, spec) -> list:
+    """The leaves of `value`, cast to the leaves of `spec`."""
+    return [cast(v, s) for v, s in zip(flatten(value, spec), leaves(spec))]
+
+
+def wrap(value, spec):
+    """Table values as the builder sees them: tree nodes become Pointers, tuples tuples."""
+    if isinstance(spec, tuple):
+        return tuple(wrap(v, s) for v, s in zip(value, spec))
+    if spec.tables is not None:
+        return Pointer(value, spec.tables)
+    return value
+
+
+def is_tensors(value) -> bool:
+    """A tensor, or a non-empty tuple or list of them (not a tree node's Pointer)."""
+    if type(value) in (tuple, list):
+        return bool(value) and all(is_tensors(v) for v in value)
+    return isinstance(value, (tf.Tensor, tf.Variable)) and not isinstance(value, Pointer)
+
+
+class Widened:
+    """A float tensor shared by every frame, captured by the loop in float64 and narrowed inside it.
+
+    Its gradient is the sum of one contribution per frame; TensorFlow sums the contributions of a
+    loop's captured tensor step after step in the captured dtype.  A sequential float32 sum of a
+    thousand similar terms (x^1000) drifts by 1e-5, where eager's AddN stays near 1e-7; summing in
+    float64 and rounding once keeps the machine's gradients as exact as eager's."""
+
+    def __init__(self, wide, dtype):
+        self.wide, self.dtype = wide, dtype
+
+    @staticmethod
+    def of(value):
+        if isinstance(value, (tf.Tensor, tf.Variable)) and value.dtype in (tf.float16, tf.bfloat16, tf.float32):
+            return Widened(tf.cast(value, tf.float64), value.dtype)
+        return value
+
+    @staticmethod
+    def narrow(value):
+        return tf.cast(value.wide, value.dtype) if isinstance(value, Widened) else value

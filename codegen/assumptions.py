@@ -26,6 +26,7 @@ class Kind(enum.Enum):
     CONSTANT = "a Python scalar argument has this value"
     TYPE_MATCH = "a value has this type"
     ITEMS_MATCH = "a container has this type and length and holds the very same items"
+    LENGTH_MATCH = "a container has this length (only its length was read)"
     TENSORS_MATCH = "a tuple of tensors with these dtypes and shapes"
     ID_MATCH = "a global, closure cell, object or attribute is this very object"
     # in-graph guards, AssertOps that fail the run

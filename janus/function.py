@@ -198,7 +198,8 @@ class SpeculativeFunction(codegen.Speculated):
         outside = {id(leaf.value): leaf.path for leaf in sig.leaves if leaf.kind is codegen.Feed.OBJECT}
         return codegen.build_graph(converted, sig, self.profile, r.assumptions, outside,
                                    jit_compile=self.jit_compile, unroll_limit=self.unroll_limit,
-                                   relaxed_state_dims=r.state_dims, relaxed_state_scalars=r.state_scalars)
+                                   relaxed_state_dims=r.state_dims, relaxed_state_scalars=r.state_scalars,
+                                   relaxed_state_lengths=r.state_lengths)
 
     def _staging_failed(self, exc):
         """A trace failed and nothing is left to relax: imperative if no graph can do it, else a

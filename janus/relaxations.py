@@ -23,6 +23,7 @@ class Relaxations:
         self.scalars: dict[Source, str] = {}                                  # argument numbers -> dtype fed
         self.state_dims: dict[Source, set[int]] = collections.defaultdict(set)  # state tensors' dims as None
         self.state_scalars: dict[Source, str] = {}                            # state numbers -> dtype fed
+        self.state_lengths: set[Source] = set()   # state containers whose len() is fed per call
         self.trees: dict[Source, tuple] = {}   # arguments flattened to tree tables -> node methods
         self.pinned_dims: set[Source] = set()      # Python reads these dims as numbers: keep them
         self.pinned_scalars: set[Source] = set()   # these numbers do not trace as tensors: keep values
@@ -90,6 +91,9 @@ class Relaxations:
                     self.state_dims[source] |= dims
                     notes.append(f"{source} dims {sorted(dims)} relaxed to None")
             return notes
+        if check.kind is Kind.LENGTH_MATCH and len(now) != check.expected and check.source not in self.state_lengths:
+            self.state_lengths.add(check.source)
+            return [f"len({check.source}) varies; fed as a number"]
         if check.kind is Kind.CONSTANT and type(now) is type(check.expected) and type(now) in (int, float) \
                 and now != check.expected and check.source not in self.state_scalars \
                 and check.source not in self.pinned_state:

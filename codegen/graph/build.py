@@ -111,9 +111,10 @@ def _shadow_of_argument(value, path):
 
 
 def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict, jit_compile=False,
-                unroll_limit=200, relaxed_state_dims=None, relaxed_state_scalars=None) -> GraphArtifact:
+                unroll_limit=200, relaxed_state_dims=None, relaxed_state_scalars=None,
+                relaxed_state_lengths=()) -> GraphArtifact:
     ctx = BuildContext(profile, relaxed, SERVICES, outside, unroll_limit, relaxed_state_dims,
-                       relaxed_state_scalars)
+                       relaxed_state_scalars, relaxed_state_lengths)
     holder = {}
 
     def wrapper(*inputs):

@@ -87,6 +87,8 @@ def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:
         return f"type({access}) is {src.const(type(expected), 'T')} and {access} == {src.const(expected)}"
     if kind is Kind.TYPE_MATCH:
         return f"type({access}) is {src.const(expected, 'T')}"
+    if kind is Kind.LENGTH_MATCH:
+        return f"len({access}) == {expected}"
     if kind is Kind.TENSORS_MATCH:
         parts = [f"type({access}) is tuple and len({access}) == {len(expected)}"]
         parts += [_value_check(src, Kind.TENSOR_MATCH, f"{access}[{i}]", e) for i, e in enumerate(expected)]

@@ -126,6 +126,8 @@ def plan(ctx, tensors: list) -> list:
     for sh in list(heap.shadows.values()):
         if sh.read and sh.holder is not None:
             ctx.check_items(sh)
+        elif sh.length_read and sh.holder is not None and sh.source not in ctx.relaxed_state_lengths:
+            ctx.check_length(sh)
         copy, snap = sh.copy, sh.snapshot
         if type(copy) is list:
             prefix = len(copy) >= len(snap) and all(a is b for a, b in zip(copy, snap))

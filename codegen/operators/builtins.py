@@ -12,7 +12,7 @@ import tensorflow as tf
 from codegen.operators.context import PrintEvent, current
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert
-from codegen.operators.state import del_attr, ld_attr, st_attr
+from codegen.operators.state import del_attr, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
 from codegen.operators.values import is_symbolic
 
@@ -95,11 +95,31 @@ def _printed(value, ptype):
 
 
 def _len(x):
-    current().heap.mark_read(x)
+    ctx = current()
+    sh = ctx.heap.by_copy.get(id(x))
+    if sh is not None and sh.holder is not None and not ctx.dry_run:
+        return _outside_length(ctx, sh)
+    ctx.heap.mark_read(x)
     if is_symbolic(x):
         n = x.shape[0] if x.shape.rank else None
         return n if n is not None else tf.shape(x)[0]
     return len(x)
+
+
+def _outside_length(ctx, sh):
+    """`len()` of a container from outside: the length only (checked at entry), or, once it
+    varied between calls, fed per call plus what this call added or removed so far."""
+    sh.length_read = True
+    if sh.source not in ctx.relaxed_state_lengths:
+        return len(sh.copy)
+    access, holder, name = sh.holder
+    key = ("length", access, id(holder), name)
+    if key not in ctx.heap.fed:
+        read = outside_reader(*sh.holder)
+        with ctx.outer_graph.as_default():
+            ctx.heap.fed[key] = ctx.outer_graph.capture_call_time_value(
+                lambda: tf.constant(len(read()), tf.int64), tf.TensorSpec((), tf.int64))
+    return PyNumber(ctx.heap.fed[key], int) + (len(sh.copy) - len(sh.snapshot))
 
 
 def _range(*args):

@@ -72,7 +72,7 @@ class Frame:
 
 class BuildContext:
     def __init__(self, profile, relaxed: set, compiler: Compiler, outside: dict[int, Source], unroll_limit: int = 200,
-                 relaxed_state_dims=None, relaxed_state_scalars=None):
+                 relaxed_state_dims=None, relaxed_state_scalars=None, relaxed_state_lengths=()):
         self.profile = profile
         self.relaxed = relaxed                 # assumption keys never to make again
         self.compiler = compiler
@@ -89,6 +89,7 @@ class BuildContext:
         self.heap = Heap(self.outside)
         self.relaxed_state_dims = relaxed_state_dims or {}      # source -> dims fed as None
         self.relaxed_state_scalars = relaxed_state_scalars or {}  # source -> dtype a scalar is fed as
+        self.relaxed_state_lengths = set(relaxed_state_lengths)   # containers whose len() is fed
         self.open_dependencies: list = []      # control-dependency scopes opened by guards
         self.in_machine = 0                    # >0 while building a Call/Return machine
         self.dry_run = 0                       # >0 while typing machine blocks in a scratch graph
@@ -172,6 +173,13 @@ class BuildContext:
         if kind is Kind.ID_MATCH and id(value) not in self.outside:
             self.outside[id(value)] = source
             self.keep.append(value)
+
+    def check_length(self, shadow):
+        """A container of which only the length was read: its length must be the same at entry."""
+        access, holder, name = shadow.holder
+        key = ("length", id(holder), name)
+        if key not in self.checks:
+            self.checks[key] = Check(Kind.LENGTH_MATCH, shadow.source, len(shadow.snapshot), holder, name, access)
 
     def check_items(self, shadow):
         """A container whose contents the build read: its items must be the same at entry."""

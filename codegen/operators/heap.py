@@ -28,6 +28,7 @@ class Shadow:
     source: Source
     holder: tuple | None = None  # (access, holder, name) it was read from, for the identity check
     read: bool = False
+    length_read: bool = False    # len() was taken; its items were not read
 
 
 class Heap:

@@ -174,7 +174,8 @@ def inplace(op, current_value, value):
 
 
 # -- reads of outside values -----------------------------------------------------------------
-def _closure(access, holder, name):
+def outside_reader(access, holder, name):
+    """A function reading the outside value `holder`.`name` (or its cell) when called."""
     if access == "attr":
         return lambda: getattr(holder, name)
     if access == "global":
@@ -198,7 +199,7 @@ def read_outside(access, holder, name, value, source):
             spec = tf.TensorSpec(shape, value.dtype)
             graph = ctx.outer_graph
             with graph.as_default():
-                heap.fed[key] = graph.capture_call_time_value(_closure(access, holder, name), spec)
+                heap.fed[key] = graph.capture_call_time_value(outside_reader(access, holder, name), spec)
             ctx.check(access, holder, name, value, source, kind=Kind.TENSOR_MATCH, expected=(value.dtype, shape))
             _note(heap.reads, source)
         return heap.fed[key]
@@ -206,7 +207,7 @@ def read_outside(access, holder, name, value, source):
         # A tuple of tensors (an LSTM's (h, c)): each element is fed fresh, like a tensor.
         key = (access, id(holder), name)
         if key not in heap.fed:
-            read = _closure(access, holder, name)
+            read = outside_reader(access, holder, name)
             graph = ctx.outer_graph
             specs = []
             fed = []
@@ -226,7 +227,7 @@ def read_outside(access, holder, name, value, source):
         key = (access, id(holder), name)
         if key not in heap.fed:
             dtype = tf.as_dtype(ctx.relaxed_state_scalars[source])
-            read = _closure(access, holder, name)
+            read = outside_reader(access, holder, name)
             graph = ctx.outer_graph
             with graph.as_default():
                 heap.fed[key] = graph.capture_call_time_value(lambda: tf.constant(read(), dtype),

@@ -131,3 +131,26 @@ def test_a_printed_number_prints_as_python_prints_it(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out == [f"step {k} of {2 * k}" for k in range(6)]
     assert spec.stats()["graph_runs"] >= 2
+
+
+LOG = []
+
+
+def counts_calls(x):
+    LOG.append(1)
+    return x * len(LOG), len(LOG)
+
+
+def test_the_length_of_a_growing_list_is_fed_not_rebuilt():
+    eager_log, janus_log = [], []
+    spec = janus.speculate(counts_calls)
+    for _ in range(60):                  # the same list object, holding each run's own contents
+        LOG[:] = eager_log
+        expected = counts_calls(tf.constant(1.0))
+        eager_log = list(LOG)
+        LOG[:] = janus_log
+        assert_same(expected, spec(tf.constant(1.0)))
+        janus_log = list(LOG)
+    assert janus_log == eager_log
+    stats = spec.stats()
+    assert stats["graphs_built"] <= 3 and stats["graph_runs"] >= 55, spec.report()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from codegen.syntax.annotations import Anno, getanno, setanno
 from codegen.syntax.templates import replace, replace_expr
 
 
@@ -34,7 +35,7 @@ def guard_rest(stmts: list[ast.stmt], flag: str, sets_flag) -> list[ast.stmt]:
         out.append(stmt)
         if sets_flag(stmt) and i < len(stmts) - 1:
             (guard,) = replace("if not flag:\n    pass\n", stmt, flag=flag)
-            guard._janus_generated = True
+            setanno(guard, Anno.GENERATED, True)
             guard.body = guard_rest(stmts[i + 1:], flag, sets_flag)
             out.append(guard)
             break
@@ -90,11 +91,9 @@ class BreakContinue(ast.NodeTransformer):
             before = replace("flag = False", node, flag=brk)
             not_brk = replace_expr("not flag", node, flag=brk)
             if isinstance(node, ast.While):
-                test = ast.copy_location(ast.BoolOp(op=ast.And(), values=[not_brk, node.test]), node.test)
-                test._janus_loop_test = node.test
-                node.test = test
+                node.test = ast.copy_location(ast.BoolOp(op=ast.And(), values=[not_brk, node.test]), node.test)
             else:
-                node._janus_extra_test = brk
+                setanno(node, Anno.EXTRA_TESTS, getanno(node, Anno.EXTRA_TESTS, ()) + (brk,))
         return before + [node]
 
     visit_For = visit_While = _lower_loop

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from codegen.syntax.analysis import assigned_names
 from codegen.lowering.control_flow import StatementLowering, body_function, state_functions
+from codegen.syntax.annotations import Anno, getanno
 from codegen.syntax.templates import JN, replace
 
 
@@ -26,7 +27,7 @@ class IfStatements(StatementLowering):
     def visit_If(self, node):
         names = assigned_names(node.body + node.orelse)
         # Flag tests made by break/return lowering have no profile site of their own.
-        site = None if getattr(node, "_janus_generated", False) else self.sites.branch(node.test, "if")
+        site = None if getanno(node, Anno.GENERATED) else self.sites.branch(node.test, "if")
         self.generic_visit(node)
         body_name, else_name = self.namer.new("if_body"), self.namer.new("else_body")
         get_name, set_name = self.namer.new("get_state"), self.namer.new("set_state")

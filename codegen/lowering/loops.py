@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from codegen.syntax.analysis import assigned_names
 from codegen.lowering.control_flow import StatementLowering, body_function, state_functions
+from codegen.syntax.annotations import Anno, getanno
 from codegen.syntax.templates import JN, replace, replace_expr
 
 
@@ -45,16 +46,12 @@ class Loops(StatementLowering):
 
     @staticmethod
     def _extra_test(node):
-        """`lambda: jn.not_any(brk_1, do_return_1)` for loops left by break/return, else None."""
-        flags = getattr(node, "_janus_extra_test", None)
-        if flags is None:
+        """`lambda: jn.not_any(do_return_1, brk_1)` for loops left by return/break (the flag
+        added last first), else None."""
+        flags = getanno(node, Anno.EXTRA_TESTS)
+        if not flags:
             return None
-        names = []
-        while isinstance(flags, tuple):
-            flags, last = flags
-            names.append(last)
-        names.append(flags)
-        return replace_expr(f"lambda: {JN}.not_any({', '.join(names)})", node)
+        return replace_expr(f"lambda: {JN}.not_any({', '.join(reversed(flags))})", node)
 
     def visit_While(self, node):
         names = assigned_names(node.body)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from codegen.lowering.break_continue import guard_rest
+from codegen.syntax.annotations import Anno, getanno, setanno
 from codegen.syntax.templates import replace, replace_expr
 
 
@@ -81,8 +82,7 @@ class ReturnStatements(ast.NodeTransformer):
                 test = ast.copy_location(ast.BoolOp(op=ast.And(), values=[not_ret, node.test]), node.test)
                 node.test = test
             else:
-                previous = getattr(node, "_janus_extra_test", None)
-                node._janus_extra_test = (previous, self.flag) if previous else self.flag
+                setanno(node, Anno.EXTRA_TESTS, getanno(node, Anno.EXTRA_TESTS, ()) + (self.flag,))
         return node
 
     visit_For = visit_While = _visit_loop

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from codegen.lowering.base import Lowering
 from codegen.syntax.annotations import Anno, getanno, setanno
 from codegen.syntax.templates import replace, replace_expr
 
@@ -42,7 +43,7 @@ def guard_rest(stmts: list[ast.stmt], flag: str, sets_flag) -> list[ast.stmt]:
     return out
 
 
-class BreakContinue(ast.NodeTransformer):
+class BreakContinue(Lowering):
     """
         while x > 0:                       brk_1 = False
             if x == 3:                     while not brk_1 and x > 0:
@@ -52,19 +53,9 @@ class BreakContinue(ast.NodeTransformer):
                                                    x = x - 1
     """
 
-    def __init__(self, namer):
-        self.namer = namer
+    def __init__(self, ctx):
+        super().__init__(ctx)
         self.stack: list[tuple[str | None, str | None]] = []
-
-    def visit_FunctionDef(self, node):
-        if getattr(self, "_top_seen", False):
-            return node
-        self._top_seen = True
-        self.generic_visit(node)
-        return node
-
-    def visit_Lambda(self, node):
-        return node
 
     def visit_Break(self, node):
         brk, _ = self.stack[-1]
@@ -104,3 +95,6 @@ def _sets(stmt, flag: str) -> bool:
         if isinstance(sub, ast.Name) and sub.id == flag and isinstance(sub.ctx, ast.Store):
             return True
     return False
+
+
+transform = BreakContinue.transform

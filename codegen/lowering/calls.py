@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import ast
 
-from codegen.syntax.analysis import _target_names
+from codegen.lowering.base import Lowering
+from codegen.syntax.analysis import _target_names, local_names
 from codegen.syntax.templates import JN, replace_expr
 
 
-class CallsAndReads(ast.NodeTransformer):
+class CallsAndReads(Lowering):
     """
         y = helper(self.w, tf.matmul(x, W))
     becomes
@@ -23,8 +24,11 @@ class CallsAndReads(ast.NodeTransformer):
                     jn.call(jn.ld_attr(jn.ld('tf'), 'matmul'), x, jn.ld('W')))
     """
 
-    def __init__(self, local: set[str]):
-        self.scopes: list[set[str]] = [set(local)]
+    def lower_function(self, node):
+        # The function's own locals, before control-flow lowering hides them in nested functions.
+        self.scopes: list[set[str]] = [local_names(node) - self.declared]
+        node.body = [self.visit(stmt) for stmt in node.body]
+        return node
 
     def _is_local(self, name: str) -> bool:
         return any(name in scope for scope in self.scopes)
@@ -65,13 +69,6 @@ class CallsAndReads(ast.NodeTransformer):
         self.scopes.pop()
         return node
 
-    def visit_FunctionDef(self, node):
-        if len(self.scopes) == 1 and not hasattr(self, "_top_seen"):
-            self._top_seen = True
-            node.body = [self.visit(stmt) for stmt in node.body]
-            return node
-        return node      # nested defs stay plain Python values
-
     def _comprehension(self, node):
         names: list[str] = []
         for gen in node.generators:
@@ -92,3 +89,6 @@ class CallsAndReads(ast.NodeTransformer):
         return node
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+
+transform = CallsAndReads.transform

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from codegen.lowering.base import Lowering
 from codegen.syntax.templates import replace
 
 
@@ -32,22 +33,10 @@ def body_function(name: str, names: list[str], body: list[ast.stmt], anchor, par
     return fn
 
 
-class StatementLowering(ast.NodeTransformer):
-    """Base of statement lowerings: visits the user's function body only (nested
-    user defs stay Python values) and splices statements that expand into several."""
+class StatementLowering(Lowering):
+    """Base of statement lowerings: lowers the function's body only, splicing statements that
+    expand into several."""
 
-    def __init__(self, sites, namer):
-        self.sites = sites
-        self.namer = namer
-        self._top_seen = False
-
-    def visit_FunctionDef(self, node):
-        if self._top_seen:
-            return node
-        self._top_seen = True
-        new_body = []
-        for stmt in node.body:
-            out = self.visit(stmt)
-            new_body.extend(out if isinstance(out, list) else [out])
-        node.body = new_body
+    def lower_function(self, node):
+        node.body = self.lower_statements(node.body)
         return node

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from codegen.lowering.base import Lowering
 from codegen.syntax.templates import JN, replace_expr
 
 
@@ -21,7 +22,7 @@ def _thunk(expr: ast.expr) -> ast.Lambda:
     return ast.copy_location(lam, expr)
 
 
-class Expressions(ast.NodeTransformer):
+class Expressions(Lowering):
     """
         a and b        ->  jn.and_(lambda: a, lambda: b)
         not a          ->  jn.not_(a)
@@ -29,9 +30,9 @@ class Expressions(ast.NodeTransformer):
         x if c else y  ->  jn.if_exp(c, lambda: x, lambda: y, site)
     """
 
-    def __init__(self, sites, namer):
-        self.sites = sites
-        self.namer = namer
+    def nested_function(self, node):
+        # A lambda or nested def built by the builder runs as it is: lower its operators too.
+        return self.generic_visit(node)
 
     def visit_BoolOp(self, node):
         self.generic_visit(node)
@@ -61,3 +62,6 @@ class Expressions(ast.NodeTransformer):
         new = replace_expr(f"{JN}.if_exp(test, body, orelse, site)", node,
                            test=node.test, body=_thunk(node.body), orelse=_thunk(node.orelse), site=site)
         return ast.copy_location(new, node)
+
+
+transform = Expressions.transform

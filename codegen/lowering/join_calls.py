@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from codegen.lowering.base import Lowering
 from codegen.syntax.analysis import assigned_names
 from codegen.syntax.templates import JN, replace, replace_expr
 
@@ -71,18 +72,7 @@ def _unconditional(expr, kind) -> list:
     return out
 
 
-class JoinCalls(ast.NodeTransformer):
-    def __init__(self, namer, filename: str, declared: set[str]):
-        self.namer, self.filename, self.declared = namer, filename, declared
-
-    def visit_FunctionDef(self, node):
-        return node                   # nested functions are converted when they are called
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_Lambda(self, node):
-        return node
-
+class JoinCalls(Lowering):
     # -- comprehensions: `[model.encode(t) for t in trees]` in a statement ----------------------------
     def _statement(self, stmt):
         comps = [c for c in _unconditional(stmt.value, ast.ListComp) if self._simple_comprehension(c)] \
@@ -204,3 +194,6 @@ def _replace_node(root, old, new):
                         value[i] = new
                         return
     raise AssertionError("call not found")
+
+
+transform = JoinCalls.transform

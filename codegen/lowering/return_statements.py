@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from codegen.lowering.base import Lowering
 from codegen.lowering.break_continue import guard_rest
 from codegen.syntax.annotations import Anno, getanno, setanno
 from codegen.syntax.templates import replace, replace_expr
@@ -25,7 +26,7 @@ def _returns(node) -> bool:
     return False
 
 
-class ReturnStatements(ast.NodeTransformer):
+class ReturnStatements(Lowering):
     """
         if x > 0:                      do_return_1 = False; retval_1 = None
             return x          ->       if x > 0:
@@ -35,13 +36,11 @@ class ReturnStatements(ast.NodeTransformer):
                                        return retval_1
     """
 
-    def __init__(self, namer):
-        self.namer = namer
+    def __init__(self, ctx):
+        super().__init__(ctx)
         self.flag = self.value = None
 
-    def visit_FunctionDef(self, node):
-        if self.flag is not None:
-            return node                      # nested defs keep their own returns
+    def lower_function(self, node):
         if not any(_returns(s) for s in node.body[:-1]) and not (
                 node.body and not isinstance(node.body[-1], ast.Return) and _returns(node.body[-1])):
             return node                      # no return, or one final return: nothing to lower
@@ -49,9 +48,6 @@ class ReturnStatements(ast.NodeTransformer):
         body = self._block(node.body)
         node.body = (replace("flag = False\nvalue = None\n", node, flag=self.flag, value=self.value)
                      + body + replace("return value", node, value=self.value))
-        return node
-
-    def visit_Lambda(self, node):
         return node
 
     def _block(self, stmts):
@@ -93,3 +89,6 @@ def _sets_flag(flag):
         return any(isinstance(sub, ast.Name) and sub.id == flag and isinstance(sub.ctx, ast.Store)
                    for sub in ast.walk(stmt))
     return sets
+
+
+transform = ReturnStatements.transform

@@ -11,26 +11,11 @@ from __future__ import annotations
 import ast
 
 from codegen.errors import unsupported
+from codegen.lowering.base import Lowering
 from codegen.syntax.templates import JN, replace, replace_expr
 
 
-def declared_names(fn_node) -> tuple[set[str], set[str]]:
-    """Names the function declares `global` and `nonlocal` (its own scope only)."""
-    glob, nonloc = set(), set()
-    stack = list(fn_node.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Global):
-            glob.update(node.names)
-        elif isinstance(node, ast.Nonlocal):
-            nonloc.update(node.names)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
-    return glob, nonloc
-
-
-class StateWrites(ast.NodeTransformer):
+class StateWrites(Lowering):
     """
         self.h = h              ->  jn.st_attr(self, 'h', h)
         self.n += 1             ->  tmp_1 = self
@@ -41,21 +26,6 @@ class StateWrites(ast.NodeTransformer):
     Reads are left to the calls/reads lowering; `x[k]` loads become `jn.ld_item(x, k)`
     so that reads of an outside container are known to the entry guard.
     """
-
-    def __init__(self, filename, namer, declared: set[str]):
-        self.filename = filename
-        self.namer = namer
-        self.declared = declared
-        self._top_seen = False
-
-    def visit_FunctionDef(self, node):
-        if self._top_seen:
-            return node
-        self._top_seen = True
-        return self.generic_visit(node)
-
-    def visit_Lambda(self, node):
-        return node
 
     # -- declarations disappear: the operators know where the names live --------------------
     def visit_Global(self, node):
@@ -182,3 +152,6 @@ class StateWrites(ast.NodeTransformer):
                 raise unsupported("state-write", self.filename, node,
                                   f"`with ... as {ast.unparse(item.optional_vars)}` stores into state")
         return self.generic_visit(node)
+
+
+transform = StateWrites.transform

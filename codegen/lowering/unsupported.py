@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from codegen.errors import unsupported
+from codegen.syntax.analysis import local_names
 
 
 class UnsupportedConstructs(ast.NodeVisitor):
@@ -78,3 +79,8 @@ class UnsupportedConstructs(ast.NodeVisitor):
         if node.orelse:
             self._fail("while-else", node, "while/else is not converted yet")
         self.generic_visit(node)
+
+
+def transform(node, ctx) -> None:
+    """Raise `ConversionError` at the first construct of `node` that must stay imperative."""
+    UnsupportedConstructs(ctx.filename, local_names(node) - ctx.declared).visit(node)

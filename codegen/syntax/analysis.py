@@ -71,3 +71,19 @@ def parameter_names(fn_node: ast.FunctionDef) -> list[str]:
 
 def local_names(fn_node: ast.FunctionDef) -> set[str]:
     return set(parameter_names(fn_node)) | set(assigned_names(fn_node.body))
+
+
+def declared_names(fn_node) -> tuple[set[str], set[str]]:
+    """Names the function declares `global` and `nonlocal` (its own scope only)."""
+    glob, nonloc = set(), set()
+    stack = list(fn_node.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Global):
+            glob.update(node.names)
+        elif isinstance(node, ast.Nonlocal):
+            nonloc.update(node.names)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return glob, nonloc

@@ -10,7 +10,7 @@ from codegen.services import SERVICES
 from codegen.lowering.break_continue import BreakContinue
 from codegen.lowering.return_statements import ReturnStatements
 from codegen.syntax.source import parse_function
-from codegen.syntax.templates import Namer
+from codegen.lowering.base import LoweringContext
 from profiler import Profile
 
 
@@ -59,11 +59,11 @@ def test_builder_equals_original_on_python_values(fn, args):
     assert run_builder(fn, *args) == fn(*args)
 
 
-def _lowered(fn, *transformers):
+def _lowered(fn, *lowerings):
     node = parse_function(fn).node
-    namer = Namer({n.id for n in ast.walk(node) if isinstance(n, ast.Name)})
-    for t in transformers:
-        t(namer).visit(node)
+    ctx = LoweringContext.for_function(node, "<test>")
+    for lowering in lowerings:
+        lowering.transform(node, ctx)
     return ast.unparse(node)
 
 

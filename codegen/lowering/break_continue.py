@@ -44,13 +44,27 @@ def guard_rest(stmts: list[ast.stmt], flag: str, sets_flag) -> list[ast.stmt]:
 
 
 class BreakContinue(Lowering):
-    """
-        while x > 0:                       brk_1 = False
-            if x == 3:                     while not brk_1 and x > 0:
-                break              ->          if x == 3:
-            x = x - 1                              brk_1 = True
-                                               if not brk_1:
-                                                   x = x - 1
+    """`break` and `continue` become flags that guard the rest of the loop body.
+
+    Example::
+
+        def f(x):
+            while x > 0:
+                if x == 3:
+                    break
+                x = x - 1
+            return x
+
+    lowers to::
+
+        def f(x):
+            brk_1 = False
+            while not brk_1 and x > 0:
+                if x == 3:
+                    brk_1 = True
+                if not brk_1:
+                    x = x - 1
+            return x
     """
 
     def __init__(self, ctx):

@@ -17,11 +17,19 @@ from codegen.syntax.templates import JN, replace_expr
 
 
 class CallsAndReads(Lowering):
-    """
-        y = helper(self.w, tf.matmul(x, W))
-    becomes
-        y = jn.call(jn.ld('helper'), jn.ld_attr(self, 'w'),
-                    jn.call(jn.ld_attr(jn.ld('tf'), 'matmul'), x, jn.ld('W')))
+    """Calls become `jn.call`, free names `jn.ld`, attribute reads `jn.ld_attr`.
+
+    Example::
+
+        def f(self, x):
+            y = helper(self.w, tf.matmul(x, W))
+            return y
+
+    lowers to::
+
+        def f(self, x):
+            y = jn.call(jn.ld('helper'), jn.ld_attr(self, 'w'), jn.call(jn.ld_attr(jn.ld('tf'), 'matmul'), x, jn.ld('W')))
+            return y
     """
 
     def lower_function(self, node):

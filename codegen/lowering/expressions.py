@@ -23,11 +23,23 @@ def _thunk(expr: ast.expr) -> ast.Lambda:
 
 
 class Expressions(Lowering):
-    """
-        a and b        ->  jn.and_(lambda: a, lambda: b)
-        not a          ->  jn.not_(a)
-        a < b < c      ->  jn.compare_chain(['<', '<'], lambda: a, lambda: b, lambda: c)
-        x if c else y  ->  jn.if_exp(c, lambda: x, lambda: y, site)
+    """Boolean operators, comparison chains and conditional expressions become operators.
+
+    Example::
+
+        def f(a, b, c, x, y):
+            p = a and b
+            q = not a
+            r = a < b < c
+            return x if c else y
+
+    lowers to::
+
+        def f(a, b, c, x, y):
+            p = jn.and_(lambda: a, lambda: b)
+            q = jn.not_(a)
+            r = jn.compare_chain(('<', '<'), lambda: a, lambda: b, lambda: c)
+            return jn.if_exp(c, lambda: x, lambda: y, 0)
     """
 
     def nested_function(self, node):

@@ -15,13 +15,37 @@ from codegen.syntax.templates import JN, replace
 
 
 class IfStatements(StatementLowering):
-    """
-        if x > 0:                    def if_body_1():
-            y = x                        nonlocal y
-        else:               ->           y = x
-            y = -x                   def else_body_1(): ...
-                                     jn.if_stmt(x > 0, if_body_1, else_body_1,
-                                                get_state_1, set_state_1, ('y',), 0)
+    """An `if` becomes two body functions, state accessors and `jn.if_stmt`.
+
+    Example::
+
+        def f(x):
+            if x > 0:
+                y = x
+            else:
+                y = -x
+            return y
+
+    lowers to::
+
+        def f(x):
+
+            def if_body_1():
+                nonlocal y
+                y = x
+
+            def else_body_1():
+                nonlocal y
+                y = -x
+
+            def get_state_1():
+                return (y,)
+
+            def set_state_1(vals):
+                nonlocal y
+                y, = vals
+            jn.if_stmt(x > 0, if_body_1, else_body_1, get_state_1, set_state_1, ('y',), 0)
+            return y
     """
 
     def visit_If(self, node):
@@ -38,3 +62,6 @@ class IfStatements(StatementLowering):
                          test=node.test, body=body_name, orelse=else_name, get_state=get_name,
                          set_state=set_name, names=tuple(names), site=site)
         return stmts
+
+
+transform = IfStatements.transform

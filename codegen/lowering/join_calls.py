@@ -1,11 +1,5 @@
-"""Prepares independent calls in a Python loop to run as one Call/Return machine.
-
-    for t in trees:                       __it = trees
-        _, loss = model.losses(t)   ->    __j = jn.join(__it, lambda t: (model.losses, (t,)), "file:line")
-        total += loss                     for t in __it:
-                                              _, loss = jn.joined(__j, lambda: model.losses(t))
-                                              total += loss
-                                          jn.join_end(__j)
+"""Prepares independent calls in a Python loop to run as one Call/Return machine
+(`JoinCalls` shows the code it makes).
 
 At build time `jn.join` looks at what the loop will call: when the iterable is a
 Python list or tuple and the callee is a recursion the machine runs (a tree per
@@ -73,6 +67,31 @@ def _unconditional(expr, kind) -> list:
 
 
 class JoinCalls(Lowering):
+    """Calls in a loop over a Python list get a join before the loop and take their results
+    from it; `jn.join` decides at build time whether they really run together.
+
+    Example::
+
+        def f(model, trees):
+            total = 0
+            for t in trees:
+                _, loss = model.losses(t)
+                total += loss
+            return total
+
+    lowers to::
+
+        def f(model, trees):
+            total = 0
+            join_items_1 = trees
+            joined_1 = jn.join(join_items_1, lambda t: (model.losses, (t,)), '<example>:4')
+            for t in join_items_1:
+                _, loss = jn.joined(joined_1, lambda: model.losses(t))
+                total += loss
+            jn.join_end(joined_1)
+            return total
+    """
+
     # -- comprehensions: `[model.encode(t) for t in trees]` in a statement ----------------------------
     def _statement(self, stmt):
         comps = [c for c in _unconditional(stmt.value, ast.ListComp) if self._simple_comprehension(c)] \

@@ -16,17 +16,63 @@ from codegen.syntax.templates import JN, replace, replace_expr
 
 
 class Loops(StatementLowering):
-    """
-        for i in range(n):           def loop_body_1(itr_1):
-            s = s + i                    nonlocal i, s
-                               ->        i = itr_1
-                                         s = s + i
-                                     jn.for_stmt(jn.call(jn.ld('range'), n), loop_body_1,
-                                                 get_state_1, set_state_1, ('i', 's'), 0)
+    """A loop becomes a body function (and a test function), state accessors and
+    `jn.for_stmt` / `jn.while_stmt`.  Run alone here; in the pipeline the calls lowering
+    has already made `range(n)` a `jn.call(...)`.
 
-        while x > 0:                 def loop_test_1(): return x > 0
-            x = x - 1        ->      def loop_body_1(): nonlocal x; x = x - 1
-                                     jn.while_stmt(loop_test_1, loop_body_1, get_state_1, set_state_1, ('x',), 1)
+    Example::
+
+        def f(n):
+            s = 0
+            for i in range(n):
+                s = s + i
+            return s
+
+    lowers to::
+
+        def f(n):
+            s = 0
+
+            def loop_body_1(itr_1):
+                nonlocal i, s
+                i = itr_1
+                s = s + i
+
+            def get_state_1():
+                return (i, s)
+
+            def set_state_1(vals):
+                nonlocal i, s
+                i, s = vals
+            jn.for_stmt(range(n), loop_body_1, get_state_1, set_state_1, ('i', 's'), 0, None)
+            return s
+
+    Example::
+
+        def f(x):
+            while x > 0:
+                x = x - 1
+            return x
+
+    lowers to::
+
+        def f(x):
+
+            def loop_test_1():
+                return x > 0
+
+            def loop_body_1():
+                nonlocal x
+                x = x - 1
+
+            def get_state_1():
+                return (x,)
+
+            def set_state_1(vals):
+                nonlocal x
+                x, = vals
+            jn.while_stmt(loop_test_1, loop_body_1, get_state_1, set_state_1, ('x',), 0)
+            return x
     """
 
     def visit_For(self, node):
@@ -66,3 +112,6 @@ class Loops(StatementLowering):
                          test=test_name, body=body_name, get_state=get_name, set_state=set_name,
                          names=tuple(names), site=site)
         return stmts
+
+
+transform = Loops.transform

@@ -27,13 +27,29 @@ def _returns(node) -> bool:
 
 
 class ReturnStatements(Lowering):
-    """
-        if x > 0:                      do_return_1 = False; retval_1 = None
-            return x          ->       if x > 0:
-        return -x                          do_return_1 = True; retval_1 = x
-                                       if not do_return_1:
-                                           do_return_1 = True; retval_1 = -x
-                                       return retval_1
+    """Early `return`s become a flag, a result variable and one final `return`.
+
+    Example::
+
+        def f(x):
+            if x > 0:
+                return x
+            y = -x
+            return y
+
+    lowers to::
+
+        def f(x):
+            do_return_1 = False
+            retval_1 = None
+            if x > 0:
+                retval_1 = x
+                do_return_1 = True
+            if not do_return_1:
+                y = -x
+                retval_1 = y
+                do_return_1 = True
+            return retval_1
     """
 
     def __init__(self, ctx):

@@ -1,6 +1,6 @@
 """Lowers writes to the heap (attributes, subscripts, globals, nonlocals) to deferred operators.
 
-The operators write to the build's local copies (`codegen.heap`); janus
+The operators write to the build's local copies (`codegen.operators.heap`); janus
 applies the writes to the real objects only after the graph has run and
 every guard passed.  Runs right after the unsupported-construct check, on
 the user's own scopes, because it must see `global`/`nonlocal` declarations
@@ -16,15 +16,29 @@ from codegen.syntax.templates import JN, replace, replace_expr
 
 
 class StateWrites(Lowering):
-    """
-        self.h = h              ->  jn.st_attr(self, 'h', h)
-        self.n += 1             ->  tmp_1 = self
-                                    jn.st_attr(tmp_1, 'n', jn.iadd(tmp_1.n, 1))
-        cache[k] = v            ->  jn.st_item(cache, k, v)
-        global count; count = 3 ->  jn.st_name('count', 3)
-        del self.h              ->  jn.del_attr(self, 'h')
-    Reads are left to the calls/reads lowering; `x[k]` loads become `jn.ld_item(x, k)`
-    so that reads of an outside container are known to the entry guard.
+    """Writes to attributes, subscripts, globals and nonlocals become deferred operators.
+    Reads are left to the calls/reads lowering, but `x[k]` loads become `jn.ld_item(x, k)` so
+    that reads of an outside container are known to the entry guard.
+
+    Example::
+
+        def step(self, cache, k, h):
+            global count
+            self.h = h
+            self.n += 1
+            cache[k] = cache[k] + 1
+            count = 3
+            del self.old
+
+    lowers to::
+
+        def step(self, cache, k, h):
+            jn.st_attr(self, 'h', h)
+            obj_1 = self
+            jn.st_attr(obj_1, 'n', jn.inplace('add', jn.ld_attr(obj_1, 'n'), 1))
+            jn.st_item(cache, k, jn.ld_item(cache, k) + 1)
+            jn.st_name('count', 3)
+            jn.del_attr(self, 'old')
     """
 
     # -- declarations disappear: the operators know where the names live --------------------

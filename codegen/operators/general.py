@@ -11,6 +11,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from codegen.operators.context import current
+from codegen.operators.numbers import PyNumber, python_kind, wide_tensor
 from codegen.operators.values import UNDEF
 
 
@@ -18,13 +19,13 @@ _NUMBERS = (bool, int, float)
 
 
 def _is_tensorlike(v) -> bool:
-    return isinstance(v, (tf.Tensor, tf.Variable)) or type(v) in _NUMBERS
+    return isinstance(v, (tf.Tensor, tf.Variable, PyNumber)) or type(v) in _NUMBERS
 
 
 def _tensor(v, dtype=None):
     if isinstance(v, tf.Variable):
         v = v.read_value()
-    t = tf.convert_to_tensor(v)
+    t = wide_tensor(v) if python_kind(v) is not None else tf.convert_to_tensor(v)
     if dtype is not None and t.dtype != dtype:
         t = tf.cast(t, dtype)
     return t
@@ -35,6 +36,20 @@ def _carriable(v) -> bool:
     if _is_tensorlike(v):
         return True
     return type(v) in (list, tuple) and len(v) > 0 and all(_carriable(x) for x in v)
+
+
+def _python_number(name, a, b) -> type | None:
+    """When a variable is a Python number after both sides, it stays one (of that type) after
+    the cond; a Python number on one side and a tensor, or another type, on the other cannot:
+    its type would depend on the branch, which only eager can follow."""
+    ka, kb = python_kind(a), python_kind(b)
+    if ka is None and kb is None:
+        return None
+    if ka is not kb:
+        current().fail("cond-python-number", f"`{name}` is a {(ka or type(a)).__name__} on one side of a "
+                       f"tensor `if` and a {(kb or type(b)).__name__} on the other",
+                       "give it the same type on both sides (tf.constant for a tensor)")
+    return ka
 
 
 def run_cond(test, body, orelse, get_state, set_state, names):
@@ -99,7 +114,13 @@ def run_cond(test, body, orelse, get_state, set_state, names):
             same_python = type(a) in _NUMBERS and type(a) is type(b) and a == b
             leaves = outs[carry.index(i)]
             leaves = list(leaves) if isinstance(leaves, (list, tuple)) else [leaves]
-            final[i] = a if same_python else tf.nest.pack_sequence_as(a, leaves)
+            kind = None if same_python else _python_number(names[i], a, b)
+            if same_python:
+                final[i] = a
+            elif kind is not None:
+                final[i] = PyNumber(leaves[0], kind)
+            else:
+                final[i] = tf.nest.pack_sequence_as(a, leaves)
         elif a is b:
             final[i] = a
         else:
@@ -112,12 +133,14 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
     ctx = current()
     init = get_state()
     carry = [i for i, v in enumerate(init) if _is_tensorlike(v)]
+    kinds = [python_kind(init[i]) for i in carry]       # Python numbers stay Python numbers
     record: dict[int, tf.Tensor] = {}
+    kinds_after: dict[int, type | None] = {}
 
     def restore(loop_vars):
         vals = list(init)
         for j, i in enumerate(carry):
-            vals[i] = loop_vars[j]
+            vals[i] = PyNumber(loop_vars[j], kinds[j]) if kinds[j] is not None else loop_vars[j]
         set_state(tuple(vals))
 
     def cond(i, *loop_vars):
@@ -140,6 +163,7 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
         for j, i_ in enumerate(carry):
             t = _tensor(vals[i_], loop_vars[j].dtype if loop_vars[j].dtype == _tensor(vals[i_]).dtype else None)
             record[j] = t
+            kinds_after[j] = python_kind(vals[i_])
             out.append(t)
         return [i + 1] + out
 
@@ -159,5 +183,8 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
         ctx.general_depth -= 1
     vals = list(init)
     for j, i in enumerate(carry):
-        vals[i] = final[j + 1]
+        if kinds[j] is not None and kinds_after.get(j) is not kinds[j]:
+            ctx.fail("loop-python-number", f"`{names[i]}` is a Python {kinds[j].__name__} before a loop on a "
+                     "tensor and another type after an iteration", "give it one type (tf.constant for a tensor)")
+        vals[i] = PyNumber(final[j + 1], kinds[j]) if kinds[j] is not None else final[j + 1]
     set_state(tuple(vals))

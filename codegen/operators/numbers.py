@@ -100,10 +100,26 @@ def _arith(name, op, a, b):
             # Not `x / y`: with a constant divisor, TensorFlow's graph optimiser multiplies by its
             # reciprocal, which is not Python's correctly rounded quotient (the divisor is not 0).
             return PyNumber(tf.math.divide_no_nan(x, y), float)
-    if both_int and name in ("add", "sub", "mul", "pow"):
+    if both_int and name in ("add", "sub") and _small_constant(a, b):
+        pass        # fed ints are below 2**31: a constant step needs 2**32 iterations to leave int64
+    elif both_int and name in ("add", "sub", "mul", "pow"):
         estimate = op(tf.cast(x, tf.float64), tf.cast(y, tf.float64))
         _require(tf.abs(estimate) < _INT64_SAFE, f"int `{name}` stays inside int64")
     return PyNumber(op(x, y), result)
+
+
+def _small_constant(a, b) -> bool:
+    return any(type(v) in (int, bool) and abs(v) < 2 ** 31 for v in (a, b))
+
+
+def python_kind(value):
+    """int / float / bool for a Python number or a `PyNumber`, else None."""
+    return _ptype(value)
+
+
+def wide_tensor(value):
+    """A Python number or `PyNumber` as the 64-bit tensor janus carries it in."""
+    return _tensor(value, _ptype(value))
 
 
 def _compare(op, a, b):

@@ -20,6 +20,7 @@ from profiler.library import is_library_file
 from codegen.errors import ConversionError, Reason, unsupported, where
 from codegen.lowering.recursion import CallGroup, Return
 from codegen.operators.context import VARIABLE_READS, VARIABLE_WRITES, Frame
+from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer, Tables, WeakNumber
 from codegen.operators.values import UNDEF
 from codegen.syntax.analysis import assigned_names
@@ -43,6 +44,8 @@ def spec_of(value):
         return Spec(tf.int32, (), tables=value.tables.real or value.tables)
     if isinstance(value, WeakNumber):
         return Spec(value.dtype, (), weak=True)
+    if isinstance(value, PyNumber):          # a fed Python number: a frame variable like one
+        return Spec(tf.convert_to_tensor(value).dtype, (), weak=True)
     if isinstance(value, (tf.Tensor, tf.Variable)):
         return Spec(value.dtype, tuple(value.shape.as_list()))
     if type(value) in (bool, int, float):

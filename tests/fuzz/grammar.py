@@ -1,0 +1,150 @@
+"""Programs a user might write, generated as source text.
+
+Each program is a module with a function `f(x, n, box)`: `x` a float tensor,
+`n` a Python int, `box` an object with state.  Its body mixes tensor and
+Python arithmetic, `if` on tensors and on Python values, `for` over ranges
+and lists, `while` on tensors, `break`/`continue`/early `return`, calls of a
+helper, writes to attributes, lists, dicts and a global, `print` and
+f-strings, and returns a structure.
+
+A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
+its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
+the default run checks what janus promises today and the open run measures
+what it does not keep yet.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+OPEN_BUG_RULES = {
+    "write-in-tensor-if": "a state write inside an `if` on a tensor that becomes tf.cond applies both sides "
+                          "(`if tf.reduce_sum(x) > 0: LOG.append(1) else: LOG.append(2)` after the branch varied)",
+    "write-in-tensor-while": "a state write inside a `while` on a tensor happens once per call, not per iteration "
+                             "(`while j < m: box.n += 1`)",
+}
+
+HEADER = '''import tensorflow as tf
+
+COUNT = 0
+LOG = []
+TABLE = {}
+
+
+class Box:
+    def __init__(self):
+        self.n = 0
+        self.t = tf.constant(0.0)
+        self.items = []
+
+
+def helper(v, k):
+    return v * k + 1.0
+
+
+def f(x, n, box):
+    global COUNT
+    t = x * 1.0
+    k = n
+    s = 0.5
+'''
+
+TENSOR_EXPRS = ["x", "t", "x * n", "tf.reduce_sum(x)", "helper(t, k)", "tf.tanh(t)", "t * 0.5", "x + k"]
+INT_EXPRS = ["n", "k", "1", "2", "3", "k % 5", "n // 3", "abs(k) + 1", "len(LOG)"]
+SMALL = ["-1.0", "0.0", "1.0", "2.5"]
+PRINTS = ['"k", k', '"t", t', 'f"k={k} s={s}"', '"n", n, s']
+
+
+@st.composite
+def tensor_test(draw):
+    return f"tf.reduce_sum({draw(st.sampled_from(['x', 't']))}) > {draw(st.sampled_from(SMALL))}"
+
+
+@st.composite
+def python_test(draw):
+    return draw(st.sampled_from(["n > 3", "k % 2 == 0", "n < 0", "k > 10", "s > 1.0", "len(LOG) > 2"]))
+
+
+@st.composite
+def simple_statement(draw, in_loop: bool, tensor_branch: bool, open_rules: bool):
+    choices = [
+        lambda: f"t = t + {draw(st.sampled_from(TENSOR_EXPRS))}",
+        lambda: f"t = t * {draw(st.sampled_from(['0.5', '2.0', 'tf.tanh(t)']))}",
+        lambda: f"k = k {draw(st.sampled_from(['+', '-', '*']))} {draw(st.sampled_from(INT_EXPRS))}",
+        lambda: f"k = k // {draw(st.sampled_from(['2', '(abs(n) + 1)', '3']))}",
+        lambda: f"s = s + n / {draw(st.sampled_from(['(abs(k) + 1)', '4', '3']))}",
+        lambda: f"s = s * {draw(st.sampled_from(['1.5', '0.1']))}",
+        lambda: "print(" + draw(st.sampled_from(PRINTS)) + ")",
+    ]
+    if not tensor_branch or open_rules:
+        choices += [
+            lambda: "box.n += 1",
+            lambda: "box.t = box.t + tf.reduce_sum(t)",
+            lambda: "box.items.append(k)",
+            lambda: "LOG.append(k)",
+            lambda: "COUNT += 1",
+            lambda: "TABLE[k % 3] = k",
+        ]
+    if in_loop:
+        choices += [lambda: f"if {draw(python_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}"]
+    return draw(st.sampled_from(choices))()
+
+
+def _indent(text: str, by: str = "    ") -> str:
+    return "\n".join(by + line if line else line for line in text.splitlines())
+
+
+@st.composite
+def block(draw, depth: int, in_loop: bool = False, tensor_branch: bool = False, open_rules: bool = False):
+    n = draw(st.integers(1, 3))
+    stmts = [draw(statement(depth, in_loop, tensor_branch, open_rules)) for _ in range(n)]
+    return "\n".join(stmts)
+
+
+@st.composite
+def statement(draw, depth: int, in_loop: bool, tensor_branch: bool, open_rules: bool):
+    kinds = ["simple"] * 4
+    if depth > 0:
+        kinds += ["tensor-if", "python-if", "for-range", "for-list", "tensor-while", "early-return"]
+    kind = draw(st.sampled_from(kinds))
+    sub = dict(depth=depth - 1, open_rules=open_rules)
+    if kind == "simple":
+        return draw(simple_statement(in_loop, tensor_branch, open_rules))
+    if kind == "tensor-if":
+        body = draw(block(in_loop=in_loop, tensor_branch=True, **sub))
+        orelse = draw(block(in_loop=in_loop, tensor_branch=True, **sub))
+        return f"if {draw(tensor_test())}:\n{_indent(body)}\nelse:\n{_indent(orelse)}"
+    if kind == "python-if":
+        body = draw(block(in_loop=in_loop, tensor_branch=tensor_branch, **sub))
+        return f"if {draw(python_test())}:\n{_indent(body)}"
+    if kind == "for-range":
+        body = draw(block(in_loop=True, tensor_branch=tensor_branch, **sub))
+        bound = draw(st.sampled_from(["3", "abs(n) % 4", "2"]))
+        return f"for i in range({bound}):\n{_indent(body)}\n    k = k + i"
+    if kind == "for-list":
+        body = draw(block(in_loop=True, tensor_branch=tensor_branch, **sub))
+        return f"for v in [1, 2, 3]:\n{_indent(body)}\n    t = t + v"
+    if kind == "tensor-while":
+        body = draw(block(in_loop=False, tensor_branch=True, **sub))
+        return (f"j = tf.constant(0)\nwhile j < tf.constant(abs(n) % 3 + 1):\n{_indent(body)}\n"
+                f"    j = j + 1")
+    return f"if {draw(tensor_test())}:\n    return t, k"
+
+
+@st.composite
+def program(draw, open_rules: bool = False):
+    body = draw(block(depth=2, open_rules=open_rules))
+    result = draw(st.sampled_from(["t, k, s", "{'t': t, 'k': k}", "[t, s]", "t", "k, s, len(LOG)"]))
+    return HEADER + _indent(body) + f"\n    return {result}\n"
+
+
+@st.composite
+def calls(draw):
+    """4 to 8 calls; the batch size, values (and so branch directions), dtype and n change."""
+    out = []
+    for _ in range(draw(st.integers(4, 8))):
+        size = draw(st.sampled_from([2, 2, 3]))
+        values = draw(st.lists(st.sampled_from([-2.0, -0.5, 0.0, 0.5, 1.0, 3.0]), min_size=size, max_size=size))
+        dtype = draw(st.sampled_from(["float32", "float32", "float32", "float64"]))
+        n = draw(st.integers(-5, 40))
+        out.append((values, dtype, n))
+    return out

@@ -1,0 +1,84 @@
+"""Run one generated program eagerly and under janus, each on its own fresh state, and compare
+after every call: result, exception (type and message), printed text, and state (the box,
+the module's list, dict and counter)."""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+import janus
+from tests.harness import run_capturing
+
+_DIR = Path(tempfile.mkdtemp(prefix="janus_fuzz_"))
+COUNTER = {"programs": 0, "calls": 0, "graph_runs": 0}
+
+
+def load(source: str, role: str):
+    """The program as a module of its own (janus reads the source, so it lives in a file)."""
+    digest = hashlib.sha1(source.encode()).hexdigest()[:12]
+    path = _DIR / f"fz_{digest}.py"
+    if not path.exists():
+        path.write_text(source)
+    name = f"fz_{digest}_{role}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _same(a, b, where: str):
+    if isinstance(a, (tf.Tensor, tf.Variable)) or isinstance(b, (tf.Tensor, tf.Variable)):
+        assert isinstance(a, (tf.Tensor, tf.Variable)) and isinstance(b, (tf.Tensor, tf.Variable)), \
+            f"{where}: eager {a!r}, janus {b!r}"
+        assert a.dtype == b.dtype and a.shape == b.shape, f"{where}: eager {a!r}, janus {b!r}"
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5, err_msg=where)
+        return
+    assert type(a) is type(b), f"{where}: eager {type(a).__name__} {a!r}, janus {type(b).__name__} {b!r}"
+    if isinstance(a, (list, tuple)):
+        assert len(a) == len(b), f"{where}: eager {a!r}, janus {b!r}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{where}[{i}]")
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), f"{where}: eager {a!r}, janus {b!r}"
+        for k in a:
+            _same(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, float):
+        assert a == b or (a != a and b != b), f"{where}: eager {a!r}, janus {b!r}"
+    else:
+        assert a == b, f"{where}: eager {a!r}, janus {b!r}"
+
+
+def _state(module, box):
+    return {"box.n": box.n, "box.t": box.t, "box.items": list(box.items), "LOG": list(module.LOG),
+            "TABLE": dict(module.TABLE), "COUNT": module.COUNT}
+
+
+def run(source: str, calls: list) -> dict:
+    """Compare eager and janus on `calls`; raises AssertionError naming the first difference."""
+    eager_mod, janus_mod = load(source, "eager"), load(source, "janus")
+    spec = janus.speculate(janus_mod.f)
+    eager_box, janus_box = eager_mod.Box(), janus_mod.Box()
+    for i, (values, dtype, n) in enumerate(calls):
+        x = tf.constant(values, getattr(tf, dtype))
+        (ek, ev), eout = run_capturing(eager_mod.f, (x, n, eager_box))
+        (jk, jv), jout = run_capturing(spec, (x, n, janus_box))
+        where = f"call {i} (x={values} {dtype}, n={n})"
+        assert ek == jk, f"{where}: eager {ek}s {ev!r}, janus {jk}s {jv!r}"
+        if ek == "raise":
+            assert type(ev) is type(jv) and str(ev) == str(jv), f"{where}: eager raised {ev!r}, janus {jv!r}"
+        else:
+            _same(ev, jv, f"{where} result")
+        assert eout == jout, f"{where}: printed\neager: {eout!r}\njanus: {jout!r}"
+        _same(_state(eager_mod, eager_box), _state(janus_mod, janus_box), f"{where} state")
+    stats = spec.stats()
+    COUNTER["programs"] += 1
+    COUNTER["calls"] += len(calls)
+    COUNTER["graph_runs"] += stats["graph_runs"]
+    return stats

@@ -52,6 +52,27 @@ def _python_number(name, a, b) -> type | None:
     return ka
 
 
+def _contents(container) -> list:
+    return [id(x) for x in (container if type(container) is list else
+                            (i for kv in container.items() for i in kv))]
+
+
+def _heap_state(heap) -> tuple:
+    """The deferred writes the build holds so far, by identity (a container read but not
+    changed is not a write, so reading one for the first time inside a branch is no change)."""
+    return ({k: id(v[2]) for k, v in heap.attrs.items()}, {k: id(v[3]) for k, v in heap.names.items()},
+            {k: _contents(sh.copy) for k, sh in heap.shadows.items()
+             if _contents(sh.copy) != _contents(sh.snapshot)})
+
+
+def _no_writes_inside(ctx, before, construct: str):
+    """Python state written inside a tf.cond branch or a tf.while_loop body would be written
+    once per trace, not per taken branch or iteration: stop the build (the call runs in Python)."""
+    if _heap_state(ctx.heap) != before:
+        ctx.fail("write-in-" + construct, f"Python state is written inside a {construct} on a tensor",
+                 "return the new value and write it after the branch or loop")
+
+
 def run_cond(test, body, orelse, get_state, set_state, names):
     """`tf.cond` over the named variables; returns nothing (state is set)."""
     ctx = current()
@@ -64,7 +85,9 @@ def run_cond(test, body, orelse, get_state, set_state, names):
     def branch(fn, which, carry):
         def run():
             set_state(init)
+            before = _heap_state(ctx.heap)
             fn()
+            _no_writes_inside(ctx, before, "tf.cond")
             vals = get_state()
             seen[which] = vals
             out = []
@@ -153,7 +176,9 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
 
     def body(i, *loop_vars):
         restore(loop_vars)
+        before = _heap_state(ctx.heap)
         body_fn(i) if counter else body_fn()
+        _no_writes_inside(ctx, before, "tf.while_loop")
         vals = get_state()
         for j, k in enumerate(init):
             if not _is_tensorlike(k) and k is not vals[j] and k is not None and k is not UNDEF:

@@ -2,6 +2,7 @@
 the call sequence that exposed it)."""
 import tensorflow as tf
 
+import janus
 from tests.harness import differential
 
 BRANCH_FLIPS = [tf.constant([-2.0, -2.0]), tf.constant([-2.0, -2.0]), tf.constant([-2.0, 3.0]),
@@ -60,3 +61,26 @@ def test_python_numbers_carried_by_a_tf_while_loop_stay_python_numbers():
 def test_a_variable_whose_type_depends_on_the_branch_follows_eager():
     calls = [(tf.constant(v),) for v in ([1.0], [1.0], [-1.0], [2.0], [-3.0], [1.0])]
     differential(number_on_one_side_tensor_on_the_other, calls)
+
+
+class Box:
+    def __init__(self):
+        self.n = 0
+        self.items = []
+
+
+def write_under_a_relaxed_number(x, n, box):
+    box.n += 1
+    if n > 3:                  # n varies, so it is fed: this `if` is on a tensor
+        box.n += 1
+        box.items.append(n)
+    return x
+
+
+def test_a_write_inside_a_tf_cond_happens_only_on_the_taken_side():
+    eager_box, janus_box = Box(), Box()
+    spec = janus.speculate(write_under_a_relaxed_number)
+    for n in (0, 0, 5, 0, 7, 1, 9, 2):
+        write_under_a_relaxed_number(tf.constant(1.0), n, eager_box)
+        spec(tf.constant(1.0), n, janus_box)
+        assert (eager_box.n, eager_box.items) == (janus_box.n, janus_box.items), spec.report()

@@ -6,8 +6,8 @@ base class owns the one rule they all follow about scopes: the function being
 lowered has its body lowered (`lower_function`); a `def` or `lambda` nested in
 it is left as it is (`nested_function`), because a nested user function is
 converted on its own when it is called.  A lowering that must also see nested
-scopes (free-name reads, boolean operators in lambdas) says so by overriding
-`nested_function`.
+scopes says so by overriding `nested_function` (boolean operators, in every
+nested def and lambda) or `visit_Lambda` (free-name reads, in lambdas only).
 """
 from __future__ import annotations
 
@@ -22,7 +22,10 @@ from codegen.syntax.templates import JN, Namer
 @dataclasses.dataclass
 class LoweringContext:
     """One function's lowering: its file, the namer for fresh names, the table of profile
-    sites the generated code refers to, and the names it declares `global` or `nonlocal`."""
+    sites the generated code refers to, and the names it declares `global` or `nonlocal`.
+
+    The function's local names are not carried: lowerings add locals (temporaries, flags), so
+    a lowering that needs them computes `local_names` on the function as it stands then."""
 
     filename: str
     namer: Namer

@@ -14,10 +14,31 @@ from codegen.syntax.analysis import local_names
 
 
 class UnsupportedConstructs(ast.NodeVisitor):
-    """Raises `ConversionError` at the first construct that must stay imperative.
+    """Raises `ConversionError` at the first construct that must stay imperative; changes nothing.
+    Nested functions and lambdas are not checked: they stay Python values.
+
+    Example::
 
         def f(x):
-            yield x          ->  ConversionError [generator] file.py:2
+            yield x
+
+    raises::
+
+        ConversionError: [generator] <example>:2: generators are not converted (hint: return a list instead of yielding)
+
+    Example::
+
+        def f(xs):
+            def items():
+                yield from xs
+            return list(items())
+
+    lowers to::
+
+        def f(xs):
+            def items():
+                yield from xs
+            return list(items())
     """
 
     def __init__(self, filename: str, local: set[str]):

@@ -16,13 +16,15 @@ SKIP_MODULES = {"base", "pipeline", "control_flow", "recursion"}   # no lowering
 
 
 def _examples(doc: str):
-    """(before, after) source pairs from `Example::` ... `lowers to::` blocks."""
-    pairs = []
+    """(before, outcome, after) triples from `Example::` blocks, each followed by `lowers to::`
+    (the lowered source) or `raises::` (`Type: message` of the error it raises)."""
+    triples = []
     for chunk in doc.split("Example::")[1:]:
-        before, _, rest = chunk.partition("lowers to::")
-        after = rest.split("Example::")[0]
-        pairs.append((textwrap.dedent(before).strip(), textwrap.dedent(after).strip()))
-    return pairs
+        chunk = chunk.split("Example::")[0]
+        outcome = "raises::" if "raises::" in chunk else "lowers to::"
+        before, _, after = chunk.partition(outcome)
+        triples.append((textwrap.dedent(before).strip(), outcome, textwrap.dedent(after).strip()))
+    return triples
 
 
 def _lowering_modules():
@@ -35,29 +37,25 @@ def _cases():
     for module in _lowering_modules():
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ == module.__name__ and "Example::" in (cls.__doc__ or ""):
-                for i, pair in enumerate(_examples(inspect.getdoc(cls))):
-                    yield pytest.param(module, pair, id=f"{module.__name__.split('.')[-1]}-{i}")
+                for i, example in enumerate(_examples(inspect.getdoc(cls))):
+                    yield pytest.param(module, example, id=f"{module.__name__.split('.')[-1]}-{i}")
 
 
 def test_every_lowering_module_has_transform_and_an_example():
     for module in _lowering_modules():
         assert callable(getattr(module, "transform", None)), module.__name__
-        if module.__name__.endswith(".unsupported"):
-            continue
         assert any(module.__name__ in str(c.values[0]) for c in _cases()), f"{module.__name__} has no example"
 
 
-@pytest.mark.parametrize("module,pair", list(_cases()))
-def test_docstring_example(module, pair):
-    before, after = pair
+@pytest.mark.parametrize("module,example", list(_cases()))
+def test_docstring_example(module, example):
+    before, outcome, after = example
     node = ast.parse(before).body[0]
-    module.transform(node, LoweringContext.for_function(node, "<example>"))
-    assert ast.unparse(node) == ast.unparse(ast.parse(after).body[0])
-
-
-def test_unsupported_constructs_name_the_line():
-    from codegen.lowering import unsupported
-    node = ast.parse("def f(x):\n    yield x\n").body[0]
-    with pytest.raises(ConversionError) as info:
-        unsupported.transform(node, LoweringContext.for_function(node, "example.py"))
-    assert info.value.reason.kind == "generator" and info.value.reason.where == "example.py:2"
+    ctx = LoweringContext.for_function(node, "<example>")
+    if outcome == "raises::":
+        with pytest.raises(ConversionError) as info:
+            module.transform(node, ctx)
+        assert f"{type(info.value).__name__}: {info.value}" == after
+    else:
+        module.transform(node, ctx)
+        assert ast.unparse(node) == ast.unparse(ast.parse(after).body[0])

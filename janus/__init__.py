@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from codegen.errors import ConversionError, JanusError, Reason, StagingError
 from janus import testing
+from janus.exactness import keep_eager_arithmetic
 from janus.explain import Explanation, explain
 from janus.function import REGISTRY, SpeculativeFunction
 from janus.report import render_all, report_all_data
 
 __all__ = ["speculate", "report", "explain", "Explanation", "SpeculativeFunction", "ConversionError",
            "StagingError", "JanusError", "Reason", "testing"]
+
+keep_eager_arithmetic()
 
 _OPTIONS = {"profile_runs", "max_graphs", "input_signature", "jit_compile", "reduce_retracing", "strict",
             "unroll_limit", "autograph", "experimental_follow_type_hints", "experimental_implements",

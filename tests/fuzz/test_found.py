@@ -84,3 +84,20 @@ def test_a_write_inside_a_tf_cond_happens_only_on_the_taken_side():
         write_under_a_relaxed_number(tf.constant(1.0), n, eager_box)
         spec(tf.constant(1.0), n, janus_box)
         assert (eager_box.n, eager_box.items) == (janus_box.n, janus_box.items), spec.report()
+
+
+def doubled_then_shifted_in_a_tensor_loop(x, n):
+    t = x * 1.0
+    j = tf.constant(0)
+    while j < tf.constant(abs(n) % 3 + 1):
+        t = t + t
+        t = t + tf.reduce_sum(x)
+        j = j + 1
+    return t
+
+
+def test_a_loop_tensorflows_arithmetic_optimizer_miscompiles_gives_eagers_answer():
+    # TF 2.21's arithmetic optimizer returns an empty tensor for this loop; janus turns it off.
+    x = tf.constant([-2.0, -2.0])
+    spec = differential(doubled_then_shifted_in_a_tensor_loop, [(x, n) for n in (0, 0, 1, 0, 2, 0)])
+    assert spec.stats()["graph_runs"] >= 1, spec.report()

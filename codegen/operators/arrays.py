@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
-from codegen.operators.numbers import PyNumber
+from codegen.operators.numbers import PyNumber, exact_constant
 from codegen.operators.shapes import guarded
 
 
@@ -80,8 +80,9 @@ def _dtype_of(value):
 
 
 def _as(value, dtype):
-    t = value.tensor if isinstance(value, (PyArray, PyNumber)) else tf.constant(value)
-    return t if t.dtype == dtype else tf.cast(t, dtype)
+    if not isinstance(value, (PyArray, PyNumber)):
+        return exact_constant(value, dtype)
+    return value.tensor if value.tensor.dtype == dtype else tf.cast(value.tensor, dtype)
 
 
 _ARITH = {"add": _op.add, "sub": _op.sub, "mul": _op.mul, "truediv": _op.truediv, "pow": _op.pow,

@@ -67,7 +67,16 @@ def _ptype(value):
 def _tensor(value, ptype):
     if isinstance(value, PyNumber):
         return tf.cast(value.tensor, _WIDE[ptype]) if value.tensor.dtype != _WIDE[ptype] else value.tensor
-    return tf.constant(value, _WIDE[ptype])
+    return exact_constant(value, _WIDE[ptype])
+
+
+def exact_constant(value, dtype):
+    """A Python constant in float arithmetic, hidden from the graph optimiser's constant folding,
+    which would reassociate `(s * 0.1) * 0.1` into `s * 0.01` (not what Python computes)."""
+    constant = tf.constant(value, dtype)
+    if not dtype.is_floating:
+        return constant
+    return tf.raw_ops.PlaceholderWithDefault(input=constant, shape=[])
 
 
 def _require(ok, what: str):

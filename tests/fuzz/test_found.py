@@ -101,3 +101,18 @@ def test_a_loop_tensorflows_arithmetic_optimizer_miscompiles_gives_eagers_answer
     x = tf.constant([-2.0, -2.0])
     spec = differential(doubled_then_shifted_in_a_tensor_loop, [(x, n) for n in (0, 0, 1, 0, 2, 0)])
     assert spec.stats()["graph_runs"] >= 1, spec.report()
+
+
+def scaled_twice_in_a_tensor_loop(x, n):
+    s = 0.5
+    j = tf.constant(0)
+    while j < tf.constant(abs(n) % 3 + 1):
+        s = s * 0.1
+        s = s * 0.1
+        j = j + 1
+    return x, s
+
+
+def test_python_float_arithmetic_is_not_reassociated_by_the_graph():
+    x = tf.constant([-2.0, -2.0])
+    differential(scaled_twice_in_a_tensor_loop, [(x, n) for n in (0, 0, 1, 1, 2, 0)])

@@ -12,7 +12,7 @@ import tensorflow as tf
 from codegen.operators.context import PrintEvent, current
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert
-from codegen.operators.state import del_attr, ld_attr, outside_reader, st_attr
+from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
 from codegen.operators.values import is_symbolic
 
@@ -40,7 +40,12 @@ class TensorRange:
 
 def py_iter(x):
     """An iterable Python can walk at build time (tensors with a static first dimension unstack)."""
-    current().heap.mark_read(x)
+    ctx = current()
+    ctx.heap.mark_read(x)
+    sh = ctx.heap.by_copy.get(id(x))
+    if sh is not None and type(x) in (list, tuple):
+        for i, item in enumerate(x):
+            held_outside(ctx, sh, i, item)
     if is_symbolic(x):
         if x.shape.rank and x.shape[0] is not None:
             return tf.unstack(x)

@@ -98,11 +98,17 @@ def ld_item(obj, key):
     sh = ctx.heap.by_copy.get(id(obj))
     if sh is not None:
         sh.read = True
-        if not isinstance(value, (tf.Tensor, tf.Variable, int, float, str, bool, type(None))):
-            # An object held in an outside container is outside too: its attributes are guarded.
-            ctx.outside.setdefault(id(value), sh.source.item(key))
-            ctx.keep.append(value)
+        held_outside(ctx, sh, key, value)
     return value
+
+
+def held_outside(ctx, sh, key, value):
+    """An object held in an outside container is outside too: its attributes are read fresh
+    (tensors) or guarded (Python values) like those of any outside object.  (The items of an
+    argument container are arguments: the call's signature says how each is fed.)"""
+    if sh.holder is not None and not isinstance(value, (tf.Tensor, tf.Variable, int, float, str, bool, type(None))):
+        ctx.outside.setdefault(id(value), sh.source.item(key))
+        ctx.keep.append(value)
 
 
 def _container_write(obj):

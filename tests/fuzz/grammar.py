@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-OPEN_BUG_RULES = {
-    "write-in-tensor-if": "a state write inside an `if` on a tensor that becomes tf.cond applies both sides "
-                          "(`if tf.reduce_sum(x) > 0: LOG.append(1) else: LOG.append(2)` after the branch varied)",
-    "write-in-tensor-while": "a state write inside a `while` on a tensor happens once per call, not per iteration "
-                             "(`while j < m: box.n += 1`)",
+OPEN_BUG_RULES: dict[str, str] = {
+    # No rule of the grammar makes a known, open bug today.  A rule that does is generated only
+    # under --fuzz-open, listed here with a one-line repro, until the bug is fixed.
 }
 
 HEADER = '''import tensorflow as tf
@@ -35,6 +33,12 @@ class Box:
         self.n = 0
         self.t = tf.constant(0.0)
         self.items = []
+        self.layers = [Layer(), Layer()]
+
+
+class Layer:
+    def __init__(self):
+        self.w = tf.constant(2.0)
 
 
 def helper(v, k):
@@ -65,7 +69,7 @@ def python_test(draw):
 
 
 @st.composite
-def simple_statement(draw, in_loop: bool, tensor_branch: bool, open_rules: bool):
+def simple_statement(draw, in_loop: bool, open_rules: bool):
     choices = [
         lambda: f"t = t + {draw(st.sampled_from(TENSOR_EXPRS))}",
         lambda: f"t = t * {draw(st.sampled_from(['0.5', '2.0', 'tf.tanh(t)']))}",
@@ -74,16 +78,14 @@ def simple_statement(draw, in_loop: bool, tensor_branch: bool, open_rules: bool)
         lambda: f"s = s + n / {draw(st.sampled_from(['(abs(k) + 1)', '4', '3']))}",
         lambda: f"s = s * {draw(st.sampled_from(['1.5', '0.1']))}",
         lambda: "print(" + draw(st.sampled_from(PRINTS)) + ")",
+        lambda: "box.n += 1",
+        lambda: "box.t = box.t + tf.reduce_sum(t)",
+        lambda: "box.items.append(k)",
+        lambda: "LOG.append(k)",
+        lambda: "COUNT += 1",
+        lambda: "TABLE[k % 3] = k",
+        lambda: "for layer in box.layers:\n    t = t * layer.w",
     ]
-    if not tensor_branch or open_rules:
-        choices += [
-            lambda: "box.n += 1",
-            lambda: "box.t = box.t + tf.reduce_sum(t)",
-            lambda: "box.items.append(k)",
-            lambda: "LOG.append(k)",
-            lambda: "COUNT += 1",
-            lambda: "TABLE[k % 3] = k",
-        ]
     if in_loop:
         choices += [lambda: f"if {draw(python_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}"]
     return draw(st.sampled_from(choices))()
@@ -94,37 +96,37 @@ def _indent(text: str, by: str = "    ") -> str:
 
 
 @st.composite
-def block(draw, depth: int, in_loop: bool = False, tensor_branch: bool = False, open_rules: bool = False):
+def block(draw, depth: int, in_loop: bool = False, open_rules: bool = False):
     n = draw(st.integers(1, 3))
-    stmts = [draw(statement(depth, in_loop, tensor_branch, open_rules)) for _ in range(n)]
+    stmts = [draw(statement(depth, in_loop, open_rules)) for _ in range(n)]
     return "\n".join(stmts)
 
 
 @st.composite
-def statement(draw, depth: int, in_loop: bool, tensor_branch: bool, open_rules: bool):
+def statement(draw, depth: int, in_loop: bool, open_rules: bool):
     kinds = ["simple"] * 4
     if depth > 0:
         kinds += ["tensor-if", "python-if", "for-range", "for-list", "tensor-while", "early-return"]
     kind = draw(st.sampled_from(kinds))
     sub = dict(depth=depth - 1, open_rules=open_rules)
     if kind == "simple":
-        return draw(simple_statement(in_loop, tensor_branch, open_rules))
+        return draw(simple_statement(in_loop, open_rules))
     if kind == "tensor-if":
-        body = draw(block(in_loop=in_loop, tensor_branch=True, **sub))
-        orelse = draw(block(in_loop=in_loop, tensor_branch=True, **sub))
+        body = draw(block(in_loop=in_loop, **sub))
+        orelse = draw(block(in_loop=in_loop, **sub))
         return f"if {draw(tensor_test())}:\n{_indent(body)}\nelse:\n{_indent(orelse)}"
     if kind == "python-if":
-        body = draw(block(in_loop=in_loop, tensor_branch=tensor_branch, **sub))
+        body = draw(block(in_loop=in_loop, **sub))
         return f"if {draw(python_test())}:\n{_indent(body)}"
     if kind == "for-range":
-        body = draw(block(in_loop=True, tensor_branch=tensor_branch, **sub))
+        body = draw(block(in_loop=True, **sub))
         bound = draw(st.sampled_from(["3", "abs(n) % 4", "2"]))
         return f"for i in range({bound}):\n{_indent(body)}\n    k = k + i"
     if kind == "for-list":
-        body = draw(block(in_loop=True, tensor_branch=tensor_branch, **sub))
+        body = draw(block(in_loop=True, **sub))
         return f"for v in [1, 2, 3]:\n{_indent(body)}\n    t = t + v"
     if kind == "tensor-while":
-        body = draw(block(in_loop=False, tensor_branch=True, **sub))
+        body = draw(block(in_loop=False, **sub))
         return (f"j = tf.constant(0)\nwhile j < tf.constant(abs(n) % 3 + 1):\n{_indent(body)}\n"
                 f"    j = j + 1")
     return f"if {draw(tensor_test())}:\n    return t, k"
@@ -137,14 +139,19 @@ def program(draw, open_rules: bool = False):
     return HEADER + _indent(body) + f"\n    return {result}\n"
 
 
+MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear()", "TABLE.clear()",
+             "box.t = box.t + 1.0", "LOG.append(5)", "box.layers[0].w = tf.constant(5.0)"]
+
+
 @st.composite
 def calls(draw):
-    """4 to 8 calls; the batch size, values (and so branch directions), dtype and n change."""
+    """4 to 8 calls; the batch size, values (and so branch directions), dtype and n change, and
+    between calls the state may be changed from outside (the same way for eager and janus)."""
     out = []
     for _ in range(draw(st.integers(4, 8))):
         size = draw(st.sampled_from([2, 2, 3]))
         values = draw(st.lists(st.sampled_from([-2.0, -0.5, 0.0, 0.5, 1.0, 3.0]), min_size=size, max_size=size))
         dtype = draw(st.sampled_from(["float32", "float32", "float32", "float64"]))
         n = draw(st.integers(-5, 40))
-        out.append((values, dtype, n))
+        out.append((values, dtype, n, draw(st.sampled_from(MUTATIONS))))
     return out

@@ -65,11 +65,14 @@ def run(source: str, calls: list) -> dict:
     eager_mod, janus_mod = load(source, "eager"), load(source, "janus")
     spec = janus.speculate(janus_mod.f)
     eager_box, janus_box = eager_mod.Box(), janus_mod.Box()
-    for i, (values, dtype, n) in enumerate(calls):
+    for i, (values, dtype, n, mutation) in enumerate(calls):
+        if mutation:                      # state changed from outside, before this call
+            for module, box in ((eager_mod, eager_box), (janus_mod, janus_box)):
+                exec(mutation, {"box": box, "tf": tf, "LOG": module.LOG, "TABLE": module.TABLE})
         x = tf.constant(values, getattr(tf, dtype))
         (ek, ev), eout = run_capturing(eager_mod.f, (x, n, eager_box))
         (jk, jv), jout = run_capturing(spec, (x, n, janus_box))
-        where = f"call {i} (x={values} {dtype}, n={n})"
+        where = f"call {i} (x={values} {dtype}, n={n}, before it: {mutation})"
         assert ek == jk, f"{where}: eager {ek}s {ev!r}, janus {jk}s {jv!r}"
         if ek == "raise":
             assert type(ev) is type(jv) and str(ev) == str(jv), f"{where}: eager raised {ev!r}, janus {jv!r}"

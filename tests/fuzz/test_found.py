@@ -116,3 +116,30 @@ def scaled_twice_in_a_tensor_loop(x, n):
 def test_python_float_arithmetic_is_not_reassociated_by_the_graph():
     x = tf.constant([-2.0, -2.0])
     differential(scaled_twice_in_a_tensor_loop, [(x, n) for n in (0, 0, 1, 1, 2, 0)])
+
+
+class Layer:
+    def __init__(self, w):
+        self.w = tf.constant(w)
+
+
+LAYERS = [Layer(2.0), Layer(3.0)]
+
+
+def through_layers(x):
+    for layer in LAYERS:
+        x = x * layer.w
+    return x
+
+
+def test_a_tensor_attribute_of_an_object_in_a_list_is_read_fresh():
+    spec = janus.speculate(through_layers)
+    x = tf.constant([1.0])
+    try:
+        for w in (2.0, 2.0, 2.0, 2.0, 50.0, 7.0):
+            LAYERS[1].w = tf.constant(w)
+            expected = through_layers(x)
+            assert float(spec(x)[0]) == float(expected[0]), spec.report()
+    finally:
+        LAYERS[1].w = tf.constant(3.0)
+    assert spec.stats()["graph_runs"] >= 3, spec.report()

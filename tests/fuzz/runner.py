@@ -4,6 +4,7 @@ the module's list, dict and counter)."""
 from __future__ import annotations
 
 import hashlib
+import re
 import importlib.util
 import sys
 import tempfile
@@ -55,6 +56,20 @@ def _same(a, b, where: str):
         assert a == b, f"{where}: eager {a!r}, janus {b!r}"
 
 
+_NUMBER = re.compile(r"-?\d+\.\d*(?:e[-+]?\d+)?")
+
+
+def _same_text(a: str, b: str) -> bool:
+    """Equal printed text, where a graph kernel may round a float a tensor prints in its last
+    digit (as under tf.function); everything else, Python numbers' text included, is exact."""
+    if a == b:
+        return True
+    if _NUMBER.sub("#", a) != _NUMBER.sub("#", b) or "tf.Tensor" not in a:
+        return False
+    return all(np.isclose(float(x), float(y), rtol=1e-5, atol=1e-6)
+               for x, y in zip(_NUMBER.findall(a), _NUMBER.findall(b)))
+
+
 def _state(module, box):
     return {"box.n": box.n, "box.t": box.t, "box.items": list(box.items), "LOG": list(module.LOG),
             "TABLE": dict(module.TABLE), "COUNT": module.COUNT}
@@ -78,7 +93,7 @@ def run(source: str, calls: list) -> dict:
             assert type(ev) is type(jv) and str(ev) == str(jv), f"{where}: eager raised {ev!r}, janus {jv!r}"
         else:
             _same(ev, jv, f"{where} result")
-        assert eout == jout, f"{where}: printed\neager: {eout!r}\njanus: {jout!r}"
+        assert _same_text(eout, jout), f"{where}: printed\neager: {eout!r}\njanus: {jout!r}"
         _same(_state(eager_mod, eager_box), _state(janus_mod, janus_box), f"{where} state")
     stats = spec.stats()
     COUNTER["programs"] += 1

@@ -83,7 +83,21 @@ class ReturnStatements(Lowering):
                 setattr(node, field, self._block(getattr(node, field)))
         return node
 
-    visit_If = visit_With = visit_Try = _visit_blocks
+    visit_If = visit_With = _visit_blocks
+
+    def visit_Try(self, node):
+        """A `finally` runs even after the try body returned, and its own `return` wins: it runs
+        with the flag cleared, and the flag is set again afterwards if the body had returned."""
+        if not any(_returns(s) for s in node.finalbody):
+            return self._visit_blocks(node)
+        for field in ("body", "orelse"):
+            if getattr(node, field):
+                setattr(node, field, self._block(getattr(node, field)))
+        before = self.namer.new("do_return_before_finally")
+        node.finalbody = (replace("before = flag\nflag = False\n", node, before=before, flag=self.flag)
+                          + self._block(node.finalbody)
+                          + replace("flag = flag or before", node, before=before, flag=self.flag))
+        return node
 
     def _visit_loop(self, node):
         had = any(_returns(s) for s in node.body)

@@ -76,6 +76,10 @@ class UnsupportedConstructs(ast.NodeVisitor):
         if node.handlers:
             self._fail("try-except", node, "try/except whose handler could run is not converted",
                        "move the try/except out of the speculated function")
+        for stmt in node.finalbody:
+            exits = [sub for sub in _loop_exits(stmt)]
+            if exits:
+                self._fail("finally-exit", exits[0], "break/continue inside finally is not converted")
         self.generic_visit(node)
 
     visit_TryStar = visit_Try
@@ -100,6 +104,17 @@ class UnsupportedConstructs(ast.NodeVisitor):
         if node.orelse:
             self._fail("while-else", node, "while/else is not converted yet")
         self.generic_visit(node)
+
+
+def _loop_exits(node):
+    """`break`/`continue` statements of `node` that leave a loop around it (not one inside it)."""
+    if isinstance(node, (ast.Break, ast.Continue)):
+        yield node
+        return
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.For, ast.While, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef,
+                                  ast.Lambda, ast.ClassDef)):
+            yield from _loop_exits(child)
 
 
 def transform(node, ctx) -> None:

@@ -15,7 +15,7 @@ from codegen.operators.builtins import TensorRange, py_iter
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
 from codegen.operators.general import run_cond, run_while
-from codegen.operators.logical import as_bool as _as_bool
+from codegen.operators.logical import as_bool as _as_bool, test_value
 from codegen.operators.values import is_symbolic
 
 
@@ -40,6 +40,7 @@ def _branch_decision(site):
 
 
 def if_stmt(test, body, orelse, get_state, set_state, names, site):
+    test = test_value(test)
     if not is_symbolic(test):
         return body() if test else orelse()
     side, assumption = _branch_decision(site)
@@ -50,6 +51,7 @@ def if_stmt(test, body, orelse, get_state, set_state, names, site):
 
 
 def if_exp(test, body, orelse, site):
+    test = test_value(test)
     if not is_symbolic(test):
         return body() if test else orelse()
     side, assumption = _branch_decision(site)
@@ -124,7 +126,7 @@ def while_stmt(test, body, get_state, set_state, names, site):
     trips = assumption = None
     decided = False
     while True:
-        value = test()
+        value = test_value(test())
         if not is_symbolic(value):
             if not value:
                 return
@@ -135,7 +137,7 @@ def while_stmt(test, body, get_state, set_state, names, site):
             decided = True
             trips, assumption = _trip_decision(site, "while")
             if trips is None or trips < done:
-                return run_while(lambda: test(), body, get_state, set_state, names, None, counter=False)
+                return run_while(lambda: test_value(test()), body, get_state, set_state, names, None, counter=False)
         if done < trips:
             emit_guard(_as_bool(value), assumption)
             body()

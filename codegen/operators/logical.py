@@ -6,12 +6,30 @@ import operator
 
 import tensorflow as tf
 
+from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer, is_none
 from codegen.operators.values import is_symbolic
 
 
 def as_bool(x):
     return x if x.dtype == tf.bool else tf.cast(x, tf.bool)
+
+
+def test_value(x):
+    """The value an `if`/`while` tests: a varying Python number becomes its truth as a boolean
+    tensor (Python's truth of a number is `!= 0`), anything else is itself."""
+    return as_bool(x.tensor) if isinstance(x, PyNumber) else x
+
+
+def _both_bools(a, b) -> bool:
+    return all(type(v) is bool or (isinstance(v, PyNumber) and v.ptype is bool) for v in (a, b)) \
+        and (isinstance(a, PyNumber) or isinstance(b, PyNumber))
+
+
+def _bool_number(op, a, b):
+    """`a and b` / `a or b` on two bools, one of them varying: a varying bool."""
+    a, b = (v.tensor if isinstance(v, PyNumber) else tf.constant(v) for v in (a, b))
+    return PyNumber(op(a, b), bool)
 
 
 # -- boolean operators -------------------------------------------------------------------
@@ -23,7 +41,11 @@ def truth(x):
 def and_(*thunks):
     value = thunks[0]()
     for thunk in thunks[1:]:
-        if is_symbolic(value):
+        if isinstance(value, PyNumber) and value.ptype is bool:
+            right = thunk()
+            value = _bool_number(tf.logical_and, value, right) if _both_bools(value, right) \
+                else (right if value else value)
+        elif is_symbolic(value):
             value = tf.logical_and(as_bool(value), as_bool(tf.convert_to_tensor(thunk())))
         elif not value:
             return value
@@ -35,7 +57,15 @@ def and_(*thunks):
 def or_(*thunks):
     value = thunks[0]()
     for thunk in thunks[1:]:
-        if is_symbolic(value):
+        if isinstance(value, PyNumber) and value.ptype is bool:
+            right = thunk()
+            value = _bool_number(tf.logical_or, value, right) if _both_bools(value, right) \
+                else (value if value else right)
+        elif type(value) is bool and not value:
+            right = thunk()
+            value = right if not isinstance(right, PyNumber) or right.ptype is not bool \
+                else _bool_number(tf.logical_or, value, right)
+        elif is_symbolic(value):
             value = tf.logical_or(as_bool(value), as_bool(tf.convert_to_tensor(thunk())))
         elif value:
             return value
@@ -45,10 +75,13 @@ def or_(*thunks):
 
 
 def not_(x):
+    if isinstance(x, PyNumber):
+        return PyNumber(tf.logical_not(test_value(x)), bool)
     return tf.logical_not(as_bool(x)) if is_symbolic(x) else not x
 
 
 def not_any(*flags):
+    flags = [test_value(f) for f in flags]
     if not any(is_symbolic(f) for f in flags):
         return not any(flags)
     out = tf.constant(True)

@@ -106,7 +106,7 @@ def block(draw, depth: int, in_loop: bool = False, open_rules: bool = False):
 def statement(draw, depth: int, in_loop: bool, open_rules: bool):
     kinds = ["simple"] * 4
     if depth > 0:
-        kinds += ["tensor-if", "python-if", "for-range", "for-list", "tensor-while", "early-return"]
+        kinds += ["tensor-if", "python-if", "for-range", "for-list", "tensor-while", "early-return", "try-finally"]
     kind = draw(st.sampled_from(kinds))
     sub = dict(depth=depth - 1, open_rules=open_rules)
     if kind == "simple":
@@ -129,6 +129,10 @@ def statement(draw, depth: int, in_loop: bool, open_rules: bool):
         body = draw(block(in_loop=False, **sub))
         return (f"j = tf.constant(0)\nwhile j < tf.constant(abs(n) % 3 + 1):\n{_indent(body)}\n"
                 f"    j = j + 1")
+    if kind == "try-finally":
+        body = draw(block(in_loop=in_loop, **sub))
+        final = draw(block(in_loop=False, **sub))
+        return f"try:\n{_indent(body)}\nfinally:\n{_indent(final)}"
     return f"if {draw(tensor_test())}:\n    return t, k"
 
 

@@ -12,7 +12,7 @@ import ast
 from codegen.lowering.base import Lowering
 from codegen.lowering.break_continue import guard_rest
 from codegen.syntax.annotations import Anno, getanno, setanno
-from codegen.syntax.templates import replace, replace_expr
+from codegen.syntax.templates import JN, replace, replace_expr
 
 
 def _returns(node) -> bool:
@@ -41,7 +41,7 @@ class ReturnStatements(Lowering):
 
         def f(x):
             do_return_1 = False
-            retval_1 = None
+            retval_1 = jn.NO_RETURN
             if x > 0:
                 retval_1 = x
                 do_return_1 = True
@@ -49,7 +49,7 @@ class ReturnStatements(Lowering):
                 y = -x
                 retval_1 = y
                 do_return_1 = True
-            return retval_1
+            return jn.returned(retval_1, do_return_1)
     """
 
     def __init__(self, ctx):
@@ -62,8 +62,8 @@ class ReturnStatements(Lowering):
             return node                      # no return, or one final return: nothing to lower
         self.flag, self.value = self.namer.new("do_return"), self.namer.new("retval")
         body = self._block(node.body)
-        node.body = (replace("flag = False\nvalue = None\n", node, flag=self.flag, value=self.value)
-                     + body + replace("return value", node, value=self.value))
+        node.body = (replace(f"flag = False\nvalue = {JN}.NO_RETURN\n", node, flag=self.flag, value=self.value)
+                     + body + replace(f"return {JN}.returned(value, flag)", node, value=self.value, flag=self.flag))
         return node
 
     def _block(self, stmts):

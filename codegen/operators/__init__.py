@@ -9,18 +9,18 @@ sees them) and gives tensors their graph meaning.
 """
 from codegen.operators.builtins import TensorRange, py_iter
 from codegen.operators.calls import call
-from codegen.operators.control_flow import for_stmt, if_exp, if_stmt, while_stmt
+from codegen.operators.control_flow import for_stmt, if_exp, if_stmt, returned, while_stmt
 from codegen.operators.general import run_cond, run_while
 from codegen.operators.joins import join, join_end, joined
 from codegen.operators.logical import and_, compare_chain, not_, not_any, or_, truth
 from codegen.operators.state import (del_attr, del_item, del_name, inplace, ld, ld_attr, ld_item, st_attr, st_item,
                                      st_name)
-from codegen.operators.values import UNDEF, Undefined, is_symbolic
+from codegen.operators.values import NO_RETURN, UNDEF, Undefined, is_symbolic
 from codegen.operators import text as _text  # noqa: F401 - guards graph tensors' text while building
 
 __all__ = [
     # control flow
-    "if_stmt", "if_exp", "for_stmt", "while_stmt", "run_cond", "run_while", "TensorRange", "truth",
+    "if_stmt", "if_exp", "for_stmt", "while_stmt", "run_cond", "run_while", "TensorRange", "truth", "returned",
     # logical
     "and_", "or_", "not_", "not_any", "compare_chain",
     # state reads and writes
@@ -30,5 +30,5 @@ __all__ = [
     # joined recursive calls
     "join", "joined", "join_end",
     # values
-    "UNDEF", "Undefined", "is_symbolic",
+    "UNDEF", "Undefined", "NO_RETURN", "is_symbolic",
 ]

@@ -16,7 +16,7 @@ from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
 from codegen.operators.general import run_cond, run_while
 from codegen.operators.logical import as_bool as _as_bool, test_value
-from codegen.operators.values import is_symbolic
+from codegen.operators.values import NO_RETURN, is_symbolic
 
 
 # -- branches ----------------------------------------------------------------------------
@@ -64,6 +64,26 @@ def if_exp(test, body, orelse, site):
             ctx.general_depth -= 1
     emit_guard(_as_bool(test) if side else tf.logical_not(_as_bool(test)), assumption)
     return body() if side else orelse()
+
+
+def returned(value, flag):
+    """The function's result at its single lowered `return`: None when no `return` ran.  When
+    whether one ran depends on a tensor, the value may be a `tf.cond` placeholder: guard that a
+    `return` ran (a call that falls off the end runs in Python and returns None, as eager)."""
+    if value is NO_RETURN:
+        return None
+    flag = test_value(flag)
+    if not is_symbolic(flag) or current().in_machine:
+        return value
+    ctx = current()
+    where = ctx.user_line()
+    key = (ctx.frame.converted.key if ctx.frames else "", Kind.EXACT.name, where, "returned")
+    if ctx.dry_run or not ctx.may_speculate(key):
+        ctx.fail("undefined-value", "whether the function reaches a `return` depends on a tensor, and it "
+                 "cannot be guarded here (after a variable write or inside tf.cond / tf.while_loop)",
+                 "return on every path")
+    emit_guard(flag, ctx.assume(Kind.EXACT, key, "the function reaches a `return`", True, where))
+    return value
 
 
 # -- loops -------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from __future__ import annotations
 import tensorflow as tf
 
 from codegen.operators.context import current
-from codegen.operators.numbers import PyNumber, python_kind, wide_tensor
-from codegen.operators.values import UNDEF
+from codegen.operators.numbers import PyNumber, python_kind, wide_tensor, wide_tensor_dtype
+from codegen.operators.values import NO_RETURN, UNDEF
 
 
 _NUMBERS = (bool, int, float)
@@ -79,10 +79,11 @@ def run_cond(test, body, orelse, get_state, set_state, names):
     init = get_state()
     seen: dict = {}
     # Carry tensors, numbers, lists of them, and not-yet-defined names (a branch usually defines them).
-    carry = [i for i, v in enumerate(init) if _carriable(v) or v is UNDEF]
+    carry = [i for i, v in enumerate(init) if _carriable(v) or v is UNDEF or v is NO_RETURN]
     dtypes: dict = {}
+    fills: dict = {}
 
-    def branch(fn, which, carry):
+    def branch(fn, which):
         def run():
             set_state(init)
             before = _heap_state(ctx.heap)
@@ -95,6 +96,9 @@ def run_cond(test, body, orelse, get_state, set_state, names):
                 if _carriable(vals[i]):
                     leaves = tf.nest.flatten(vals[i])
                     out.append([_tensor(x, dtypes.get((i, j))) for j, x in enumerate(leaves)])
+                elif i in fills:
+                    # The side that has not returned yet: zeros shaped like the other side's result.
+                    out.append([tf.zeros([d or 0 for d in shape], dtype) for shape, dtype in fills[i]])
                 else:
                     # A side that leaves a carried name undefined outputs a placeholder; the name
                     # ends up undefined after the cond (a later read fails the build).
@@ -107,36 +111,70 @@ def run_cond(test, body, orelse, get_state, set_state, names):
         for attempt in range(2):
             try:
                 outs = tf.cond(tf.cast(test, tf.bool) if test.dtype != tf.bool else test,
-                               branch(body, True, carry), branch(orelse, False, carry))
-                break
-            except (TypeError, ValueError):
+                               branch(body, True), branch(orelse, False))
+            except (TypeError, ValueError, AssertionError):     # cond_v2 asserts equal output counts
                 if attempt or True not in seen or False not in seen:
                     raise
-                # Carry what both sides define with the same structure, in the dtype the tensor side has.
-                carry = []
-                for i in range(len(names)):
-                    a, b = seen[True][i], seen[False][i]
-                    if not (_carriable(a) and _carriable(b)):
-                        continue
-                    try:
-                        tf.nest.assert_same_structure(a, b)
-                    except (TypeError, ValueError):
-                        continue
-                    carry.append(i)
-                    for side in (a, b):
-                        for j, x in enumerate(tf.nest.flatten(side)):
-                            if isinstance(x, (tf.Tensor, tf.Variable)):
-                                dtypes[(i, j)] = x.dtype
+            else:
+                if attempt or not _one_side_returned(seen, carry):
+                    break
+            # Carry what both sides define with the same structure, in the dtype the tensor side has.
+            carry, fills = _common_carry(seen, len(names), dtypes)
     finally:
         ctx.general_depth -= 1
+    set_state(tuple(_merge(names, init, seen, carry, fills, outs)))
+
+
+def _one_side_returned(seen, carry) -> bool:
+    return any((seen[True][i] is NO_RETURN) != (seen[False][i] is NO_RETURN) for i in carry)
+
+
+def _leaf_spec(x):
+    if python_kind(x) is not None:
+        return tf.TensorShape([]), wide_tensor_dtype(x)
+    return x.shape, x.dtype
+
+
+def _common_carry(seen, count, dtypes):
+    """The names both sides define alike (and the result one side returned), with the dtypes
+    their tensors have, and the placeholder specs of the side that has not returned."""
+    carry, fills = [], {}
+    for i in range(count):
+        a, b = seen[True][i], seen[False][i]
+        if (a is NO_RETURN) != (b is NO_RETURN):
+            other = b if a is NO_RETURN else a
+            specs = [_leaf_spec(x) for x in tf.nest.flatten(other)] if _carriable(other) else None
+            if specs is not None and all(shape.rank is not None for shape, _ in specs):
+                carry.append(i)
+                fills[i] = specs
+            continue
+        if not (_carriable(a) and _carriable(b)):
+            continue
+        try:
+            tf.nest.assert_same_structure(a, b)
+        except (TypeError, ValueError):
+            continue
+        carry.append(i)
+        for side in (a, b):
+            for j, x in enumerate(tf.nest.flatten(side)):
+                if isinstance(x, (tf.Tensor, tf.Variable)):
+                    dtypes[(i, j)] = x.dtype
+    return carry, fills
+
+
+def _merge(names, init, seen, carry, fills, outs):
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     final = list(init)
     for i in range(len(names)):
         a, b = seen[True][i], seen[False][i]
-        if i in carry and _carriable(a) and _carriable(b):
+        leaves = outs[carry.index(i)] if i in carry else None
+        leaves = list(leaves) if isinstance(leaves, (list, tuple)) else [leaves]
+        if i in fills:
+            other = b if a is NO_RETURN else a
+            kind = python_kind(other)
+            final[i] = PyNumber(leaves[0], kind) if kind is not None else tf.nest.pack_sequence_as(other, leaves)
+        elif i in carry and _carriable(a) and _carriable(b):
             same_python = type(a) in _NUMBERS and type(a) is type(b) and a == b
-            leaves = outs[carry.index(i)]
-            leaves = list(leaves) if isinstance(leaves, (list, tuple)) else [leaves]
             kind = None if same_python else _python_number(names[i], a, b)
             if same_python:
                 final[i] = a
@@ -148,7 +186,7 @@ def run_cond(test, body, orelse, get_state, set_state, names):
             final[i] = a
         else:
             final[i] = UNDEF
-    set_state(tuple(final))
+    return final
 
 
 def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool):

@@ -131,6 +131,11 @@ def wide_tensor(value):
     return _tensor(value, _ptype(value))
 
 
+def wide_tensor_dtype(value):
+    """The dtype `wide_tensor(value)` has."""
+    return _WIDE[_ptype(value)]
+
+
 def _compare(op, a, b):
     wide = int if _ptype(a) in (int, bool) and _ptype(b) in (int, bool) else float
     return op(_tensor(a, wide), _tensor(b, wide))

@@ -35,3 +35,24 @@ class Undefined:
 
 
 UNDEF = Undefined()
+
+
+class NoReturn:
+    """The result of a function that has not reached a `return` yet, in generated code.
+
+    A `tf.cond` whose one side returned and whose other did not carries the result with a
+    zero placeholder on the side that did not; `returned` guards that the placeholder is never
+    what the function gives back."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "NO_RETURN"
+
+
+NO_RETURN = NoReturn()

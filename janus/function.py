@@ -253,8 +253,10 @@ class SpeculativeFunction(codegen.Speculated):
 
     def _run_graph(self, graph, inputs, args, kwargs, keep=True):
         start = time.perf_counter()
+        forced = testing.force_fallback_enabled()
+        saved = graph.snapshot_variables() if forced else None
         try:
-            outs = graph.run(inputs)
+            outs = graph.run(inputs)              # a failed run has restored the variables it wrote
         except Exception as exc:                  # noqa: BLE001 - reproduced eagerly below
             assumption = graph.failed_assumption(exc)
             if assumption is None:
@@ -262,7 +264,8 @@ class SpeculativeFunction(codegen.Speculated):
             return self._guard_failed(graph, assumption, args, kwargs, keep)
         finally:
             self.time_in["graph"] += time.perf_counter() - start
-        if testing.force_fallback_enabled():
+        if forced:                                # the run is treated as failed: undo it, run in Python
+            graph.undo(saved)
             self._note(codegen.Reason("forced-fallback", "", "janus.testing.forced_fallback() is active"))
             return self._profiled(args, kwargs)
         self.counters["graph_runs"] += 1

@@ -1,7 +1,8 @@
 """Test hooks: force the fallback path, or one assumption's failure, to prove the invariants.
 
     with janus.testing.forced_fallback():
-        f(x)     # the graph runs, then is treated as failed: eager result returned
+        f(x)     # the graph runs, then is treated as failed: the variables it wrote are
+                 # restored, its Python writes dropped, and the call runs eagerly
 
 Used by the runtime tests, which run every function in both modes.
 """

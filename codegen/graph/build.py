@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from codegen.assumptions import GUARD_MARK, Source
 from codegen.errors import JanusError, NeedsPythonValue, Reason, StagingError
-from codegen.graph import writeback
+from codegen.graph import variable_writes, writeback
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.signature import Feed, Signature, rebuild
 from codegen.operators.builtins import replay_prints
@@ -53,6 +53,7 @@ class GraphArtifact:
     n_print_tensors: int = 0
     observers: list = dataclasses.field(default_factory=list)    # (callback, number of outputs)
     recursion: list = dataclasses.field(default_factory=list)    # machine cycles in this graph
+    written_variables: list = dataclasses.field(default_factory=list)   # tf.Variables a run may write
 
     def failed_assumption(self, exc: Exception):
         """The assumption whose in-graph guard stopped this run, or None for any other error.
@@ -68,9 +69,23 @@ class GraphArtifact:
         return self.assumptions[int(match.group(1))]
 
     def run(self, inputs):
-        """Run the graph; returns all outputs. Raises what the graph raises."""
-        outs = self.concrete(*inputs)
+        """Run the graph; returns all outputs. Raises what the graph raises, after restoring the
+        variables it wrote (an op failing midway leaves the state the call started with)."""
+        saved = variable_writes.snapshot(self.written_variables) if self.written_variables else None
+        try:
+            outs = self.concrete(*inputs)
+        except Exception:
+            if saved is not None:
+                variable_writes.restore(self.written_variables, saved)
+            raise
         return list(outs) if isinstance(outs, (list, tuple)) else [outs]
+
+    def undo(self, saved):
+        """Restore what `snapshot_variables` saved (a run treated as failed after it ran)."""
+        variable_writes.restore(self.written_variables, saved)
+
+    def snapshot_variables(self):
+        return variable_writes.snapshot(self.written_variables)
 
     def commit(self, outs, args, kwargs):
         """After success: apply the writes, replay prints, return the result."""
@@ -152,7 +167,8 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
     return GraphArtifact(sig, concrete, guard, rejected_by, ctx.assumptions, checks, holder["template"], holder["n"],
                          holder["plan"], holder["writes"], ctx.prints, len(concrete.graph.get_operations()),
                          elapsed, list(ctx.heap.reads), list(ctx.heap.writes), len(ctx.print_tensors),
-                         [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)))
+                         [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
+                         variable_writes.written_variables(concrete))
 
 
 def _leaf_value(leaf, inputs):

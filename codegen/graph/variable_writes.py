@@ -1,0 +1,110 @@
+"""Which `tf.Variable`s a built graph may write, so a failed run can be undone.
+
+When an op of the user's program fails in the middle of a graph run (an
+out-of-range `tf.gather`, a `tf.debugging.assert_*`, an integer division by
+zero), the variable writes that ran before it have happened, and janus re-runs
+the call eagerly to raise eager's error with eager's state. Janus snapshots
+the variables the graph may write before each run and restores them before
+that re-run, so every write happens once, as in eager.
+
+The graph is read, not the program: a write is any op taking a variable's
+resource handle other than a read, followed into `tf.cond` branches,
+`tf.while_loop` bodies and function calls; a handle passed to an op this
+module does not know counts as written.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+_READS = frozenset({"ReadVariableOp", "ResourceGather", "ResourceGatherNd", "VariableShape", "VarIsInitializedOp",
+                    "Identity", "NoOp"})
+# Ops whose resource inputs are the inputs of function bodies: op type -> (body attrs, offset of input 0).
+_CALLS = {"If": (("then_branch", "else_branch"), 1), "StatelessIf": (("then_branch", "else_branch"), 1),
+          "While": (("cond", "body"), 0), "StatelessWhile": (("cond", "body"), 0),
+          "PartitionedCall": (("f",), 0), "StatefulPartitionedCall": (("f",), 0), "Case": (("branches",), 1),
+          "StatelessCase": (("branches",), 1)}
+
+
+def _origin(tensor):
+    """The tensor a resource handle comes from, through `Identity` ops."""
+    while tensor.op.type == "Identity" and tensor.op.inputs:
+        tensor = tensor.op.inputs[0]
+    return tensor
+
+
+def _body_graphs(op, attrs):
+    """The graphs of the functions `op` calls, or None where one cannot be read."""
+    graphs = []
+    for attr in attrs:
+        try:
+            value = op.get_attr(attr)
+        except ValueError:
+            continue
+        for fn in value if isinstance(value, list) else [value]:
+            found = op.graph._get_function(fn.name)  # noqa: SLF001 - the body of a cond/while/call
+            graph = getattr(found, "graph", None)
+            if graph is None:
+                return None
+            graphs.append(graph)
+    return graphs
+
+
+def _written_inputs(graph, memo) -> set:
+    """The `graph.inputs` positions whose resource the graph may write."""
+    key = id(graph)
+    if key in memo:
+        return memo[key]
+    memo[key] = set()                    # a function calling itself: what is known so far
+    written: set = set()
+    for op in graph.get_operations():
+        for k, t in enumerate(op.inputs):
+            if t.dtype != tf.resource or op.type in _READS:
+                continue
+            if _writes_through_call(op, k, memo):
+                written.add(_origin(t).ref())
+    inputs = {t.ref(): i for i, t in enumerate(graph.inputs)}
+    memo[key] = {inputs[r] for r in written if r in inputs} | ({-1} if any(r not in inputs for r in written) else set())
+    return memo[key]
+
+
+def _writes_through_call(op, k, memo) -> bool:
+    """Whether `op` may write its k-th (resource) input."""
+    if op.type not in _CALLS:
+        return True
+    attrs, offset = _CALLS[op.type]
+    graphs = _body_graphs(op, attrs)
+    if graphs is None:
+        return True
+    for body in graphs:
+        if k - offset >= len(body.inputs) or k - offset in _written_inputs(body, memo):
+            return True
+    return False
+
+
+def written_variables(concrete) -> list:
+    """The captured variables `concrete` may write (all of them where the graph cannot be read)."""
+    graph = concrete.graph
+    variables = {id(v.handle): v for v in graph.variables}
+    try:
+        positions = _written_inputs(graph, {})
+    except Exception:  # noqa: BLE001 - an unreadable graph: every variable may be written
+        return list(variables.values())
+    inputs = list(graph.inputs)
+    written = []
+    for external, internal in graph.captures:
+        if internal.dtype != tf.resource or id(external) not in variables:
+            continue
+        position = next((i for i, t in enumerate(inputs) if t is internal), None)
+        if -1 in positions or position is None or position in positions:
+            written.append(variables[id(external)])
+    return written
+
+
+def snapshot(variables) -> list:
+    """The variables' values now (a later in-place write copies the buffer first)."""
+    return [v.read_value() for v in variables]
+
+
+def restore(variables, values) -> None:
+    for v, value in zip(variables, values):
+        v.assign(value)

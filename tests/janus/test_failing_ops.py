@@ -1,0 +1,124 @@
+"""An op of the program that fails midway through a graph run (not a janus guard): the
+variables the graph wrote before it are restored, the call runs eagerly, and the user sees
+eager's error with eager's state: every write happened once.  The forced-fallback test hook
+undoes its graph run the same way, so tests run in that mode see variable bugs."""
+import pytest
+import tensorflow as tf
+
+import janus
+from tests.harness import run_capturing
+
+X = tf.constant([1.0, 2.0])
+
+
+def outcomes(make, calls):
+    """Eager and janus on fresh state: [(result or error text, state)] per call, for each."""
+    runs = []
+    for speculated in (False, True):
+        fn, state = make()
+        fn = janus.speculate(fn) if speculated else fn
+        out = []
+        for args in calls:
+            (kind, value), printed = run_capturing(fn, args)
+            value = f"{type(value).__name__}: {value}" if kind == "raise" else tf.nest.map_structure(
+                lambda v: v.numpy().tolist() if hasattr(v, "numpy") else v, value)
+            out.append((kind, value, printed, state()))
+        runs.append((out, fn))
+    return runs
+
+
+def assert_equal_runs(make, calls, min_graph_runs=1):
+    (eager, _), (spec, fn) = outcomes(make, calls)
+    for i, (e, j) in enumerate(zip(eager, spec)):
+        assert e == j, f"call {i}: eager {e}, janus {j}"
+    assert fn.stats()["graph_runs"] >= min_graph_runs, fn.report()
+
+
+def assert_after_write():
+    v = tf.Variable(0.0)
+
+    def f(x):
+        v.assign_add(1.0)
+        tf.debugging.assert_positive(x)
+        return x * v
+    return f, lambda: float(v.numpy())
+
+
+def gather_after_write(log):
+    v = tf.Variable([0.0, 0.0])
+
+    def f(x, i):
+        log.append(len(log))
+        v.assign_add(x)
+        return tf.gather(x, i) + v[0]
+    return f, lambda: (v.numpy().tolist(), list(log))
+
+
+def optimizer_step_then_failure():
+    w = tf.Variable([1.0, -1.0])
+    opt = tf.keras.optimizers.Adam(0.1)
+
+    def f(x, i):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(w * x)
+        opt.apply_gradients([(tape.gradient(loss, w), w)])
+        return tf.gather(x, i) * loss
+    return f, lambda: (w.numpy().tolist(), int(opt.iterations.numpy()))
+
+
+def write_in_branch_then_failure():
+    v = tf.Variable(0.0)
+
+    def f(x, i):
+        if tf.reduce_sum(x) > 0:
+            v.assign_add(tf.reduce_sum(x))
+        else:
+            v.assign_sub(1.0)
+        return tf.gather(x, i)
+    return f, lambda: float(v.numpy())
+
+
+def test_a_failing_assert_after_a_variable_write_leaves_eager_state():
+    assert_equal_runs(assert_after_write, [(X,)] * 5 + [(-X,), (X,), (-X,), (X,)])
+
+
+@pytest.mark.parametrize("make", [lambda: gather_after_write([]), optimizer_step_then_failure,
+                                  write_in_branch_then_failure])
+def test_an_out_of_range_gather_after_writes_leaves_eager_state(make):
+    calls = [(X * s, tf.constant(i)) for s, i in [(1, 0), (1, 1), (1, 0), (1, 1), (1, 0), (1, 5), (1, 1),
+                                                (-1, 0), (-1, 7), (1, 1), (-1, -1)]]
+    assert_equal_runs(make, calls)
+
+
+def test_forced_fallback_undoes_the_graph_run():
+    v = tf.Variable(0.0)
+
+    @janus.speculate
+    def f(x):
+        v.assign_add(tf.reduce_sum(x))
+        return v * 2.0
+
+    for _ in range(4):
+        f(X)
+    before = float(v.numpy())
+    with janus.testing.forced_fallback():
+        result = f(X)
+    assert float(v.numpy()) == before + 3.0
+    assert float(result.numpy()) == (before + 3.0) * 2.0
+    assert f.stats()["graph_runs"] >= 1
+
+
+def test_the_graph_knows_which_variables_it_writes():
+    read, written, in_branch = tf.Variable(1.0), tf.Variable(2.0), tf.Variable(3.0)
+
+    @janus.speculate
+    def f(x):
+        written.assign_add(read * tf.reduce_sum(x))
+        if tf.reduce_sum(x) > 0:
+            in_branch.assign(0.0)
+        return x * read
+
+    for s in [1, 1, 1, 1, -1, -1, 1]:
+        f(X * s)
+    graph = f.graphs[0]
+    assert {id(v) for v in graph.written_variables} == {id(written), id(in_branch)}

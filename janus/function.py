@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import threading
 import time
 import types
 import weakref
@@ -70,6 +71,7 @@ class SpeculativeFunction(codegen.Speculated):
         self.time_in = collections.Counter()
         self._result_types = None
         self._failed_build: codegen.StagingError | None = None
+        self._lock = threading.RLock()
         REGISTRY.add(self)
 
     # -- descriptor: works as a method decorator ------------------------------------------
@@ -84,6 +86,23 @@ class SpeculativeFunction(codegen.Speculated):
         if self.imperative is not None or profiling():
             # Inside another speculated function's profiled run, this one runs as the plain
             # (instrumented) Python it is, so that profile sees its branches and loops.
+            return self._eager(args, kwargs)
+        if self.counters["profile_runs"] >= self.profile_runs and not faults.active():
+            for graph in self.graphs:
+                if graph.plan:
+                    break                # it writes Python state: only under the lock (below)
+                inputs = graph.entry_guard(args, kwargs)
+                if inputs is not None:
+                    self.counters["cache_hits"] += 1
+                    return self._run_graph(graph, inputs, args, kwargs)
+        # Profiling, building, and graphs that write Python state run one thread at a time: a
+        # graph reads that state at entry and writes it back after the run, and a concurrent
+        # call in between would lose its update.
+        with self._lock:
+            return self._call_locked(args, kwargs)
+
+    def _call_locked(self, args, kwargs):
+        if self.imperative is not None:
             return self._eager(args, kwargs)
         if self.counters["profile_runs"] < self.profile_runs:
             return self._profiled(args, kwargs)
@@ -259,9 +278,10 @@ class SpeculativeFunction(codegen.Speculated):
             outs = graph.run(inputs)              # a failed run has restored the variables it wrote
         except Exception as exc:                  # noqa: BLE001 - reproduced eagerly below
             assumption = graph.failed_assumption(exc)
-            if assumption is None:
-                return self._after_graph_error(exc, args, kwargs)
-            return self._guard_failed(graph, assumption, args, kwargs, keep)
+            with self._lock:                      # relaxing and re-profiling change shared state
+                if assumption is None:
+                    return self._after_graph_error(exc, args, kwargs)
+                return self._guard_failed(graph, assumption, args, kwargs, keep)
         finally:
             self.time_in["graph"] += time.perf_counter() - start
         if forced:                                # the run is treated as failed: undo it, run in Python

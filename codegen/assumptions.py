@@ -28,11 +28,13 @@ class Kind(enum.Enum):
     ITEMS_MATCH = "a container has this type and length and holds the very same items"
     LENGTH_MATCH = "a container has this length (only its length was read)"
     TENSORS_MATCH = "a tuple of tensors with these dtypes and shapes"
+    ARRAY_MATCH = "a NumPy array read from outside has this dtype and shape (its values are fed per call)"
     ID_MATCH = "a global, closure cell, object or attribute is this very object"
     # in-graph guards, AssertOps that fail the run
     BRANCH = "a tensor predicate takes the side the profile saw"
     TRIP_COUNT = "a loop on a tensor bound runs the number of times the profile saw"
-    EXACT = "Python arithmetic on a number fed as a tensor divides by no zero and stays inside int64"
+    EXACT = ("Python arithmetic on a number fed as a tensor divides by no zero and stays inside int64; "
+             "a function whose return depends on a tensor reaches one")
 
     @property
     def in_graph(self) -> bool:
@@ -132,7 +134,7 @@ class Check:
     expected: object         # the value (CONSTANT, ID_MATCH), type, items, (dtype, shape)(s)
     holder: object           # the dict, cell or object the value is read from
     name: str                # key / attribute name ("" for a cell)
-    access: str              # "global", "closure", "attr"
+    access: str              # "global", "closure", "attr", "item" (of a container), "method" (its function)
     where: str = ""          # the user's file:line of the read
 
     def describe(self) -> str:
@@ -141,8 +143,10 @@ class Check:
 
     def current(self):
         """The value the check tests, read now."""
-        if self.access == "global":
+        if self.access in ("global", "item"):
             return self.holder[self.name]
         if self.access == "closure":
             return self.holder.cell_contents
+        if self.access == "method":
+            return getattr(getattr(self.holder, self.name), "__func__", None)
         return getattr(self.holder, self.name)

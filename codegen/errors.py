@@ -31,6 +31,7 @@ HINTS = {
     "keeps-recompiling": "pass values that vary between calls as tensors",
     "python-value-of-tensor": "keep the decision in TensorFlow ops (tf.cond, tf.where) or move it out of the function",
     "python-arithmetic": "nothing to do: Python raised or computed beyond int64 here, as eager does",
+    "guard-mismatch": "an argument list or dict that is also read as a global runs in Python; pass one or the other",
     "no-return": "nothing to do: the call reached no return statement and gave None, as eager does",
     "graph-error": "the call was re-run eagerly; janus.explain(fn, *args) shows the graph it built",
 }

@@ -121,9 +121,11 @@ class SpeculativeFunction(codegen.Speculated):
         if graph is None:
             return self._eager(args, kwargs) if self.imperative else self._after_failed_build(args, kwargs)
         inputs = graph.entry_guard(args, kwargs)
-        if inputs is None:           # a read at build time changed what the guard expects
-            self._note(codegen.Reason("guard-mismatch", "", "the new graph's entry guard rejected the call that built it"))
-            return self._eager(args, kwargs)
+        if inputs is None:           # a read at build time changed what the guard expects, or aliasing
+            self._failed_build = codegen.StagingError(codegen.Reason(
+                "guard-mismatch", "", f"the new graph's entry guard rejected the call that built it "
+                f"({graph.rejected_by(args, kwargs)})"))
+            return self._after_failed_build(args, kwargs)
         return self._run_graph(graph, inputs, args, kwargs)
 
     def _forced(self, args, kwargs):

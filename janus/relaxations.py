@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 
+import numpy as np
 import tensorflow as tf
 
 from codegen import Feed, Kind, NeedsTree, Source
@@ -74,8 +75,12 @@ class Relaxations:
         return notes
 
     def _widen_state(self, check, now) -> list[str]:
-        if check.kind in (Kind.TENSOR_MATCH, Kind.TENSORS_MATCH):
-            if check.kind is Kind.TENSOR_MATCH:
+        if check.kind in (Kind.TENSOR_MATCH, Kind.TENSORS_MATCH, Kind.ARRAY_MATCH):
+            if check.kind is Kind.ARRAY_MATCH:
+                pairs = [(check.source, tf.convert_to_tensor(now), (tf.as_dtype(check.expected[0]),
+                                                                    check.expected[1]))] \
+                    if isinstance(now, np.ndarray) else []
+            elif check.kind is Kind.TENSOR_MATCH:
                 pairs = [(check.source, now, check.expected)]
             elif type(now) is tuple and len(now) == len(check.expected):
                 pairs = [(check.source.item(i), v, e) for i, (v, e) in enumerate(zip(now, check.expected))]

@@ -27,6 +27,7 @@ class _GuardText:
         self.lines: list[tuple[str, str | None]] = []     # (line, description if it is a test)
         self.consts: dict[str, object] = {}
         self.inputs: list[str] = []                        # what the guard feeds the graph
+        self.containers: list[str] = []                    # argument lists and dicts, by access
 
     def const(self, value, prefix="K") -> str:
         for name, v in self.consts.items():
@@ -63,6 +64,8 @@ def _structure(src: _GuardText, template, access: str):
     if tag == "leaf":
         return [(template[1], access)]
     out = []
+    if tag in ("list", "dict"):
+        src.containers.append(access)
     if tag in ("list", "tuple"):
         src.require(f"type({access}) is {tag} and len({access}) == {len(template[1])}", f"TYPE_MATCH {access}")
         for i, t in enumerate(template[1]):
@@ -93,6 +96,12 @@ def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:
         parts = [f"type({access}) is tuple and len({access}) == {len(expected)}"]
         parts += [_value_check(src, Kind.TENSOR_MATCH, f"{access}[{i}]", e) for i, e in enumerate(expected)]
         return " and ".join(parts)
+    if kind is Kind.ARRAY_MATCH:
+        dtype, shape = expected
+        src.consts["ndarray"] = np.ndarray
+        dims = [f"{access}.ndim == {len(shape)}"] + [f"{access}.shape[{d}] == {n}" for d, n in enumerate(shape)
+                                                    if n is not None]
+        return f"type({access}) is ndarray and {access}.dtype == {src.const(dtype, 'D')} and " + " and ".join(dims)
     if kind is Kind.TENSOR_MATCH:
         dtype, shape = expected
         text = f"type({access}) is EagerTensor and {access}.dtype == {src.const(dtype, 'D')}"
@@ -106,10 +115,12 @@ def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:
 
 def check_access(check) -> str:
     """The suffix that reads a checked value from its holder: `['name']`, `.cell_contents`, `.name`."""
-    if check.access == "global":
+    if check.access in ("global", "item"):
         return f"[{check.name!r}]"
     if check.access == "closure":
         return ".cell_contents"
+    if check.access == "method":
+        return f".{check.name}.__func__"
     return f".{check.name}"
 
 
@@ -165,10 +176,25 @@ def _generate(sig: Signature, checks) -> _GuardText:
         located += _structure(src, t, f"kwargs[{k!r}]")
     src.inputs = [fed for index, access in located
                   if (fed := _leaf_requirements(src, index, sig.leaves[index], access)) is not None]
+    outside = []
     for check in checks:
         access = src.const(check.holder, "H") + check_access(check)
         src.require(_value_check(src, check.kind, access, check.expected), check.describe())
+        if type(check.expected) in (list, dict) and check.kind in (Kind.ID_MATCH, Kind.ITEMS_MATCH,
+                                                                    Kind.LENGTH_MATCH):
+            outside.append(access)
+    if src.containers and outside:
+        # The graph copies an argument container and an outside one separately: the very same
+        # list passed as an argument and read as a global would be two lists in the graph.
+        src.consts["disjoint"] = _disjoint
+        src.require(f"disjoint(({', '.join(src.containers)},), ({', '.join(outside)},))",
+                    "ALIASING no argument list or dict is also a list or dict the graph reads from outside")
     return src
+
+
+def _disjoint(mine, theirs) -> bool:
+    ids = {id(x) for x in theirs}
+    return not any(id(x) in ids for x in mine)
 
 
 def generate_entry_guard(sig: Signature, checks) -> tuple[str, str, dict]:

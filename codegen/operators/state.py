@@ -16,6 +16,7 @@ import inspect
 import operator
 import types
 
+import numpy as np
 import tensorflow as tf
 
 from profiler.library import is_library_module
@@ -98,6 +99,10 @@ def ld_item(obj, key):
     sh = ctx.heap.by_copy.get(id(obj))
     if sh is not None:
         sh.read = True
+        if sh.holder is not None and sh.real is not None and type(value) in (list, dict) and not ctx.dry_run:
+            # A list or dict inside an outside container is outside too: a copy whose items the
+            # entry guard re-checks (`CFG["scales"][1] = 10` between calls is seen).
+            return ctx.heap.shadow(value, sh.source.item(key), holder=("item", sh.real, key))
         held_outside(ctx, sh, key, value)
     return value
 
@@ -189,6 +194,30 @@ def outside_reader(access, holder, name):
     return lambda: holder.cell_contents
 
 
+def _fed(ctx, access, holder, name, value, source, kind):
+    """An outside tensor (or NumPy array) read by the build: a graph input read fresh on every
+    call, with an entry check on its dtype and shape."""
+    heap = ctx.heap
+    key = (access, id(holder), name)
+    if key not in heap.fed:
+        shape = list(value.shape) if kind is Kind.ARRAY_MATCH else (
+            value.shape.as_list() if value.shape.rank is not None else None)
+        for d in ctx.relaxed_state_dims.get(source, ()):
+            if shape is not None and d < len(shape):
+                shape[d] = None
+        dtype = tf.as_dtype(value.dtype)
+        read = outside_reader(access, holder, name)
+        if kind is Kind.ARRAY_MATCH:
+            read = (lambda r: lambda: tf.convert_to_tensor(r(), dtype))(read)
+        graph = ctx.outer_graph
+        with graph.as_default():
+            heap.fed[key] = graph.capture_call_time_value(read, tf.TensorSpec(shape, dtype))
+        expected = (value.dtype, shape)
+        ctx.check(access, holder, name, value, source, kind=kind, expected=expected)
+        _note(heap.reads, source)
+    return heap.fed[key]
+
+
 def read_outside(access, holder, name, value, source):
     """What the builder sees for an outside value, with the entry check that keeps it valid."""
     ctx = current()
@@ -196,19 +225,7 @@ def read_outside(access, holder, name, value, source):
     if ctx.dry_run:
         return value
     if type(value) is EAGER:
-        key = (access, id(holder), name)
-        if key not in heap.fed:
-            shape = value.shape.as_list() if value.shape.rank is not None else None
-            for d in ctx.relaxed_state_dims.get(source, ()):
-                if shape is not None and d < len(shape):
-                    shape[d] = None
-            spec = tf.TensorSpec(shape, value.dtype)
-            graph = ctx.outer_graph
-            with graph.as_default():
-                heap.fed[key] = graph.capture_call_time_value(outside_reader(access, holder, name), spec)
-            ctx.check(access, holder, name, value, source, kind=Kind.TENSOR_MATCH, expected=(value.dtype, shape))
-            _note(heap.reads, source)
-        return heap.fed[key]
+        return _fed(ctx, access, holder, name, value, source, Kind.TENSOR_MATCH)
     if type(value) is tuple and 0 < len(value) <= 16 and all(type(v) is EAGER for v in value):
         # A tuple of tensors (an LSTM's (h, c)): each element is fed fresh, like a tensor.
         key = (access, id(holder), name)
@@ -241,6 +258,13 @@ def read_outside(access, holder, name, value, source):
             ctx.check(access, holder, name, value, source, kind=Kind.TYPE_MATCH, expected=type(value))
             _note(heap.reads, source)
         return PyNumber(heap.fed[key], type(value))
+    if type(value) is np.ndarray and value.dtype.kind in "biuf":
+        return PyArray(_fed(ctx, access, holder, name, value, source, Kind.ARRAY_MATCH))
+    if isinstance(value, types.MethodType) and access == "attr" and not isinstance(value.__self__, type):
+        # A bound method: its owner is checked by identity, and the function behind the name
+        # must be the same one (a method patched on the instance or the class is seen).
+        ctx.check("method", holder, name, value.__func__, source, kind=Kind.ID_MATCH, expected=value.__func__)
+        return value
     if type(value) in (list, dict):
         ctx.check(access, holder, name, value, source, kind=Kind.ID_MATCH, expected=value)
         _note(heap.reads, source)

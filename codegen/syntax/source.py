@@ -41,8 +41,11 @@ def parse_function(fn) -> FunctionSource:
                                      "define the function in a file, not in an interactive prompt or exec()")) from None
     text = "".join(lines)
     indent = _indent_of(text)
-    module = ast.parse(textwrap.dedent(text))
-    node = module.body[0]
+    try:
+        module = None if fn.__name__ == "<lambda>" else ast.parse(textwrap.dedent(text))
+    except SyntaxError:          # the lines of a lambda inside a longer expression
+        module = None
+    node = module.body[0] if module is not None else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise ConversionError(Reason("no-source", f"{filename}:{first}", f"{fn.__qualname__} is not defined by a def statement",
                                      "lambdas are called as they are"))

@@ -115,7 +115,7 @@ def flatten(root, schema: Schema):
     computed = [dict(_method_values(node, schema.methods)) for node in order] if schema.methods else None
     get = (lambda i, node, name: computed[i][name] if name.endswith("()") else getattr(node, name, None)) \
         if computed else (lambda i, node, name: getattr(node, name, None))
-    out = []
+    out, pointers = [], []
     for col in schema.columns:
         if col.pointer:
             values = []
@@ -127,6 +127,7 @@ def flatten(root, schema: Schema):
                     values.append(index[id(child)])
                 else:
                     return None
+            pointers.append(values)
             out.append(tf.constant(values, tf.int32))
         else:
             dtype = tf.as_dtype(col.dtype)
@@ -137,7 +138,29 @@ def flatten(root, schema: Schema):
                 out.append(tf.constant(np.asarray([np.asarray(v) for v in values], dtype.as_numpy_dtype)))
             except (TypeError, ValueError):
                 return None
-    return out
+    return out if _acyclic(len(order), pointers) else None
+
+
+def _acyclic(n: int, pointers: list) -> bool:
+    """Whether the child pointers form no cycle (a node reachable from itself): a recursion
+    over a cyclic structure never ends, and eager raises RecursionError there."""
+    indegree = [0] * n
+    for column in pointers:
+        for child in column:
+            if child >= 0:
+                indegree[child] += 1
+    ready = [i for i in range(n) if indegree[i] == 0]
+    seen = 0
+    while ready:
+        node = ready.pop()
+        seen += 1
+        for column in pointers:
+            child = column[node]
+            if child >= 0:
+                indegree[child] -= 1
+                if indegree[child] == 0:
+                    ready.append(child)
+    return seen == n
 
 
 class WeakNumber:

@@ -27,6 +27,8 @@ class MachineState(NamedTuple):
     n: tf.Tensor            # frames allocated so far: the next child frame's id
     pc: tf.Tensor           # per frame: the global block id it waits at, -1 when it has returned
     parent: tf.Tensor       # per frame: the frame that called it, -1 for a root call
+    depth: tf.Tensor        # per frame: the calls between it and its root call (0 for a root)
+    deepest: tf.Tensor      # the largest depth so far (the machine stops past the recursion limit)
     slot: tf.Tensor         # per frame: the call site it returns to
     pending: tf.Tensor      # per frame: the calls it still waits for
     active: tf.Tensor       # per frame: runs its block at the next step (callers wait inactive)
@@ -38,7 +40,8 @@ class MachineState(NamedTuple):
     def shapes(n_blocks: int, roots: int, result_specs: list, table_specs: list) -> MachineState:
         """The loop's shape invariants: the per-frame tensors grow along the frame axis."""
         frames = tf.TensorShape([None])
-        return MachineState(tf.TensorShape([]), tf.TensorShape([]), frames, frames, frames, frames, frames,
+        return MachineState(tf.TensorShape([]), tf.TensorShape([]), frames, frames, frames, tf.TensorShape([]),
+                            frames, frames, frames,
                             tf.TensorShape([n_blocks]),
                             [tf.TensorShape((roots,) + s.shape) for s in result_specs],
                             [tf.TensorShape([None] + list(s.shape)) for s in table_specs])
@@ -65,6 +68,7 @@ def grow(state: MachineState, need) -> MachineState:
     size = tf.shape(state.pc)[0]
     extra = tf.where(need > size, tf.maximum(size, need - size), 0)
     return state._replace(pc=_pad(state.pc, extra, -1), parent=_pad(state.parent, extra, -1),
+                          depth=_pad(state.depth, extra, 0),
                           slot=_pad(state.slot, extra, -1), pending=_pad(state.pending, extra, 0),
                           active=_pad(state.active, extra, False),
                           tables=[_pad(t, extra, 0) for t in state.tables])

@@ -19,6 +19,7 @@ call limit to set.  The types of the frame variables come from
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import tensorflow as tf
 
@@ -128,12 +129,22 @@ def _run(ctx, cycle, entry, calls):
     def body(*fields):
         return _step(m, MachineState(*fields))
 
+    with ctx.outer_graph.as_default():         # the limit when the call runs, not when it was built
+        limit = ctx.outer_graph.capture_call_time_value(lambda: tf.constant(sys.getrecursionlimit()),
+                                                        tf.TensorSpec([], tf.int32))
+
     def cond(*fields):
-        return tf.reduce_any(MachineState(*fields).active)
+        state = MachineState(*fields)
+        return tf.logical_and(tf.reduce_any(state.active), state.deepest <= limit)
 
     state = _initial_state(m, calls)
     out = tf.while_loop(cond, body, state,
                         shape_invariants=MachineState.shapes(cycle.n_blocks, m.roots, m.ret_leaves, m.leaf_specs))
+    # Deeper than the interpreter's recursion limit: eager raises RecursionError there, so the run
+    # stops with an op error and the call runs in Python (which raises it).
+    with tf.control_dependencies([tf.debugging.Assert(out.deepest <= limit, [
+            "recursion deeper than the interpreter's recursion limit", limit])]):
+        out = out._replace(results=[tf.identity(r) for r in out.results])
     ctx.observe(cycle.observe, [out.steps, out.n, out.ran])
     ctx.recursion.append(cycle)
     return [pack(m.returns[entry], [r[i] for r in out.results]) for i in range(m.roots)]
@@ -175,7 +186,8 @@ def _initial_state(m: Machine, calls) -> MachineState:
     n = tf.constant(roots)
     steps = tf.constant(0)
     ran = tf.zeros([m.cycle.n_blocks], tf.int32)
-    return MachineState(steps, n, pc, parent, slot, pending, active, ran, results, tables)
+    depth = tf.zeros([cap], tf.int32)
+    return MachineState(steps, n, pc, parent, depth, tf.constant(0), slot, pending, active, ran, results, tables)
 
 
 def _step(m: Machine, state: MachineState) -> MachineState:
@@ -318,6 +330,8 @@ class _CallStep(_Terminator):
         need = state.n + k * fanout
         state = grow(state, need)
         pc, parent, slot, active, tables = state.pc, state.parent, state.slot, state.active, list(state.tables)
+        depth = state.depth
+        child_depth = tf.gather(depth, idx) + 1
         arg_leaves = list(values)
         for j, (call, callee) in enumerate(zip(calls, self.callees())):
             ccf = self.m.cycle.functions[callee]
@@ -327,13 +341,15 @@ class _CallStep(_Terminator):
                     tables[pos] = scatter(tables[pos], ids, arg_leaves.pop(0))
             pc = scatter(pc, ids, tf.fill([k], self.m.cycle.offsets[callee] + ccf.entry))
             parent = scatter(parent, ids, idx)
+            depth = scatter(depth, ids, child_depth)
             slot = scatter(slot, ids, tf.fill([k], call.site))
             active = scatter(active, ids, tf.fill([k], True))
         pc = scatter(pc, idx, tf.fill([k], self.offset + self.term.resume))
         pending = scatter(state.pending, idx, tf.fill([k], fanout))
         active = scatter(active, idx, tf.fill([k], False))
-        return state._replace(n=need, pc=pc, parent=parent, slot=slot, pending=pending, active=active,
-                              tables=tables)
+        deepest = tf.maximum(state.deepest, tf.reduce_max(tf.concat([child_depth, [0]], 0)))
+        return state._replace(n=need, pc=pc, parent=parent, depth=depth, deepest=deepest, slot=slot,
+                              pending=pending, active=active, tables=tables)
 
 
 class _ReturnStep(_Terminator):

@@ -141,13 +141,23 @@ def test_body_appears_once_whatever_the_depth():
     assert spec.stats()["graphs_built"] == 1 and spec.graphs[0].op_count == ops
 
 
-def test_depth_beyond_pythons_recursion_limit():
+def test_depth_beyond_pythons_recursion_limit_raises_as_eager():
     import sys
     spec = _spec(power, tf.constant([1.0]), tf.constant(2))
     depth = sys.getrecursionlimit() + 500
-    out = spec(tf.constant([1.0]), tf.constant(depth))
+    with pytest.raises(RecursionError):
+        power(tf.constant([1.0]), tf.constant(depth))
+    with pytest.raises(RecursionError):
+        spec(tf.constant([1.0]), tf.constant(depth))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + 1000)      # the graph follows the limit of the call
+    try:
+        out = spec(tf.constant([1.0]), tf.constant(depth))
+    finally:
+        sys.setrecursionlimit(limit)
     assert float(out[0]) == 1.0
     assert spec.graphs[0].recursion[0].last_frames == depth + 1
+    assert spec.stats()["graphs_built"] == 1, spec.report()
 
 
 def test_independent_calls_run_together_steps_grow_with_depth_not_size():

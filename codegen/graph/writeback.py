@@ -124,7 +124,9 @@ def plan(ctx, tensors: list) -> list:
     heap = ctx.heap
     out = []
     for sh in list(heap.shadows.values()):
-        if sh.read and sh.holder is not None:
+        if (sh.read or sh.mutated) and sh.holder is not None:
+            # The write-back is the difference from the contents the build saw: the call must
+            # start from them (a mutation other than appends and item assignments depends on them).
             ctx.check_items(sh)
         elif sh.length_read and sh.holder is not None and sh.source not in ctx.relaxed_state_lengths:
             ctx.check_length(sh)
@@ -140,7 +142,7 @@ def plan(ctx, tensors: list) -> list:
                     ctx.check_items(sh)        # the new contents depend on the old ones
                 out.append(("replace", sh, flatten(list(copy), tensors, heap)))
         else:
-            changed = [k for k in copy if k not in snap or copy[k] is not snap[k]]
+            changed = [k for k in copy if k not in snap or copy[k] is not snap[k] or k in sh.assigned]
             deleted = [k for k in snap if k not in copy]
             if changed or deleted:
                 out.append(("dict", sh, {k: flatten(copy[k], tensors, heap) for k in changed},

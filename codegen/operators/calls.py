@@ -68,8 +68,11 @@ def call(f, *args, **kwargs):
         if f.__name__ not in NON_READING_MUTATORS:
             ctx.heap.mark_read(owner)
         else:
-            ctx.heap.writes.append(ctx.heap.by_copy[id(owner)].source) if \
-                ctx.heap.by_copy[id(owner)].source not in ctx.heap.writes else None
+            sh = ctx.heap.by_copy[id(owner)]
+            if sh.source not in ctx.heap.writes:
+                ctx.heap.writes.append(sh.source)
+            if f.__name__ not in ("append", "extend") or type(owner) is not list:
+                sh.mutated = True       # its result depends on the contents: they are checked at entry
     elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.outside:
         ctx.fail("state-write", f"`{ctx.outside[id(owner)]}.{f.__name__}(...)` mutates a {type(owner).__name__}, "
                  "which janus does not copy for deferred writes", "use a list or a dict")

@@ -29,6 +29,8 @@ class Shadow:
     holder: tuple | None = None  # (access, holder, name) it was read from, for the identity check
     read: bool = False
     length_read: bool = False    # len() was taken; its items were not read
+    mutated: bool = False        # changed by more than appends and dict item assignments
+    assigned: set = dataclasses.field(default_factory=set)   # dict keys assigned (written even if unchanged)
 
 
 class Heap:

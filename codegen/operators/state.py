@@ -131,11 +131,18 @@ def st_item(obj, key, value):
     sh = current().heap.by_copy.get(id(obj))
     if sh is not None:
         _note(current().heap.writes, sh.source.item(key) if not hasattr(key, "dtype") else sh.source.any_item())
+        if type(obj) is dict and not hasattr(key, "dtype"):
+            sh.assigned.add(key)        # written back even when the value is the one it had at build time
+        else:
+            sh.mutated = True           # `lst[i] = v` needs the list the build saw
     obj[key] = value
 
 
 def del_item(obj, key):
     _container_write(obj)
+    sh = current().heap.by_copy.get(id(obj))
+    if sh is not None:
+        sh.mutated = True
     del obj[key]
 
 

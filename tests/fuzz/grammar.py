@@ -84,6 +84,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "LOG.append(k)",
         lambda: "COUNT += 1",
         lambda: "TABLE[k % 3] = k",
+        lambda: "TABLE.update({k % 2: s})",
+        lambda: "LOG.clear()",
         lambda: "for layer in box.layers:\n    t = t * layer.w",
     ]
     if in_loop:

@@ -143,3 +143,34 @@ def test_a_tensor_attribute_of_an_object_in_a_list_is_read_fresh():
     finally:
         LAYERS[1].w = tf.constant(3.0)
     assert spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+TABLE = {}
+ITEMS = []
+
+
+def assigns_a_dict_item_and_clears_a_list(x, n):
+    k = n
+    TABLE[k % 3] = k
+    ITEMS.clear()
+    return x * 1.0
+
+
+def test_a_write_equal_to_the_build_time_value_is_still_written():
+    """Found after 12,600 programs: `TABLE[k % 3] = k` built when TABLE already held that value
+    planned no write, so after `TABLE.clear()` outside the graph left TABLE empty."""
+    runs = []
+    for fn in (assigns_a_dict_item_and_clears_a_list, janus.speculate(assigns_a_dict_item_and_clears_a_list)):
+        TABLE.clear()
+        ITEMS.clear()
+        states = []
+        for n, outside in [(0, None), (0, None), (6, None), (6, None), (6, "clear"), (6, "add"), (6, None)]:
+            if outside == "clear":
+                TABLE.clear()
+            elif outside == "add":
+                ITEMS.append(5)
+                TABLE[1] = 1
+            fn(tf.constant([1.0]), n)
+            states.append((dict(TABLE), list(ITEMS)))
+        runs.append(states)
+    assert runs[0] == runs[1]

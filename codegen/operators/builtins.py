@@ -70,29 +70,44 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
     if ctx.general_depth:
         ctx.fail("print-in-general-lowering", "print inside a tf.cond/tf.while_loop cannot be deferred",
                  "print outside the data-dependent branch or loop")
-    out = []
-    for a in args:
-        if isinstance(a, tf.Tensor) and is_symbolic(a):
-            out.append(_Out(len(ctx.print_tensors)))
-            ctx.print_tensors.append(a)
-        elif isinstance(a, PyNumber):
-            out.append(_Out(len(ctx.print_tensors), a.ptype))
-            ctx.print_tensors.append(a.tensor)
-        elif isinstance(a, PyArray):
-            out.append(_Out(len(ctx.print_tensors), np.asarray))
-            ctx.print_tensors.append(a.tensor)
-        elif isinstance(a, tf.TensorShape) and not (a.rank is not None and a.is_fully_defined()):
-            ctx.fail("shape-read", "printing a shape whose dimensions vary between calls",
-                     "janus keeps those dimensions specialised")
-        else:
-            out.append(a)
-    ctx.prints.append(PrintEvent(out, dict(sep=sep, end=end, file=file, flush=flush)))
+    ctx.prints.append(PrintEvent([_deferred(ctx, a) for a in args], dict(sep=sep, end=end, file=file, flush=flush)))
+
+
+def _deferred(ctx, a):
+    """A printed argument: a graph tensor leaves the graph as an output and is printed after the run."""
+    if isinstance(a, tf.Tensor) and is_symbolic(a):
+        ctx.print_tensors.append(a)
+        return _Out(len(ctx.print_tensors) - 1)
+    if isinstance(a, PyNumber):
+        ctx.print_tensors.append(a.tensor)
+        return _Out(len(ctx.print_tensors) - 1, a.ptype)
+    if isinstance(a, PyArray):
+        ctx.print_tensors.append(a.tensor)
+        return _Out(len(ctx.print_tensors) - 1, np.asarray)
+    if isinstance(a, tf.TensorShape) and not (a.rank is not None and a.is_fully_defined()):
+        ctx.fail("shape-read", "printing a shape whose dimensions vary between calls",
+                 "janus keeps those dimensions specialised")
+    return a
+
+
+def _tf_print(*inputs, **kwargs):
+    """`tf.print` is deferred like `print` (so a failed guard does not print twice and the output
+    keeps program order with `print`), and replayed by `tf.print` itself on the values: eager's
+    text.  Inside a tf.cond / tf.while_loop it stays an op, printing once per run of its branch."""
+    ctx = current()
+    if ctx.general_depth or ctx.in_machine:
+        return tf.print(*inputs, **kwargs)
+    leaves = tf.nest.flatten(list(inputs))
+
+    def printer(*values, **kw):
+        tf.print(*tf.nest.pack_sequence_as(list(inputs), list(values)), **kw)
+    ctx.prints.append(PrintEvent([_deferred(ctx, a) for a in leaves], dict(kwargs), printer))
 
 
 def replay_prints(events, values):
     for event in events:
         args = [_printed(values[a.index], a.ptype) if isinstance(a, _Out) else a for a in event.args]
-        print(*args, **event.kwargs)
+        event.printer(*args, **event.kwargs)
 
 
 def _printed(value, ptype):
@@ -187,6 +202,7 @@ def _hasattr(obj, name):
 
 BUILTINS = {
     print: _print,
+    tf.print: _tf_print,
     len: _len,
     range: _range,
     enumerate: lambda x, start=0: enumerate(py_iter(x), start),

@@ -63,6 +63,7 @@ def current() -> "BuildContext":
 class PrintEvent:
     args: list               # Python values, or ("tensor", output index)
     kwargs: dict
+    printer: object = print  # `print`, or a function printing as `tf.print` does
 
 
 class Frame:

@@ -4,8 +4,10 @@ Each program is a module with a function `f(x, n, box)`: `x` a float tensor,
 `n` a Python int, `box` an object with state.  Its body mixes tensor and
 Python arithmetic, `if` on tensors and on Python values, `for` over ranges
 and lists, `while` on tensors, `break`/`continue`/early `return`, calls of a
-helper, writes to attributes, lists, dicts and a global, `print` and
-f-strings, and returns a structure.
+helper, writes to attributes, lists, dicts, a global and a `tf.Variable`,
+ops that fail for some inputs after such writes (an out-of-range
+`tf.gather`, a `tf.debugging` assertion), `print` and f-strings, and
+returns a structure.
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -34,6 +36,7 @@ class Box:
         self.t = tf.constant(0.0)
         self.items = []
         self.layers = [Layer(), Layer()]
+        self.v = tf.Variable(0.0)
 
 
 class Layer:
@@ -84,6 +87,9 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "LOG.append(k)",
         lambda: "COUNT += 1",
         lambda: "TABLE[k % 3] = k",
+        lambda: "box.v.assign_add(tf.reduce_sum(t))",
+        lambda: "t = t + tf.gather(x, k % 4)",
+        lambda: "tf.debugging.assert_less(tf.reduce_sum(t), 20.0)",
         lambda: "TABLE.update({k % 2: s})",
         lambda: "LOG.clear()",
         lambda: "for layer in box.layers:\n    t = t * layer.w",
@@ -146,7 +152,7 @@ def program(draw, open_rules: bool = False):
 
 
 MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear()", "TABLE.clear()",
-             "box.t = box.t + 1.0", "LOG.append(5)", "box.layers[0].w = tf.constant(5.0)"]
+             "box.t = box.t + 1.0", "LOG.append(5)", "box.layers[0].w = tf.constant(5.0)", "box.v.assign(3.0)"]
 
 
 @st.composite

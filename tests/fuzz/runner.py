@@ -71,7 +71,8 @@ def _same_text(a: str, b: str) -> bool:
 
 
 def _state(module, box):
-    return {"box.n": box.n, "box.t": box.t, "box.items": list(box.items), "LOG": list(module.LOG),
+    return {"box.n": box.n, "box.t": box.t, "box.v": box.v.read_value(), "box.items": list(box.items),
+            "LOG": list(module.LOG),
             "TABLE": dict(module.TABLE), "COUNT": module.COUNT}
 
 

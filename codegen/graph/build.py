@@ -151,7 +151,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             holder["plan"] = writeback.plan(ctx, tensors)
             holder["writes"] = len(tensors) - holder["n"]
         observed = [t for _, ts in ctx.observers for t in ts]
-        return tensors + list(ctx.print_tensors) + observed
+        return run_every_op(tensors + list(ctx.print_tensors) + observed)
 
     start = time.perf_counter()
     fn = tf.function(wrapper, autograph=False, jit_compile=jit_compile or None)
@@ -169,6 +169,24 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                          elapsed, list(ctx.heap.reads), list(ctx.heap.writes), len(ctx.print_tensors),
                          [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
                          variable_writes.written_variables(concrete))
+
+
+_NEVER_FAIL = frozenset({"Const", "Placeholder", "PlaceholderWithDefault", "NoOp", "Identity", "Shape", "Size",
+                         "Rank", "ReadVariableOp"})
+
+
+def run_every_op(outputs: list) -> list:
+    """The outputs, plus every value of the graph that nothing uses: eager runs each op
+    the program creates, and one whose value is unused may still fail (an out-of-range
+    `tf.gather`, also inside a loop whose result is unused) and must then raise, where a graph
+    would prune it (a control dependency is not enough: the graph optimiser turns a stateless op
+    feeding only control edges into a no-op, and drops loop variables nothing reads).
+    These extra outputs come last; janus ignores them."""
+    graph = tf.compat.v1.get_default_graph()
+    used = {t.ref() for t in outputs if isinstance(t, tf.Tensor)}
+    dead = [t for op in graph.get_operations() if op.type not in _NEVER_FAIL for t in op.outputs
+            if t.dtype not in (tf.resource, tf.variant) and not t.consumers() and t.ref() not in used]
+    return outputs + dead
 
 
 def _leaf_value(leaf, inputs):

@@ -21,6 +21,8 @@ class TensorRange:
     """`range()` over tensor bounds: a trip count the graph computes."""
 
     def __init__(self, *args):
+        # range() of Python numbers that vary between calls yields Python ints, as eager's does.
+        self.python = not any(is_symbolic(a) for a in args)
         args = [tf.cast(tf.convert_to_tensor(a), tf.int32) if is_symbolic(a) or isinstance(a, PyNumber)
                 else tf.constant(int(a), tf.int32) for a in args]
         if len(args) == 1:
@@ -34,8 +36,12 @@ class TensorRange:
         sign = tf.sign(self.step)
         return tf.maximum(0, (self.stop - self.start + self.step - sign) // self.step)
 
-    def item(self, i: int):
-        return self.start + i * self.step
+    def item(self, i):
+        return self.value(self.start + i * self.step)
+
+    def value(self, tensor):
+        """An item as the program sees it: a Python int (`PyNumber`) for a range of Python numbers."""
+        return PyNumber(tensor, int) if self.python else tensor
 
 
 def py_iter(x):

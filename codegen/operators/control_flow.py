@@ -137,7 +137,7 @@ def _for_tensor_range(rng, body, get_state, set_state, names, site, extra_test):
         for i in range(trips):
             body(rng.item(i))
         return
-    return run_while(lambda i: i < count, lambda i: body(rng.start + i * rng.step), get_state, set_state, names,
+    return run_while(lambda i: i < count, lambda i: body(rng.item(i)), get_state, set_state, names,
                      extra_test, counter=True)
 
 

@@ -174,3 +174,62 @@ def test_a_write_equal_to_the_build_time_value_is_still_written():
             states.append((dict(TABLE), list(ITEMS)))
         runs.append(states)
     assert runs[0] == runs[1]
+
+
+class Items:
+    def __init__(self):
+        self.items = []
+
+
+def appends_a_sum_over_a_varying_range(x, n, box):
+    t = x * 1.0
+    k = n
+    for i in range(abs(n) % 4):
+        t = t + x
+        k = k + i
+    box.items.append(k)
+    return t, k
+
+
+def test_range_of_a_varying_python_int_yields_python_ints():
+    """Found after 5,300 programs: `range(abs(n) % 4)` with n fed as a tensor yielded int32
+    tensors, so `k + i` made k a tensor and an eager tensor was appended where eager appends 1."""
+    runs = []
+    for fn in (appends_a_sum_over_a_varying_range, janus.speculate(appends_a_sum_over_a_varying_range)):
+        box = Items()
+        out = [fn(tf.constant([-2.0, -2.0]), n, box)[1] for n in (1, 1, 1, 0, 1, 2, 3, 5, 6)]
+        runs.append(([(v, type(v)) for v in out], [(v, type(v)) for v in box.items]))
+    assert runs[0] == runs[1]
+
+
+def unused_failing_gather(x, n):
+    t = x * 1.0
+    t = t + tf.gather(x, n % 4)
+    return n, 0.5
+
+
+def unused_failing_gather_in_a_loop(x, n, v):
+    t = x * 1.0
+    v.assign_add(1.0)
+    j = tf.constant(0)
+    while j < tf.constant(abs(n) % 3 + 1):
+        t = t + tf.gather(x, n % 4)
+        j = j + 1
+    return n
+
+
+def test_an_op_whose_value_is_unused_still_raises_as_eager():
+    """Found by the fuzzer: `t = t + tf.gather(x, k % 4)` with t never used again was pruned
+    from the graph, so janus returned where eager raised InvalidArgumentError."""
+    x = tf.constant([-2.0, -2.0])
+    differential(unused_failing_gather, [(x, n) for n in (0, 0, 0, -1, 1, 3)])
+    eager_v, spec_v = tf.Variable(0.0), tf.Variable(0.0)
+    spec = janus.speculate(unused_failing_gather_in_a_loop)
+    for n in (0, 0, 0, -1, 1, 3, 0):
+        outcomes = []
+        for fn, v in ((unused_failing_gather_in_a_loop, eager_v), (spec, spec_v)):
+            try:
+                outcomes.append(fn(x, n, v))
+            except tf.errors.InvalidArgumentError as exc:
+                outcomes.append(type(exc))
+        assert outcomes[0] == outcomes[1] and float(eager_v.numpy()) == float(spec_v.numpy())

@@ -18,6 +18,7 @@ from codegen.errors import ConversionError, Reason
 from codegen.operators.builtins import BUILTINS
 from codegen.operators.context import Frame, current
 from codegen.operators.heap import NON_READING_MUTATORS
+from codegen.operators.state import no_write_in_machine
 from codegen.operators.trees import WeakNumber
 
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard",
@@ -69,6 +70,7 @@ def call(f, *args, **kwargs):
             ctx.heap.mark_read(owner)
         else:
             sh = ctx.heap.by_copy[id(owner)]
+            no_write_in_machine(ctx, sh.source)
             if sh.source not in ctx.heap.writes:
                 ctx.heap.writes.append(sh.source)
             if f.__name__ not in ("append", "extend") or type(owner) is not list:

@@ -70,6 +70,16 @@ def _refuse(reason: str, target: str):
                                  "janus runs this function imperatively"))
 
 
+def no_write_in_machine(ctx, target):
+    """Python state written inside a recursion that runs as a machine would be written once per
+    graph run (the machine's blocks are traced once), not once per call: the function runs in
+    Python, and the report names the line."""
+    if ctx.in_machine:
+        raise ConversionError(Reason("write-in-recursion", ctx.user_line(),
+                                     f"`{target}` is written inside a recursive function",
+                                     "return the value from the recursion and write it outside"))
+
+
 # -- operators -------------------------------------------------------------------------------
 def st_attr(obj, name, value):
     ctx = current()
@@ -77,6 +87,7 @@ def st_attr(obj, name, value):
     if source is None:                       # an object made while building: plain Python
         setattr(obj, name, value)
         return
+    no_write_in_machine(ctx, source.attr(name))
     reason = refusal(obj, name, "attr")
     if reason:
         _refuse(reason, source.attr(name))
@@ -130,6 +141,7 @@ def st_item(obj, key, value):
     _container_write(obj)
     sh = current().heap.by_copy.get(id(obj))
     if sh is not None:
+        no_write_in_machine(current(), sh.source)
         _note(current().heap.writes, sh.source.item(key) if not hasattr(key, "dtype") else sh.source.any_item())
         if type(obj) is dict and not hasattr(key, "dtype"):
             sh.assigned.add(key)        # written back even when the value is the one it had at build time
@@ -142,6 +154,7 @@ def del_item(obj, key):
     _container_write(obj)
     sh = current().heap.by_copy.get(id(obj))
     if sh is not None:
+        no_write_in_machine(current(), sh.source)
         sh.mutated = True
     del obj[key]
 
@@ -172,6 +185,7 @@ def st_name(name, value):
             cell.cell_contents = value
         return
     access, holder, source = _name_holder(name)
+    no_write_in_machine(ctx, source)
     ctx.heap.names[(id(holder), name)] = [holder, access, name, value, source]
     _note(ctx.heap.writes, source)
 
@@ -229,8 +243,8 @@ def read_outside(access, holder, name, value, source):
     """What the builder sees for an outside value, with the entry check that keeps it valid."""
     ctx = current()
     heap = ctx.heap
-    if ctx.dry_run:
-        return value
+    if ctx.dry_run:                          # a throwaway copy: a dry run must not change the user's list
+        return list(value) if type(value) is list else dict(value) if type(value) is dict else value
     if type(value) is EAGER:
         return _fed(ctx, access, holder, name, value, source, Kind.TENSOR_MATCH)
     if type(value) is tuple and 0 < len(value) <= 16 and all(type(v) is EAGER for v in value):

@@ -166,6 +166,12 @@ class CycleFunction:
         self.params = parameter_names(node)
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             raise unsupported("recursion", filename, node, "recursive functions take positional parameters only")
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Global, ast.Nonlocal)):
+                # Blocks keep every assigned name in the frame tables: the write would be lost.
+                raise unsupported("write-in-recursion", filename, sub,
+                                  f"`{', '.join(sub.names)}` is written inside a recursive function",
+                                  "return the value from the recursion and write it outside")
         self.namer = Namer({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | set(self.params))
         # Zero-argument method calls on variables (`node.is_leaf()`): candidate computed tree columns.
         self.zero_arg_methods = {sub.func.attr for sub in ast.walk(node)

@@ -3,7 +3,8 @@
 Each program is a module with a function `f(x, n, box)`: `x` a float tensor,
 `n` a Python int, `box` an object with state.  Its body mixes tensor and
 Python arithmetic, `if` on tensors and on Python values, `for` over ranges
-and lists, `while` on tensors, `break`/`continue`/early `return`, calls of a
+and lists, `while` on tensors, a recursive helper (on a tensor or a Python
+int, possibly writing state), `break`/`continue`/early `return`, calls of a
 helper, writes to attributes, lists, dicts, a global and a `tf.Variable`,
 ops that fail for some inputs after such writes (an out-of-range
 `tf.gather`, a `tf.debugging` assertion), `print` and f-strings, and
@@ -48,6 +49,14 @@ def helper(v, k):
     return v * k + 1.0
 
 
+def rec(v, m, box):
+    global COUNT
+    if m <= 0:
+        return v
+    REC_WRITE
+    return rec(v * 0.5, m - 1, box) + 1.0
+
+
 def f(x, n, box):
     global COUNT
     t = x * 1.0
@@ -88,6 +97,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "COUNT += 1",
         lambda: "TABLE[k % 3] = k",
         lambda: "box.v.assign_add(tf.reduce_sum(t))",
+        lambda: f"t = rec(t, {draw(st.sampled_from(['tf.constant(abs(n) % 3)', 'abs(k) % 3']))}, box)",
         lambda: "t = t + tf.gather(x, k % 4)",
         lambda: "tf.debugging.assert_less(tf.reduce_sum(t), 20.0)",
         lambda: "TABLE.update({k % 2: s})",
@@ -148,7 +158,8 @@ def statement(draw, depth: int, in_loop: bool, open_rules: bool):
 def program(draw, open_rules: bool = False):
     body = draw(block(depth=2, open_rules=open_rules))
     result = draw(st.sampled_from(["t, k, s", "{'t': t, 'k': k}", "[t, s]", "t", "k, s, len(LOG)"]))
-    return HEADER + _indent(body) + f"\n    return {result}\n"
+    rec_write = draw(st.sampled_from(["pass", "box.n += 1", "LOG.append(m)", "COUNT += 1"]))
+    return HEADER.replace("REC_WRITE", rec_write) + _indent(body) + f"\n    return {result}\n"
 
 
 MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear()", "TABLE.clear()",

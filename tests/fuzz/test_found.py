@@ -233,3 +233,34 @@ def test_an_op_whose_value_is_unused_still_raises_as_eager():
             except tf.errors.InvalidArgumentError as exc:
                 outcomes.append(type(exc))
         assert outcomes[0] == outcomes[1] and float(eager_v.numpy()) == float(spec_v.numpy())
+
+
+REC_COUNT = 0
+
+
+def counting_rec(v, m):
+    global REC_COUNT
+    if m <= 0:
+        return v
+    REC_COUNT += 1
+    return counting_rec(v * 0.5, m - 1) + 1.0
+
+
+def calls_counting_rec_in_a_loop(x, n):
+    t = x * 1.0
+    for _ in [1, 2]:
+        t = counting_rec(t, tf.constant(abs(n) % 3))
+    return t
+
+
+def test_a_global_written_in_a_recursion_called_in_a_loop_counts_every_call():
+    """Found by the fuzzer's recursion rule: the machine's blocks kept `COUNT` (declared global)
+    in a frame table, so its writes were lost (janus 2, eager 18)."""
+    global REC_COUNT
+    counts = []
+    for fn in (calls_counting_rec_in_a_loop, janus.speculate(calls_counting_rec_in_a_loop)):
+        REC_COUNT = 0
+        for n in (24, 33, -1, 35, 2, 2, 2):
+            fn(tf.constant([1.0, 2.0]), n)
+        counts.append(REC_COUNT)
+    assert counts[0] == counts[1]

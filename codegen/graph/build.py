@@ -171,8 +171,15 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                          variable_writes.written_variables(concrete))
 
 
-_NEVER_FAIL = frozenset({"Const", "Placeholder", "PlaceholderWithDefault", "NoOp", "Identity", "Shape", "Size",
-                         "Rank", "ReadVariableOp"})
+_NEVER_FAIL = frozenset({"Const", "Placeholder", "PlaceholderWithDefault", "NoOp", "Shape", "Size", "Rank",
+                         "ReadVariableOp"})
+
+
+def _may_fail(op) -> bool:
+    """Whether computing `op` may raise (an `Identity` may, through what it forwards)."""
+    while op.type == "Identity" and op.inputs:
+        op = op.inputs[0].op
+    return op.type not in _NEVER_FAIL
 
 
 def run_every_op(outputs: list) -> list:
@@ -184,7 +191,7 @@ def run_every_op(outputs: list) -> list:
     These extra outputs come last; janus ignores them."""
     graph = tf.compat.v1.get_default_graph()
     used = {t.ref() for t in outputs if isinstance(t, tf.Tensor)}
-    dead = [t for op in graph.get_operations() if op.type not in _NEVER_FAIL for t in op.outputs
+    dead = [t for op in graph.get_operations() if _may_fail(op) for t in op.outputs
             if t.dtype not in (tf.resource, tf.variant) and not t.consumers() and t.ref() not in used]
     return outputs + dead
 

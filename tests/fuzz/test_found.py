@@ -264,3 +264,35 @@ def test_a_global_written_in_a_recursion_called_in_a_loop_counts_every_call():
             fn(tf.constant([1.0, 2.0]), n)
         counts.append(REC_COUNT)
     assert counts[0] == counts[1]
+
+
+GROWING = []
+
+
+def unused_gathers_before_a_relaxed_length_test(x, n):
+    t = x * 1.0
+    k = n
+    for i in range(3):
+        for i in range(3):
+            t = t + tf.gather(x, k % 4)
+            k = k + i
+        k = k + i
+    if len(GROWING) > 2:
+        t = t + x
+    return k, len(GROWING)
+
+
+def test_unused_values_carried_through_a_cond_still_run():
+    """Found after 5,900 programs: once len(GROWING) was fed, `t` left a tf.cond through an
+    Identity that nothing used and the failing gathers before it were pruned."""
+    x = tf.constant([-2.0, -2.0])
+    spec = janus.speculate(unused_gathers_before_a_relaxed_length_test)
+    for i in range(7):
+        if i == 4:
+            GROWING.append(5)
+        for fn in (unused_gathers_before_a_relaxed_length_test, spec):
+            try:
+                fn(x, 0)
+                raise AssertionError(f"call {i}: {fn} returned where eager raises")
+            except tf.errors.InvalidArgumentError:
+                pass

@@ -17,15 +17,19 @@ def is_symbolic(x) -> bool:
     return isinstance(x, tf.Tensor) and type(x) is not EAGER
 
 
-class Undefined:
-    """The value of a local before its first assignment, in generated code."""
+class _Marker:
+    """A value of generated code with one instance per class (compared with `is`)."""
 
     _instance = None
 
     def __new__(cls):
-        if cls._instance is None:
+        if cls.__dict__.get("_instance") is None:
             cls._instance = super().__new__(cls)
         return cls._instance
+
+
+class Undefined(_Marker):
+    """The value of a local before its first assignment, in generated code."""
 
     def __repr__(self):
         return "UNDEF"
@@ -37,19 +41,12 @@ class Undefined:
 UNDEF = Undefined()
 
 
-class NoReturn:
+class NoReturn(_Marker):
     """The result of a function that has not reached a `return` yet, in generated code.
 
     A `tf.cond` whose one side returned and whose other did not carries the result with a
     zero placeholder on the side that did not; `returned` guards that the placeholder is never
     what the function gives back."""
-
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
 
     def __repr__(self):
         return "NO_RETURN"

@@ -77,9 +77,18 @@ def _structure(src: _GuardText, template, access: str):
     return out
 
 
+def _same_item(a, b) -> bool:
+    return a is b or (type(a) in SCALARS and type(a) is type(b) and a == b)
+
+
 def _same_items(value, expected) -> bool:
-    return type(value) is type(expected) and len(value) == len(expected) and all(
-        a is b or (type(a) in SCALARS and type(a) is type(b) and a == b) for a, b in zip(value, expected))
+    """Same container type and length, and the same items in order (a dict's keys and values)."""
+    if type(value) is not type(expected) or len(value) != len(expected):
+        return False
+    if type(value) is dict:
+        return all(_same_item(k, ek) and _same_item(v, ev)
+                   for (k, v), (ek, ev) in zip(value.items(), expected.items()))
+    return all(_same_item(a, b) for a, b in zip(value, expected))
 
 
 def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:

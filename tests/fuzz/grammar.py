@@ -101,6 +101,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = t + tf.gather(x, k % 4)",
         lambda: "tf.debugging.assert_less(tf.reduce_sum(t), 20.0)",
         lambda: "TABLE.update({k % 2: s})",
+        lambda: "TABLE[n % 2] = TABLE.get(n % 2, 0) + 1",
         lambda: "LOG.clear()",
         lambda: "for layer in box.layers:\n    t = t * layer.w",
     ]

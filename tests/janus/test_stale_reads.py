@@ -141,3 +141,25 @@ def test_getattr_hasattr_vars_see_writes_of_the_same_call():
         spec_state.append(dict(vars(BOX)))
         assert want.numpy().tolist() == got.numpy().tolist()
     assert eager_state == spec_state
+
+
+class Seen:
+    def __init__(self):
+        self.seen = {}
+
+    def update(self, x, tag):
+        self.seen[tag] = self.seen.get(tag, 0) + 1
+        return x * 2.0
+
+
+def test_a_dict_whose_values_changed_is_read_fresh():
+    """`seen[tag] = seen.get(tag, 0) + 1`: the entry check compared a dict's keys only, so the
+    graph kept the count it was built with (t0 counted 4 where eager counted 100)."""
+    counts = []
+    for speculated in (False, True):
+        s = Seen()
+        update = janus.speculate(Seen.update) if speculated else Seen.update
+        for k in range(30):
+            update(s, X, "warm" if k < 4 else f"t{k % 2}")
+        counts.append(dict(s.seen))
+    assert counts[0] == counts[1]

@@ -34,6 +34,7 @@ REGISTRY: "weakref.WeakSet[SpeculativeFunction]" = weakref.WeakSet()
 MAX_GUARD_FAILURES = 8
 MAX_BUILD_FAILURES = 3
 MAX_REBUILDS = 16          # relax-and-retry rounds within one build (each relaxes something new)
+_MISS = object()           # no cached graph accepted the call
 
 
 @dataclasses.dataclass
@@ -88,18 +89,26 @@ class SpeculativeFunction(codegen.Speculated):
             # (instrumented) Python it is, so that profile sees its branches and loops.
             return self._eager(args, kwargs)
         if self.counters["profile_runs"] >= self.profile_runs and not faults.active():
-            for graph in self.graphs:
-                if graph.plan:
-                    break                # it writes Python state: only under the lock (below)
-                inputs = graph.entry_guard(args, kwargs)
-                if inputs is not None:
-                    self.counters["cache_hits"] += 1
-                    return self._run_graph(graph, inputs, args, kwargs)
+            result = self._run_cached(args, kwargs, lock_free=True)
+            if result is not _MISS:
+                return result
         # Profiling, building, and graphs that write Python state run one thread at a time: a
         # graph reads that state at entry and writes it back after the run, and a concurrent
         # call in between would lose its update.
         with self._lock:
             return self._call_locked(args, kwargs)
+
+    def _run_cached(self, args, kwargs, lock_free: bool):
+        """Run the first cached graph whose entry guard accepts the call, or return `_MISS`.
+        Without the lock, stop at the first graph that writes Python state."""
+        for graph in self.graphs:
+            if lock_free and graph.plan:
+                break
+            inputs = graph.entry_guard(args, kwargs)
+            if inputs is not None:
+                self.counters["cache_hits"] += 1
+                return self._run_graph(graph, inputs, args, kwargs)
+        return _MISS
 
     def _call_locked(self, args, kwargs):
         if self.imperative is not None:
@@ -108,11 +117,9 @@ class SpeculativeFunction(codegen.Speculated):
             return self._profiled(args, kwargs)
         if faults.active():
             return self._forced(args, kwargs)
-        for graph in self.graphs:
-            inputs = graph.entry_guard(args, kwargs)
-            if inputs is not None:
-                self.counters["cache_hits"] += 1
-                return self._run_graph(graph, inputs, args, kwargs)
+        result = self._run_cached(args, kwargs, lock_free=False)
+        if result is not _MISS:
+            return result
         self.counters["cache_misses"] += 1
         self._log_miss(args, kwargs)
         for note in self.relaxations.against_state(self.graphs):

@@ -4,8 +4,9 @@ the module's list, dict and counter)."""
 from __future__ import annotations
 
 import hashlib
-import re
 import importlib.util
+import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -18,6 +19,9 @@ from tests.harness import run_capturing
 
 _DIR = Path(tempfile.mkdtemp(prefix="janus_fuzz_"))
 COUNTER = {"programs": 0, "calls": 0, "graph_runs": 0}
+# A long run appends its running totals to this file every 100 programs, so a run that is
+# stopped early still tells how far it got.
+_PROGRESS = os.environ.get("JANUS_FUZZ_PROGRESS")
 
 
 def load(source: str, role: str):
@@ -100,4 +104,7 @@ def run(source: str, calls: list) -> dict:
     COUNTER["programs"] += 1
     COUNTER["calls"] += len(calls)
     COUNTER["graph_runs"] += stats["graph_runs"]
+    if _PROGRESS and COUNTER["programs"] % 100 == 0:
+        with open(_PROGRESS, "a") as out:
+            out.write("{programs} programs, {calls} calls, {graph_runs} graph runs\n".format(**COUNTER))
     return stats

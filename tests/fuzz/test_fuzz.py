@@ -4,7 +4,8 @@ The default budget keeps CI short; `pytest tests/fuzz --fuzz-long` (or
 `JANUS_FUZZ_EXAMPLES=20000`) runs as many programs as asked, and
 `--fuzz-open` (or `JANUS_FUZZ_OPEN=1`) also generates the rules of
 `grammar.OPEN_BUG_RULES`.  The number of programs, calls and graph runs is
-printed at the end of the session.
+printed at the end of the session, and every 100 programs appended to the file
+`JANUS_FUZZ_PROGRESS` names, if set.
 """
 import os
 

@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from codegen.assumptions import GUARD_MARK, Source
 from codegen.errors import JanusError, NeedsPythonValue, Reason, StagingError
-from codegen.graph import variable_writes, writeback
+from codegen.graph import failing_ops, variable_writes, writeback
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.signature import Feed, Signature, rebuild
 from codegen.operators.builtins import replay_prints
@@ -54,6 +54,10 @@ class GraphArtifact:
     observers: list = dataclasses.field(default_factory=list)    # (callback, number of outputs)
     recursion: list = dataclasses.field(default_factory=list)    # machine cycles in this graph
     written_variables: list = dataclasses.field(default_factory=list)   # tf.Variables a run may write
+    may_fail: bool = True             # whether an op of the program may raise midway through a run
+
+    def __post_init__(self):
+        self._snapshot = variable_writes.Snapshot(self.written_variables)
 
     def failed_assumption(self, exc: Exception):
         """The assumption whose in-graph guard stopped this run, or None for any other error.
@@ -71,21 +75,21 @@ class GraphArtifact:
     def run(self, inputs):
         """Run the graph; returns all outputs. Raises what the graph raises, after restoring the
         variables it wrote (an op failing midway leaves the state the call started with)."""
-        saved = variable_writes.snapshot(self.written_variables) if self.written_variables else None
+        saved = self._snapshot.take() if self.written_variables and self.may_fail else None
         try:
             outs = self.concrete(*inputs)
         except Exception:
             if saved is not None:
-                variable_writes.restore(self.written_variables, saved)
+                self._snapshot.restore(saved)
             raise
         return list(outs) if isinstance(outs, (list, tuple)) else [outs]
 
     def undo(self, saved):
         """Restore what `snapshot_variables` saved (a run treated as failed after it ran)."""
-        variable_writes.restore(self.written_variables, saved)
+        self._snapshot.restore(saved)
 
     def snapshot_variables(self):
-        return variable_writes.snapshot(self.written_variables)
+        return self._snapshot.take()
 
     def commit(self, outs, args, kwargs):
         """After success: apply the writes, replay prints, return the result."""
@@ -168,18 +172,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                          holder["plan"], holder["writes"], ctx.prints, len(concrete.graph.get_operations()),
                          elapsed, list(ctx.heap.reads), list(ctx.heap.writes), len(ctx.print_tensors),
                          [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
-                         variable_writes.written_variables(concrete))
-
-
-_NEVER_FAIL = frozenset({"Const", "Placeholder", "PlaceholderWithDefault", "NoOp", "Shape", "Size", "Rank",
-                         "ReadVariableOp"})
-
-
-def _may_fail(op) -> bool:
-    """Whether computing `op` may raise (an `Identity` may, through what it forwards)."""
-    while op.type == "Identity" and op.inputs:
-        op = op.inputs[0].op
-    return op.type not in _NEVER_FAIL
+                         variable_writes.written_variables(concrete), failing_ops.graph_may_fail(concrete.graph))
 
 
 def run_every_op(outputs: list) -> list:
@@ -189,9 +182,9 @@ def run_every_op(outputs: list) -> list:
     would prune it (a control dependency is not enough: the graph optimiser turns a stateless op
     feeding only control edges into a no-op, and drops loop variables nothing reads).
     These extra outputs come last; janus ignores them."""
-    graph = tf.compat.v1.get_default_graph()
     used = {t.ref() for t in outputs if isinstance(t, tf.Tensor)}
-    dead = [t for op in graph.get_operations() if _may_fail(op) for t in op.outputs
+    tainted = failing_ops.may_fail_through(tf.compat.v1.get_default_graph())
+    dead = [t for op in tainted for t in op.outputs
             if t.dtype not in (tf.resource, tf.variant) and not t.consumers() and t.ref() not in used]
     return outputs + dead
 

@@ -4,8 +4,9 @@ When an op of the user's program fails in the middle of a graph run (an
 out-of-range `tf.gather`, a `tf.debugging.assert_*`, an integer division by
 zero), the variable writes that ran before it have happened, and janus re-runs
 the call eagerly to raise eager's error with eager's state. Janus snapshots
-the variables the graph may write before each run and restores them before
-that re-run, so every write happens once, as in eager.
+the variables the graph may write before each run whose graph has an op that
+may fail (`codegen.graph.failing_ops`), and restores them before that re-run,
+so every write happens once, as in eager.
 
 The graph is read, not the program: a write is any op taking a variable's
 resource handle other than a read, followed into `tf.cond` branches,
@@ -100,11 +101,20 @@ def written_variables(concrete) -> list:
     return written
 
 
-def snapshot(variables) -> list:
-    """The variables' values now (a later in-place write copies the buffer first)."""
-    return [v.read_value() for v in variables]
+class Snapshot:
+    """Reads the variables' values in one graph call (one read per variable, dispatched from
+    Python, costs more than a small graph run); a later in-place write copies the buffer first."""
 
+    def __init__(self, variables):
+        self.variables = list(variables)
+        self._read = None
 
-def restore(variables, values) -> None:
-    for v, value in zip(variables, values):
-        v.assign(value)
+    def take(self) -> list:
+        if self._read is None:
+            self._read = tf.function(lambda: [v.read_value() for v in self.variables],
+                                     autograph=False).get_concrete_function()
+        return list(self._read())
+
+    def restore(self, values) -> None:
+        for v, value in zip(self.variables, values):
+            v.assign(value)

@@ -122,3 +122,90 @@ def test_the_graph_knows_which_variables_it_writes():
         f(X * s)
     graph = f.graphs[0]
     assert {id(v) for v in graph.written_variables} == {id(written), id(in_branch)}
+
+
+def unused_failing_value_feeding_unused_math(log):
+    v = tf.Variable(0.0)
+
+    def f(x, i):
+        log.append(1)
+        v.assign_add(1.0)
+        unused = tf.gather(x, i) * 2.0 + 1.0       # only safe ops use the failing gather
+        return x + v
+    return f, lambda: (float(v.numpy()), len(log))
+
+
+def test_a_failing_op_whose_value_only_feeds_unused_math_still_raises():
+    calls = [(X, tf.constant(i)) for i in [0, 1, 0, 1, 1, 9, 0, -3, 1]]
+    assert_equal_runs(lambda: unused_failing_value_feeding_unused_math([]), calls)
+
+
+def graph_of(fn, *args, runs=4):
+    f = janus.speculate(fn)
+    for _ in range(runs):
+        f(*args)
+    assert f.stats()["graph_runs"] >= 1, f.report()
+    return f.graphs[0]
+
+
+def test_a_graph_of_float_math_on_known_shapes_cannot_fail_and_takes_no_snapshot():
+    w, opt = tf.Variable([[1.0], [2.0]]), tf.keras.optimizers.SGD(0.1)
+
+    def step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.sigmoid(tf.matmul(x, w)) / 3.0)
+        opt.apply_gradients([(tape.gradient(loss, w), w)])
+        return loss
+    graph = graph_of(step, tf.ones([4, 2]))
+    assert graph.written_variables and not graph.may_fail
+
+
+def gather_at_a_value(x):
+    return tf.gather(x, tf.cast(tf.reduce_sum(x) - 1, tf.int32))
+
+
+def integer_division(x):
+    return x // (tf.reduce_sum(x) - 2)
+
+
+def users_assert(x):
+    tf.debugging.assert_positive(x)
+    return x
+
+
+def computed_shape(x):
+    return tf.reshape(x, [tf.reduce_sum(tf.cast(x, tf.int32)), -1])
+
+
+@pytest.mark.parametrize("body, arg", [(gather_at_a_value, tf.ones([3])), (integer_division, tf.ones([3], tf.int32)),
+                                       (users_assert, tf.ones([3])), (computed_shape, tf.ones([3]))])
+def test_ops_that_fail_on_values_make_the_graph_may_fail(body, arg):
+    v = tf.Variable(0.0)
+
+    def f(x):
+        v.assign_add(1.0)
+        return body(x)
+    assert graph_of(f, arg).may_fail
+
+
+def test_float_division_on_known_shapes_cannot_fail():
+    v = tf.Variable(1.0)
+
+    def f(x):
+        v.assign_add(1.0)
+        return x // (tf.reduce_sum(x) - 3.0) + x % 2.0
+    assert not graph_of(f, tf.ones([3])).may_fail
+
+
+def test_a_failing_op_inside_a_branch_makes_the_graph_may_fail():
+    v = tf.Variable(0.0)
+
+    def f(x, i):
+        v.assign_add(1.0)
+        if tf.reduce_sum(x) > 0:
+            x = tf.gather(x, i) + x
+        return x
+    f = janus.speculate(f)
+    for s in [1, -1, 1, -1, 1, -1]:
+        f(X * s, tf.constant(0))
+    assert any(g.may_fail for g in f.graphs), f.report()

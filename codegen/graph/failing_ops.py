@@ -1,0 +1,117 @@
+"""Which ops of a graph may raise when the graph runs.
+
+Two parts of a graph run depend on it:
+
+- before a run, janus snapshots the variables the graph writes only when
+  some op may fail: a run that cannot fail midway cannot leave half of its
+  writes behind, and the snapshot costs one read per variable on every call;
+- an unused value whose op may fail stays an output of the graph, so the
+  graph optimiser cannot prune it and the run raises as eager does.
+
+The answer is conservative: an op is safe only when its type is listed here
+and nothing about its inputs is left to run time.  Listed ops fail only on
+shapes that do not fit, or on index and size arguments out of range; with
+every input and output shape fully known at build time, and every integer
+argument of an indexing op a build-time constant, TensorFlow's shape
+inference already rejected what would fail.  Integer division (by zero) and
+integer powers (negative exponents) are safe only on floats.  Janus's own
+guards are safe too: every variable write of the graph waits for them
+(`codegen.operators.guards`).
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+_ALWAYS_SAFE = frozenset({
+    "Const", "Placeholder", "PlaceholderWithDefault", "NoOp", "Identity", "IdentityN", "Shape", "ShapeN",
+    "Size", "Rank", "ReadVariableOp", "VarHandleOp", "StopGradient", "PreventGradient", "ZerosLike", "OnesLike",
+})
+_ELEMENTWISE = frozenset({
+    "Add", "AddV2", "AddN", "Sub", "Mul", "Neg", "Abs", "Sign", "Square", "SquaredDifference", "Maximum",
+    "Minimum", "Exp", "Expm1", "Log", "Log1p", "Sqrt", "Rsqrt", "SqrtGrad", "RsqrtGrad", "Sigmoid", "SigmoidGrad",
+    "Tanh", "TanhGrad", "Relu", "ReluGrad", "Relu6", "Relu6Grad", "Elu", "EluGrad", "Selu", "SeluGrad",
+    "LeakyRelu", "LeakyReluGrad", "Softplus", "SoftplusGrad", "Softsign", "Sin", "Cos", "Floor", "Ceil", "Round",
+    "Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual", "LogicalNot", "LogicalAnd", "LogicalOr",
+    "Select", "SelectV2", "Cast", "L2Loss", "BiasAdd", "BiasAddGrad", "Softmax", "LogSoftmax",
+    "SoftmaxCrossEntropyWithLogits", "MatMul", "BatchMatMulV2", "BatchMatMulV3", "Conv2D",
+    "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool", "MaxPoolGrad", "AvgPool", "AvgPoolGrad",
+    "Pack", "Unpack", "Squeeze", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp",
+    "ResourceApplyGradientDescent", "ResourceApplyAdam", "ResourceApplyMomentum", "ResourceApplyKerasMomentum",
+    "ResourceApplyAdagrad", "ResourceApplyAdagradV2", "ResourceApplyRMSProp",
+})
+_FLOAT_ONLY = frozenset({"RealDiv", "Div", "FloorDiv", "FloorMod", "Mod", "TruncateDiv", "TruncateMod", "Pow",
+                         "Reciprocal", "Inv", "DivNoNan", "Xdivy", "Xlogy"})
+_INDEXING = frozenset({
+    "Reshape", "Tile", "Fill", "Slice", "StridedSlice", "StridedSliceGrad", "Split", "SplitV", "ExpandDims",
+    "Transpose", "ConcatV2", "ConcatOffset", "Sum", "Mean", "Max", "Min", "Prod", "All", "Any", "ArgMax", "ArgMin",
+    "BroadcastTo", "BroadcastArgs", "BroadcastGradientArgs", "Pad", "PadV2", "ReverseV2", "Cumsum",
+    "RandomStandardNormal", "RandomUniform", "TruncatedNormal", "StatelessRandomNormalV2",
+    "StatelessRandomUniformV2", "OneHot",
+})
+# Ops that run function bodies: safe when every op of every body is.
+_BODIES = {"If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch", "else_branch"),
+           "While": ("cond", "body"), "StatelessWhile": ("cond", "body"), "PartitionedCall": ("f",),
+           "StatefulPartitionedCall": ("f",), "Case": ("branches",), "StatelessCase": ("branches",)}
+_GUARD_PREFIX = "janus_guard_"
+
+
+def may_fail(op, memo=None) -> bool:
+    """Whether running `op` may raise (an `Identity` may, through what it forwards)."""
+    memo = {} if memo is None else memo
+    while op.type in ("Identity", "IdentityN") and op.inputs:
+        op = op.inputs[0].op
+    if op.type in _ALWAYS_SAFE or any(part.startswith(_GUARD_PREFIX) for part in op.name.split("/")):
+        return False
+    if op.type in _BODIES:
+        return _bodies_may_fail(op, memo)
+    if not _static_shapes(op):
+        return True
+    if op.type in _ELEMENTWISE:
+        return False
+    if op.type in _FLOAT_ONLY:
+        return not all(t.dtype.is_floating or t.dtype.is_complex for t in op.inputs)
+    if op.type in _INDEXING:
+        return not all(tf.get_static_value(t) is not None for t in op.inputs if t.dtype.is_integer)
+    return True
+
+
+def graph_may_fail(graph, memo=None) -> bool:
+    """Whether some op of `graph` (or of a body it runs) may raise."""
+    memo = {} if memo is None else memo
+    return any(may_fail(op, memo) for op in graph.get_operations())
+
+
+def may_fail_through(graph) -> list:
+    """The ops of `graph` that may fail, or that use (as data or control input) a value whose
+    op may: pruning one of them may drop a failure."""
+    memo: dict = {}
+    tainted: set = set()
+    for op in graph.get_operations():       # in creation order: inputs come first
+        if may_fail(op, memo) or any(t.op.name in tainted for t in op.inputs) or \
+                any(c.name in tainted for c in op.control_inputs):
+            tainted.add(op.name)
+    return [op for op in graph.get_operations() if op.name in tainted]
+
+
+def _static_shapes(op) -> bool:
+    return all(t.shape.is_fully_defined() for t in list(op.inputs) + list(op.outputs)
+               if t.dtype not in (tf.resource, tf.variant))
+
+
+def _bodies_may_fail(op, memo) -> bool:
+    for attr in _BODIES[op.type]:
+        try:
+            value = op.get_attr(attr)
+        except ValueError:
+            return True
+        for fn in value if isinstance(value, list) else [value]:
+            found = op.graph._get_function(fn.name)  # noqa: SLF001 - the body of a cond/while/call
+            body = getattr(found, "graph", None)
+            if body is None:
+                return True
+            if id(body) not in memo:
+                memo[id(body)] = True            # a body calling itself: unknown until read
+                memo[id(body)] = graph_may_fail(body, memo)
+            if memo[id(body)]:
+                return True
+    return False

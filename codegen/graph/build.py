@@ -54,10 +54,11 @@ class GraphArtifact:
     observers: list = dataclasses.field(default_factory=list)    # (callback, number of outputs)
     recursion: list = dataclasses.field(default_factory=list)    # machine cycles in this graph
     written_variables: list = dataclasses.field(default_factory=list)   # tf.Variables a run may write
-    may_fail: bool = True             # whether an op of the program may raise midway through a run
+    restored_variables: list = dataclasses.field(default_factory=list)  # those a write may change before a failure
 
     def __post_init__(self):
-        self._snapshot = variable_writes.Snapshot(self.written_variables)
+        self._snapshot = variable_writes.Snapshot(self.restored_variables)
+        self._all = variable_writes.Snapshot(self.written_variables)
 
     def failed_assumption(self, exc: Exception):
         """The assumption whose in-graph guard stopped this run, or None for any other error.
@@ -75,7 +76,7 @@ class GraphArtifact:
     def run(self, inputs):
         """Run the graph; returns all outputs. Raises what the graph raises, after restoring the
         variables it wrote (an op failing midway leaves the state the call started with)."""
-        saved = self._snapshot.take() if self.written_variables and self.may_fail else None
+        saved = self._snapshot.take() if self.restored_variables else None
         try:
             outs = self.concrete(*inputs)
         except Exception:
@@ -86,10 +87,10 @@ class GraphArtifact:
 
     def undo(self, saved):
         """Restore what `snapshot_variables` saved (a run treated as failed after it ran)."""
-        self._snapshot.restore(saved)
+        self._all.restore(saved)
 
     def snapshot_variables(self):
-        return self._snapshot.take()
+        return self._all.take()
 
     def commit(self, outs, args, kwargs):
         """After success: apply the writes, replay prints, return the result."""
@@ -172,7 +173,13 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                          holder["plan"], holder["writes"], ctx.prints, len(concrete.graph.get_operations()),
                          elapsed, list(ctx.heap.reads), list(ctx.heap.writes), len(ctx.print_tensors),
                          [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
-                         variable_writes.written_variables(concrete), failing_ops.graph_may_fail(concrete.graph))
+                         variable_writes.written_variables(concrete), _restored_variables(concrete))
+
+
+def _restored_variables(concrete) -> list:
+    """The variables a run must snapshot: those a write may change before an op fails."""
+    late = failing_ops.writes_before_failures(concrete.graph, variable_writes.write_ops(concrete.graph))
+    return variable_writes.written_variables(concrete, late) if late else []
 
 
 def run_every_op(outputs: list) -> list:

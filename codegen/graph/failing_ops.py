@@ -2,9 +2,9 @@
 
 Two parts of a graph run depend on it:
 
-- before a run, janus snapshots the variables the graph writes only when
-  some op may fail: a run that cannot fail midway cannot leave half of its
-  writes behind, and the snapshot costs one read per variable on every call;
+- before a run, janus snapshots only the variables a write may change before
+  an op fails (`writes_before_failures`): the others a failed run has not
+  written, and the snapshot costs a read of every variable per call;
 - an unused value whose op may fail stays an output of the graph, so the
   graph optimiser cannot prune it and the run raises as eager does.
 
@@ -79,6 +79,28 @@ def graph_may_fail(graph, memo=None) -> bool:
     """Whether some op of `graph` (or of a body it runs) may raise."""
     memo = {} if memo is None else memo
     return any(may_fail(op, memo) for op in graph.get_operations())
+
+
+def writes_before_failures(graph, writes) -> list:
+    """The ops of `writes` that may run before an op of `graph` that may fail: all but those
+    waiting for every such op (TensorFlow runs an op only after its data and control inputs,
+    so a failure stops the run before them: the optimiser's updates after a loss that may fail)."""
+    memo: dict = {}
+    failing = {op.name for op in graph.get_operations() if may_fail(op, memo)}
+    return [w for w in writes if failing and not failing <= _ancestors(w)]
+
+
+def _ancestors(op) -> set:
+    """The names of the ops `op` waits for, through data and control inputs."""
+    seen: set = set()
+    stack = [op]
+    while stack:
+        current = stack.pop()
+        for parent in [t.op for t in current.inputs] + list(current.control_inputs):
+            if parent.name not in seen:
+                seen.add(parent.name)
+                stack.append(parent)
+    return seen
 
 
 def may_fail_through(graph) -> list:

@@ -50,22 +50,25 @@ def _body_graphs(op, attrs):
     return graphs
 
 
-def _written_inputs(graph, memo) -> set:
-    """The `graph.inputs` positions whose resource the graph may write."""
-    key = id(graph)
+def _written_inputs(graph, memo, ops=None) -> set:
+    """The `graph.inputs` positions whose resource the graph (or only its `ops`) may write."""
+    key = id(graph) if ops is None else None
     if key in memo:
         return memo[key]
-    memo[key] = set()                    # a function calling itself: what is known so far
+    if key is not None:
+        memo[key] = set()                # a function calling itself: what is known so far
     written: set = set()
-    for op in graph.get_operations():
+    for op in graph.get_operations() if ops is None else ops:
         for k, t in enumerate(op.inputs):
             if t.dtype != tf.resource or op.type in _READS:
                 continue
             if _writes_through_call(op, k, memo):
                 written.add(_origin(t).ref())
     inputs = {t.ref(): i for i, t in enumerate(graph.inputs)}
-    memo[key] = {inputs[r] for r in written if r in inputs} | ({-1} if any(r not in inputs for r in written) else set())
-    return memo[key]
+    result = {inputs[r] for r in written if r in inputs} | ({-1} if any(r not in inputs for r in written) else set())
+    if key is not None:
+        memo[key] = result
+    return result
 
 
 def _writes_through_call(op, k, memo) -> bool:
@@ -82,12 +85,21 @@ def _writes_through_call(op, k, memo) -> bool:
     return False
 
 
-def written_variables(concrete) -> list:
-    """The captured variables `concrete` may write (all of them where the graph cannot be read)."""
+def write_ops(graph) -> list:
+    """The ops of `graph` that may write a variable (a cond, loop or call whose body writes)."""
+    memo: dict = {}
+    return [op for op in graph.get_operations()
+            if any(t.dtype == tf.resource and op.type not in _READS and _writes_through_call(op, k, memo)
+                   for k, t in enumerate(op.inputs))]
+
+
+def written_variables(concrete, ops=None) -> list:
+    """The captured variables `concrete` (or only its `ops`) may write (all of them where the
+    graph cannot be read)."""
     graph = concrete.graph
     variables = {id(v.handle): v for v in graph.variables}
     try:
-        positions = _written_inputs(graph, {})
+        positions = _written_inputs(graph, {}, ops)
     except Exception:  # noqa: BLE001 - an unreadable graph: every variable may be written
         return list(variables.values())
     inputs = list(graph.inputs)

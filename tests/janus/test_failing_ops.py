@@ -157,7 +157,7 @@ def test_a_graph_of_float_math_on_known_shapes_cannot_fail_and_takes_no_snapshot
         opt.apply_gradients([(tape.gradient(loss, w), w)])
         return loss
     graph = graph_of(step, tf.ones([4, 2]))
-    assert graph.written_variables and not graph.may_fail
+    assert graph.written_variables and not graph.restored_variables
 
 
 def gather_at_a_value(x):
@@ -179,13 +179,13 @@ def computed_shape(x):
 
 @pytest.mark.parametrize("body, arg", [(gather_at_a_value, tf.ones([3])), (integer_division, tf.ones([3], tf.int32)),
                                        (users_assert, tf.ones([3])), (computed_shape, tf.ones([3]))])
-def test_ops_that_fail_on_values_make_the_graph_may_fail(body, arg):
+def test_ops_that_fail_on_values_after_a_write_need_a_snapshot(body, arg):
     v = tf.Variable(0.0)
 
     def f(x):
         v.assign_add(1.0)
         return body(x)
-    assert graph_of(f, arg).may_fail
+    assert [id(x) for x in graph_of(f, arg).restored_variables] == [id(v)]
 
 
 def test_float_division_on_known_shapes_cannot_fail():
@@ -194,10 +194,10 @@ def test_float_division_on_known_shapes_cannot_fail():
     def f(x):
         v.assign_add(1.0)
         return x // (tf.reduce_sum(x) - 3.0) + x % 2.0
-    assert not graph_of(f, tf.ones([3])).may_fail
+    assert not graph_of(f, tf.ones([3])).restored_variables
 
 
-def test_a_failing_op_inside_a_branch_makes_the_graph_may_fail():
+def test_a_failing_op_inside_a_branch_after_a_write_needs_a_snapshot():
     v = tf.Variable(0.0)
 
     def f(x, i):
@@ -208,4 +208,24 @@ def test_a_failing_op_inside_a_branch_makes_the_graph_may_fail():
     f = janus.speculate(f)
     for s in [1, -1, 1, -1, 1, -1]:
         f(X * s, tf.constant(0))
-    assert any(g.may_fail for g in f.graphs), f.report()
+    assert any(g.restored_variables for g in f.graphs), f.report()
+
+
+def classifier_step():
+    w, opt = tf.Variable(tf.ones([2, 3]) * 0.1), tf.keras.optimizers.Adam(0.1)
+
+    def f(x, labels):
+        with tf.GradientTape() as tape:        # the loss fails for a label out of range
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels, tf.matmul(x, w)))
+        opt.apply_gradients([(tape.gradient(loss, w), w)])
+        return loss
+    return f, lambda: (w.numpy().round(5).tolist(), int(opt.iterations.numpy()))
+
+
+def test_writes_waiting_for_a_failure_need_no_snapshot_and_leave_eager_state():
+    x = tf.constant([[1.0, 2.0], [3.0, -1.0]])
+    calls = [(x, tf.constant(labels)) for labels in [[0, 1], [2, 1], [0, 0], [1, 2], [0, 7], [1, 1], [-1, 0], [2, 2]]]
+    assert_equal_runs(classifier_step, calls, min_graph_runs=3)
+    f, _ = classifier_step()
+    graph = graph_of(f, x, tf.constant([0, 1]))     # the weights and slots wait for the loss
+    assert len(graph.written_variables) == 4 and [v.name.split("/")[-1] for v in graph.restored_variables] == ["iteration:0"]

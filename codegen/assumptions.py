@@ -49,6 +49,8 @@ class Assumption:
     source: str              # where the value comes from: "args[0].shape", "branch `x > 0`"
     expected: object
     where: str               # user's file:line
+    # For an EXACT assumption, the reason noted when it fails and that call runs in Python.
+    fallback: str = "python-arithmetic"
 
     def describe(self) -> str:
         return f"#{self.id} {self.kind.name:<12} {self.source} == {self.expected!r}  ({self.where})"

@@ -315,8 +315,7 @@ class SpeculativeFunction(codegen.Speculated):
         if assumption.kind is codegen.Kind.EXACT and self.assumption_failures[assumption.key] < MAX_GUARD_FAILURES:
             # The program's own arithmetic left the graph's range (a zero divisor, an int past
             # 64 bits): this call runs in Python, as eager, and the graph stays for the next.
-            kind = "no-return" if assumption.key[-1] == "returned" else "python-arithmetic"
-            self._note(codegen.Reason(kind, assumption.where, f"{assumption.source} failed; this call ran in Python"))
+            self._note(codegen.Reason(assumption.fallback, assumption.where, f"{assumption.source} failed; this call ran in Python"))
             return self._profiled(args, kwargs)
         self.relaxations.assumptions.add(assumption.key)
         self.graphs = [g for g in self.graphs if all(a.key not in self.relaxations.assumptions

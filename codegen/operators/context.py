@@ -153,8 +153,8 @@ class BuildContext:
         return (self.frame.converted.key, kind.name, ref.span)
 
     # -- recording ---------------------------------------------------------------------
-    def assume(self, kind: Kind, key, source: str, expected, where: str) -> Assumption:
-        a = Assumption(len(self.assumptions), kind, key, source, expected, where)
+    def assume(self, kind: Kind, key, source: str, expected, where: str, **fields) -> Assumption:
+        a = Assumption(len(self.assumptions), kind, key, source, expected, where, **fields)
         self.assumptions.append(a)
         return a
 

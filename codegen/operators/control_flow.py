@@ -77,12 +77,13 @@ def returned(value, flag):
         return value
     ctx = current()
     where = ctx.user_line()
-    key = (ctx.frame.converted.key if ctx.frames else "", Kind.EXACT.name, where, "returned")
+    key = (ctx.frame.converted.key if ctx.frames else "", Kind.EXACT.name, where, "return")
     if ctx.dry_run or not ctx.may_speculate(key):
         ctx.fail("undefined-value", "whether the function reaches a `return` depends on a tensor, and it "
                  "cannot be guarded here (after a variable write or inside tf.cond / tf.while_loop)",
                  "return on every path")
-    emit_guard(flag, ctx.assume(Kind.EXACT, key, "the function reaches a `return`", True, where))
+    emit_guard(flag, ctx.assume(Kind.EXACT, key, "the function reaches a `return`", True, where,
+                                 fallback="no-return"))
     return value
 
 

@@ -19,7 +19,8 @@ import tensorflow as tf
 
 from codegen.assumptions import GUARD_MARK, Source
 from codegen.errors import JanusError, NeedsPythonValue, Reason, StagingError
-from codegen.graph import failing_ops, variable_writes, writeback
+from codegen.graph import variable_writes, writeback
+from codegen.operators import failing_ops
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.signature import Feed, Signature, rebuild
 from codegen.operators.builtins import replay_prints
@@ -183,17 +184,13 @@ def _restored_variables(concrete) -> list:
 
 
 def run_every_op(outputs: list) -> list:
-    """The outputs, plus every value of the graph that nothing uses: eager runs each op
-    the program creates, and one whose value is unused may still fail (an out-of-range
-    `tf.gather`, also inside a loop whose result is unused) and must then raise, where a graph
-    would prune it (a control dependency is not enough: the graph optimiser turns a stateless op
+    """The outputs, plus every value of the graph that nothing uses and that may fail (or uses
+    one that may): eager runs each op the program creates, and one whose value is unused may
+    still fail (an out-of-range `tf.gather`, also inside a loop or branch whose result is unused;
+    their bodies output a `failing_ops.witness`) and must then raise, where a graph would prune it (a control dependency is not enough: the graph optimiser turns a stateless op
     feeding only control edges into a no-op, and drops loop variables nothing reads).
     These extra outputs come last; janus ignores them."""
-    used = {t.ref() for t in outputs if isinstance(t, tf.Tensor)}
-    tainted = failing_ops.may_fail_through(tf.compat.v1.get_default_graph())
-    dead = [t for op in tainted for t in op.outputs
-            if t.dtype not in (tf.resource, tf.variant) and not t.consumers() and t.ref() not in used]
-    return outputs + dead
+    return outputs + failing_ops.unused_failing(tf.compat.v1.get_default_graph(), outputs)
 
 
 def _leaf_value(leaf, inputs):

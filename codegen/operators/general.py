@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from codegen.operators import failing_ops
 from codegen.operators.context import current
 from codegen.operators.numbers import PyNumber, python_kind, wide_tensor, wide_tensor_dtype
 from codegen.operators.values import NO_RETURN, UNDEF
@@ -103,7 +104,8 @@ def run_cond(test, body, orelse, get_state, set_state, names):
                     # A side that leaves a carried name undefined outputs a placeholder; the name
                     # ends up undefined after the cond (a later read fails the build).
                     out.append([tf.constant(0, tf.int32)])
-            return out
+            graph = tf.compat.v1.get_default_graph()
+            return out + [[failing_ops.witness(failing_ops.unused_failing(graph, tf.nest.flatten(out)))]]
         return run
 
     ctx.general_depth += 1
@@ -111,7 +113,7 @@ def run_cond(test, body, orelse, get_state, set_state, names):
         for attempt in range(2):
             try:
                 outs = tf.cond(tf.cast(test, tf.bool) if test.dtype != tf.bool else test,
-                               branch(body, True), branch(orelse, False))
+                               branch(body, True), branch(orelse, False))[:-1]   # the witness stays unused
             except (TypeError, ValueError, AssertionError):     # cond_v2 asserts equal output counts
                 if attempt or True not in seen or False not in seen:
                     raise
@@ -228,19 +230,21 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
             record[j] = t
             kinds_after[j] = python_kind(vals[i_])
             out.append(t)
-        return [i + 1] + out
+        dead = failing_ops.unused_failing(tf.compat.v1.get_default_graph(), out + [i, *loop_vars])
+        return [i + 1] + out + [loop_vars[-1] + failing_ops.witness(dead)]
 
     ctx.general_depth += 1
     try:
-        loop_vars = [tf.constant(0)] + [_tensor(init[i]) for i in carry]
+        loop_vars = [tf.constant(0)] + [_tensor(init[i]) for i in carry] + [tf.constant(0)]  # last: the witness
         try:
             final = tf.while_loop(cond, body, loop_vars)
         except (TypeError, ValueError):
             if len(record) != len(carry):
                 raise
             # Retry once with the dtypes the body produces and free shapes.
-            loop_vars = [loop_vars[0]] + [tf.cast(v, record[j].dtype) for j, v in enumerate(loop_vars[1:])]
-            shapes = [tf.TensorShape([])] + [tf.TensorShape(None) for _ in carry]
+            loop_vars = [loop_vars[0]] + [tf.cast(v, record[j].dtype) for j, v in enumerate(loop_vars[1:-1])] \
+                + [loop_vars[-1]]
+            shapes = [tf.TensorShape([])] + [tf.TensorShape(None) for _ in carry] + [tf.TensorShape([])]
             final = tf.while_loop(cond, body, loop_vars, shape_invariants=shapes)
     finally:
         ctx.general_depth -= 1

@@ -99,6 +99,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "box.v.assign_add(tf.reduce_sum(t))",
         lambda: f"t = rec(t, {draw(st.sampled_from(['tf.constant(abs(n) % 3)', 'abs(k) % 3']))}, box)",
         lambda: "t = t + tf.gather(x, k % 4)",
+        lambda: "tf.gather(x, n % 5)",               # an unused value that may fail
         lambda: "tf.debugging.assert_less(tf.reduce_sum(t), 20.0)",
         lambda: "TABLE.update({k % 2: s})",
         lambda: "TABLE[n % 2] = TABLE.get(n % 2, 0) + 1",

@@ -229,3 +229,38 @@ def test_writes_waiting_for_a_failure_need_no_snapshot_and_leave_eager_state():
     f, _ = classifier_step()
     graph = graph_of(f, x, tf.constant([0, 1]))     # the weights and slots wait for the loss
     assert len(graph.written_variables) == 4 and [v.name.split("/")[-1] for v in graph.restored_variables] == ["iteration:0"]
+
+
+def unused_gather_in_a_branch(x, i):
+    y = x * 2.0
+    if tf.reduce_sum(x) > 0:
+        tf.gather(x, i)
+        y = y + 1.0
+    else:
+        y = y - 1.0
+    return y
+
+
+def unused_gather_in_a_loop(x, i):
+    j = tf.constant(0)
+    while j < tf.cast(tf.reduce_sum(x), tf.int32):
+        tf.gather(x, i + j)
+        j += 1
+    return x + tf.cast(j, tf.float32)
+
+
+def unused_gather_in_a_branch_in_a_loop(x, i):
+    j = tf.constant(0)
+    while j < 2:
+        if tf.reduce_sum(x) > tf.cast(j, tf.float32):
+            tf.gather(x, i * j)
+        j += 1
+    return x
+
+
+@pytest.mark.parametrize("fn", [unused_gather_in_a_branch, unused_gather_in_a_loop,
+                                unused_gather_in_a_branch_in_a_loop])
+def test_an_unused_failing_op_inside_a_tf_cond_or_loop_still_raises(fn):
+    calls = [(X * s, tf.constant(i)) for s, i in [(1, 0), (-1, 0), (1, 0), (-1, 0), (1, 0), (-1, 1), (1, 5), (1, 0),
+                                                 (-1, 9), (1, 1), (1, 7), (1, 0)]]
+    assert_equal_runs(lambda: (fn, lambda: None), calls, min_graph_runs=3)

@@ -115,6 +115,22 @@ def may_fail_through(graph) -> list:
     return [op for op in graph.get_operations() if op.name in tainted]
 
 
+def unused_failing(graph, outputs) -> list:
+    """The values of `graph` that nothing uses (`outputs` aside) and that may fail or use one
+    that may: the graph optimiser would prune them, and eager runs them."""
+    used = {t.ref() for t in outputs if isinstance(t, tf.Tensor)}
+    return [t for op in may_fail_through(graph) for t in op.outputs
+            if t.dtype not in (tf.resource, tf.variant) and not t.consumers() and t.ref() not in used]
+
+
+def witness(tensors) -> tf.Tensor:
+    """An int32 scalar that needs the values of `tensors` (0 when they hold no NaN): a body of a
+    `tf.cond` or `tf.while_loop` outputs it so that its unused values that may fail still run
+    (the optimiser can fold neither `x != x` nor what it reads)."""
+    parts = [tf.cast(tf.reduce_any(tf.not_equal(t, t)), tf.int32) for t in tensors]
+    return tf.add_n(parts) if parts else tf.constant(0)
+
+
 def _static_shapes(op) -> bool:
     return all(t.shape.is_fully_defined() for t in list(op.inputs) + list(op.outputs)
                if t.dtype not in (tf.resource, tf.variant))

@@ -22,6 +22,7 @@ from codegen.errors import JanusError, NeedsPythonValue, Reason, StagingError
 from codegen.graph import variable_writes, writeback
 from codegen.operators import failing_ops
 from codegen.graph.entry_guard import compile_entry_guard
+from codegen.graph.print_order import order_prints_after_failures
 from codegen.graph.signature import Feed, Signature, rebuild
 from codegen.operators.builtins import replay_prints
 from codegen.operators.context import BuildContext, Frame
@@ -157,7 +158,9 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             holder["plan"] = writeback.plan(ctx, tensors)
             holder["writes"] = len(tensors) - holder["n"]
         observed = [t for _, ts in ctx.observers for t in ts]
-        return run_every_op(tensors + list(ctx.print_tensors) + observed)
+        outputs = run_every_op(tensors + list(ctx.print_tensors) + observed)
+        order_prints_after_failures(tf.compat.v1.get_default_graph(), converted.filename)
+        return outputs
 
     start = time.perf_counter()
     fn = tf.function(wrapper, autograph=False, jit_compile=jit_compile or None)

@@ -25,6 +25,7 @@ import tensorflow as tf
 _ALWAYS_SAFE = frozenset({
     "Const", "Placeholder", "PlaceholderWithDefault", "NoOp", "Identity", "IdentityN", "Shape", "ShapeN",
     "Size", "Rank", "ReadVariableOp", "VarHandleOp", "StopGradient", "PreventGradient", "ZerosLike", "OnesLike",
+    "PrintV2", "StringFormat",
 })
 _ELEMENTWISE = frozenset({
     "Add", "AddV2", "AddN", "Sub", "Mul", "Neg", "Abs", "Sign", "Square", "SquaredDifference", "Maximum",
@@ -87,10 +88,10 @@ def writes_before_failures(graph, writes) -> list:
     so a failure stops the run before them: the optimiser's updates after a loss that may fail)."""
     memo: dict = {}
     failing = {op.name for op in graph.get_operations() if may_fail(op, memo)}
-    return [w for w in writes if failing and not failing <= _ancestors(w)]
+    return [w for w in writes if failing and not failing <= ancestors(w)]
 
 
-def _ancestors(op) -> set:
+def ancestors(op) -> set:
     """The names of the ops `op` waits for, through data and control inputs."""
     seen: set = set()
     stack = [op]
@@ -101,6 +102,21 @@ def _ancestors(op) -> set:
                 seen.add(parent.name)
                 stack.append(parent)
     return seen
+
+
+def prints(op, memo) -> bool:
+    """Whether running `op` prints: a `PrintV2`, or a cond, loop or call whose body has one."""
+    if op.type == "PrintV2":
+        return True
+    if op.type not in _BODIES:
+        return False
+    for body in _body_graphs(op) or []:
+        if ("prints", id(body)) not in memo:
+            memo[("prints", id(body))] = False         # a body calling itself: unknown until read
+            memo[("prints", id(body))] = any(prints(inner, memo) for inner in body.get_operations())
+        if memo[("prints", id(body))]:
+            return True
+    return False
 
 
 def may_fail_through(graph) -> list:
@@ -136,20 +152,31 @@ def _static_shapes(op) -> bool:
                if t.dtype not in (tf.resource, tf.variant))
 
 
-def _bodies_may_fail(op, memo) -> bool:
+def _body_graphs(op):
+    """The graphs of the functions `op` runs, or None where one cannot be read."""
+    graphs = []
     for attr in _BODIES[op.type]:
         try:
             value = op.get_attr(attr)
         except ValueError:
-            return True
+            return None
         for fn in value if isinstance(value, list) else [value]:
             found = op.graph._get_function(fn.name)  # noqa: SLF001 - the body of a cond/while/call
             body = getattr(found, "graph", None)
             if body is None:
-                return True
-            if id(body) not in memo:
-                memo[id(body)] = True            # a body calling itself: unknown until read
-                memo[id(body)] = graph_may_fail(body, memo)
-            if memo[id(body)]:
-                return True
+                return None
+            graphs.append(body)
+    return graphs
+
+
+def _bodies_may_fail(op, memo) -> bool:
+    bodies = _body_graphs(op)
+    if bodies is None:
+        return True
+    for body in bodies:
+        if id(body) not in memo:
+            memo[id(body)] = True            # a body calling itself: unknown until read
+            memo[id(body)] = graph_may_fail(body, memo)
+        if memo[id(body)]:
+            return True
     return False

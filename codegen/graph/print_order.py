@@ -1,0 +1,34 @@
+"""A `tf.print` that stays an op prints once per call, also when the run fails.
+
+Janus defers `print` and a top-level `tf.print` until the graph ran, but a
+`tf.print` inside a `tf.cond` branch, a `tf.while_loop` body or the recursion
+machine stays an op and prints when it runs.  When an op of the program then
+fails, janus re-runs the call eagerly, which prints again.  So, in the traced
+graph, every op that may fail runs before every op that prints (a control
+edge), and a failure stops the run before any line is printed.  Where that
+order is impossible (the printing op may fail itself, or an op that may fail
+uses what it computes) the build fails and the call runs in Python.
+"""
+from __future__ import annotations
+
+from codegen.errors import Reason, StagingError
+from codegen.operators import failing_ops
+
+
+def order_prints_after_failures(graph, where: str) -> None:
+    memo: dict = {}
+    printing = [op for op in graph.get_operations() if failing_ops.prints(op, memo)]
+    if not printing:
+        return
+    failing = [op for op in graph.get_operations() if failing_ops.may_fail(op, memo)]
+    uses = {f.name: failing_ops.ancestors(f) for f in failing}
+    for p in printing:
+        if p.name in uses or any(p.name in used for used in uses.values()):
+            raise StagingError(Reason(
+                "print-before-failure", where, "a tf.print inside a tf.cond, tf.while_loop or recursive call "
+                "may run before an op that can fail, and the failed call is re-run in Python, which prints again",
+                "print after the branch or loop, or check the values before it"))
+        before = failing_ops.ancestors(p)
+        for f in failing:
+            if f.name not in before:
+                p._add_control_input(f)  # noqa: SLF001 - the graph is still being traced

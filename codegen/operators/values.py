@@ -3,8 +3,11 @@ tensor, and the value of a local before its first assignment."""
 from __future__ import annotations
 
 import tensorflow as tf
+from tensorflow.python.framework.ops import EagerTensor
 
-EAGER = type(tf.constant(0))
+# The class itself, not `type(tf.constant(0))`: creating a tensor at import would initialise
+# TensorFlow's runtime, after which the user can no longer configure devices.
+EAGER = EagerTensor
 
 # Code objects of every function a compiled builder defines: a function made from one of them
 # while tracing (a helper the user's function defines) shares the builder's own variables, so

@@ -9,6 +9,9 @@ fallback.  See DESIGN.md for the architecture.
 """
 from __future__ import annotations
 
+import functools
+import types
+
 from codegen.errors import ConversionError, JanusError, Reason, StagingError
 from janus import testing
 from janus.exactness import keep_eager_arithmetic
@@ -37,9 +40,24 @@ def speculate(fn=None, **options):
     options = {k: v for k, v in options.items() if k not in _IGNORED}
 
     def wrap(f):
+        if isinstance(f, types.MethodType):           # obj.method: the function, bound to obj
+            if isinstance(f.__func__, SpeculativeFunction):
+                return f
+            return types.MethodType(SpeculativeFunction(f.__func__, **options), f.__self__)
+        if isinstance(f, functools.partial):
+            return _Partial(wrap(f.func), *f.args, **f.keywords)
+        if not isinstance(f, (types.FunctionType, type)) and isinstance(getattr(f, "__call__", None), types.MethodType):
+            return wrap(f.__call__)                   # a callable object: its __call__, bound to it
         return SpeculativeFunction(f, **options)
 
     return wrap(fn) if fn is not None else wrap
+
+
+class _Partial(functools.partial):
+    """`functools.partial` of a speculated function; `report()`, `stats()` and the rest are its."""
+
+    def __getattr__(self, name):
+        return getattr(self.func, name)
 
 
 def report(format: str = "text"):

@@ -47,7 +47,8 @@ class SpeculativeFunction(codegen.Speculated):
     def __init__(self, fn, *, profile_runs=3, max_graphs=8, input_signature=None, jit_compile=False,
                  reduce_retracing=False, strict=False, unroll_limit=200):
         if not isinstance(fn, types.FunctionType):
-            raise TypeError(f"janus.speculate expects a Python function, got {type(fn).__name__}")
+            raise TypeError(f"janus.speculate expects a Python function, method, functools.partial or "
+                            f"callable object, got {type(fn).__name__} {fn!r}")
         if profile_runs < 1:
             raise ValueError("janus.speculate: profile_runs must be at least 1 (the graph is built from a profile)")
         if max_graphs < 1:

@@ -43,7 +43,10 @@ def speculate(fn=None, **options):
         if isinstance(f, types.MethodType):           # obj.method: the function, bound to obj
             if isinstance(f.__func__, SpeculativeFunction):
                 return f
-            return types.MethodType(SpeculativeFunction(f.__func__, **options), f.__self__)
+            bound = dict(options)
+            if bound.get("input_signature") is not None:     # as in tf.function, it leaves out self
+                bound["input_signature"] = (None, *bound["input_signature"])
+            return types.MethodType(SpeculativeFunction(f.__func__, **bound), f.__self__)
         if isinstance(f, functools.partial):
             return _Partial(wrap(f.func), *f.args, **f.keywords)
         if not isinstance(f, (types.FunctionType, type)) and isinstance(getattr(f, "__call__", None), types.MethodType):

@@ -69,3 +69,15 @@ def test_a_method_decorated_in_its_class_is_taken_as_it_is():
 def test_what_is_not_callable_python_gets_a_clear_error():
     with pytest.raises(TypeError, match="expects a Python function, method, functools.partial or callable object"):
         janus.speculate(len)
+
+
+class Doubler:
+    def apply(self, x):
+        return x * 2.0
+
+
+def test_the_input_signature_of_a_bound_method_leaves_out_self():
+    speculated = janus.speculate(Doubler().apply, input_signature=[tf.TensorSpec([None], tf.float32)])
+    for n in (2, 3, 4, 5, 6, 7):
+        assert speculated(tf.ones([n])).numpy().tolist() == [2.0] * n
+    assert speculated.stats()["graphs_built"] == 1, speculated.report()

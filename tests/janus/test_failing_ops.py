@@ -264,3 +264,52 @@ def test_an_unused_failing_op_inside_a_tf_cond_or_loop_still_raises(fn):
     calls = [(X * s, tf.constant(i)) for s, i in [(1, 0), (-1, 0), (1, 0), (-1, 0), (1, 0), (-1, 1), (1, 5), (1, 0),
                                                  (-1, 9), (1, 1), (1, 7), (1, 0)]]
     assert_equal_runs(lambda: (fn, lambda: None), calls, min_graph_runs=3)
+
+
+def gather_at_the_written_value():
+    v = tf.Variable(0.0)
+
+    def f(x):
+        v.assign_add(1.0)                        # the gather reads the new value: it waits for the write
+        return tf.gather(x, tf.cast(v, tf.int32) % 5)
+    return f, lambda: float(v.numpy())
+
+
+def counter_then_failing_loss():
+    step, w = tf.Variable(0), tf.Variable([1.0, 1.0])
+
+    def f(x, labels):
+        step.assign_add(1)                       # waits for nothing: restored when the loss fails
+        loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels, tf.stack([x * w, -x * w])))
+        w.assign_sub(0.1 * loss * w)             # waits for the loss
+        return loss
+    return f, lambda: (int(step.numpy()), w.numpy().round(5).tolist())
+
+
+def writes_in_a_loop_then_a_failing_gather():
+    v = tf.Variable(0.0)
+
+    def f(x, i):
+        j = tf.constant(0)
+        while j < 3:
+            v.assign_add(1.0)
+            x = x + tf.gather(x, i + j)          # fails in a later iteration, after writes
+            j += 1
+        return x
+    return f, lambda: float(v.numpy())
+
+
+def test_a_failing_op_that_reads_a_write_leaves_eager_state():
+    assert_equal_runs(gather_at_the_written_value, [(tf.constant([1.0, 2.0, 3.0]),)] * 12)
+
+
+def test_a_write_that_does_not_wait_for_the_failing_loss_is_restored():
+    x = tf.constant([1.0, 2.0])
+    calls = [(x, tf.constant(labels)) for labels in [[0, 1], [1, 0], [0, 0], [1, 1], [0, 2], [1, 0], [3, 1], [0, 1]]]
+    assert_equal_runs(counter_then_failing_loss, calls, min_graph_runs=3)
+
+
+def test_writes_in_a_loop_before_a_failure_in_a_later_iteration_are_restored():
+    x = tf.constant([1.0, 2.0, 3.0])
+    calls = [(x, tf.constant(i)) for i in [0, 0, 0, 0, 1, 0, 2, 0, 1, 0]]
+    assert_equal_runs(writes_in_a_loop_then_a_failing_gather, calls, min_graph_runs=3)

@@ -15,8 +15,9 @@ every input and output shape fully known at build time, and every integer
 argument of an indexing op a build-time constant, TensorFlow's shape
 inference already rejected what would fail.  Integer division (by zero) and
 integer powers (negative exponents) are safe only on floats.  Janus's own
-guards are safe too: every variable write of the graph waits for them
-(`codegen.operators.guards`).
+guards may fail like any assert: most come before every write (each op built
+after a guard waits for it), but a loop's trip-count guard is checked after
+the iterations it unrolled, writes included.
 """
 from __future__ import annotations
 
@@ -53,7 +54,6 @@ _INDEXING = frozenset({
 _BODIES = {"If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch", "else_branch"),
            "While": ("cond", "body"), "StatelessWhile": ("cond", "body"), "PartitionedCall": ("f",),
            "StatefulPartitionedCall": ("f",), "Case": ("branches",), "StatelessCase": ("branches",)}
-_GUARD_PREFIX = "janus_guard_"
 
 
 def may_fail(op, memo=None) -> bool:
@@ -61,7 +61,7 @@ def may_fail(op, memo=None) -> bool:
     memo = {} if memo is None else memo
     while op.type in ("Identity", "IdentityN") and op.inputs:
         op = op.inputs[0].op
-    if op.type in _ALWAYS_SAFE or any(part.startswith(_GUARD_PREFIX) for part in op.name.split("/")):
+    if op.type in _ALWAYS_SAFE:
         return False
     if op.type in _BODIES:
         return _bodies_may_fail(op, memo)

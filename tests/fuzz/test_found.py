@@ -296,3 +296,27 @@ def test_unused_values_carried_through_a_cond_still_run():
                 raise AssertionError(f"call {i}: {fn} returned where eager raises")
             except tf.errors.InvalidArgumentError:
                 pass
+
+
+def writes_in_an_unrolled_tensor_loop(x, n, v):
+    t = x * 1.0
+    j = tf.constant(0)
+    while j < tf.constant(abs(n) % 3 + 1):
+        v.assign_add(tf.reduce_sum(t))
+        j = j + 1
+    return t
+
+
+def test_a_trip_count_guard_after_variable_writes_leaves_them_written_once():
+    """Found by the fuzzer after about 2,900 programs: the loop was unrolled once (three calls
+    with n = 0), its trip-count guard runs after the unrolled write, and the run that broke it
+    was not undone before the call ran in Python, so the write happened twice (eager -20, janus
+    -24).  A guard counts as an op that may fail when a write does not wait for it."""
+    x = tf.constant([-2.0, -2.0])
+    eager_v, spec_v = tf.Variable(0.0), tf.Variable(0.0)
+    spec = janus.speculate(writes_in_an_unrolled_tensor_loop)
+    for n in (0, 0, 0, 1, 0, 2, 0, 0):
+        writes_in_an_unrolled_tensor_loop(x, n, eager_v)
+        spec(x, n, spec_v)
+        assert float(eager_v.numpy()) == float(spec_v.numpy()), n
+    assert spec.stats()["graph_runs"] >= 2, spec.report()

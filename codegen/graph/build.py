@@ -20,10 +20,10 @@ import tensorflow as tf
 from codegen.assumptions import GUARD_MARK, Source
 from codegen.errors import JanusError, NeedsPythonValue, Reason, StagingError
 from codegen.graph import variable_writes, writeback
-from codegen.operators import failing_ops
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.print_order import order_prints_after_failures
 from codegen.graph.signature import Feed, Signature, rebuild
+from codegen.operators import failing_ops
 from codegen.operators.builtins import replay_prints
 from codegen.operators.context import BuildContext, Frame
 from codegen.operators.heap import Shadow
@@ -189,9 +189,10 @@ def _restored_variables(concrete) -> list:
 def run_every_op(outputs: list) -> list:
     """The outputs, plus every value of the graph that nothing uses and that may fail (or uses
     one that may): eager runs each op the program creates, and one whose value is unused may
-    still fail (an out-of-range `tf.gather`, also inside a loop or branch whose result is unused;
-    their bodies output a `failing_ops.witness`) and must then raise, where a graph would prune it (a control dependency is not enough: the graph optimiser turns a stateless op
-    feeding only control edges into a no-op, and drops loop variables nothing reads).
+    still fail (an out-of-range `tf.gather`, also inside a loop or branch whose result is
+    unused: their bodies output a `failing_ops.witness`) and must then raise, where a graph
+    would prune it (a control dependency is not enough: the graph optimiser turns a stateless
+    op feeding only control edges into a no-op, and drops loop variables nothing reads).
     These extra outputs come last; janus ignores them."""
     return outputs + failing_ops.unused_failing(tf.compat.v1.get_default_graph(), outputs)
 

@@ -3,9 +3,9 @@
 When an op of the user's program fails in the middle of a graph run (an
 out-of-range `tf.gather`, a `tf.debugging.assert_*`, an integer division by
 zero), the variable writes that ran before it have happened, and janus re-runs
-the call eagerly to raise eager's error with eager's state. Janus snapshots
-the variables the graph may write before each run whose graph has an op that
-may fail (`codegen.operators.failing_ops`), and restores them before that re-run,
+the call eagerly to raise eager's error with eager's state. Before each run,
+janus snapshots the variables that a write may change before an op that may
+fail (`codegen.operators.failing_ops`), and restores them before that re-run,
 so every write happens once, as in eager.
 
 The graph is read, not the program: a write is any op taking a variable's

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from codegen.operators.failing_ops import body_graphs
+
 _READS = frozenset({"ReadVariableOp", "ResourceGather", "ResourceGatherNd", "VariableShape", "VarIsInitializedOp",
                     "Identity", "NoOp"})
 # Ops whose resource inputs are the inputs of function bodies: op type -> (body attrs, offset of input 0).
@@ -31,23 +33,6 @@ def _origin(tensor):
     while tensor.op.type == "Identity" and tensor.op.inputs:
         tensor = tensor.op.inputs[0]
     return tensor
-
-
-def _body_graphs(op, attrs):
-    """The graphs of the functions `op` calls, or None where one cannot be read."""
-    graphs = []
-    for attr in attrs:
-        try:
-            value = op.get_attr(attr)
-        except ValueError:
-            continue
-        for fn in value if isinstance(value, list) else [value]:
-            found = op.graph._get_function(fn.name)  # noqa: SLF001 - the body of a cond/while/call
-            graph = getattr(found, "graph", None)
-            if graph is None:
-                return None
-            graphs.append(graph)
-    return graphs
 
 
 def _written_inputs(graph, memo, ops=None) -> set:
@@ -76,7 +61,7 @@ def _writes_through_call(op, k, memo) -> bool:
     if op.type not in _CALLS:
         return True
     attrs, offset = _CALLS[op.type]
-    graphs = _body_graphs(op, attrs)
+    graphs = body_graphs(op, attrs)
     if graphs is None:
         return True
     for body in graphs:

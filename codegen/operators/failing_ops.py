@@ -110,7 +110,7 @@ def prints(op, memo) -> bool:
         return True
     if op.type not in _BODIES:
         return False
-    for body in _body_graphs(op) or []:
+    for body in body_graphs(op, _BODIES[op.type]) or []:
         if ("prints", id(body)) not in memo:
             memo[("prints", id(body))] = False         # a body calling itself: unknown until read
             memo[("prints", id(body))] = any(prints(inner, memo) for inner in body.get_operations())
@@ -152,14 +152,15 @@ def _static_shapes(op) -> bool:
                if t.dtype not in (tf.resource, tf.variant))
 
 
-def _body_graphs(op):
-    """The graphs of the functions `op` runs, or None where one cannot be read."""
+def body_graphs(op, attrs):
+    """The graphs of the functions `op` runs (named by its `attrs`), or None where one cannot
+    be read."""
     graphs = []
-    for attr in _BODIES[op.type]:
+    for attr in attrs:
         try:
             value = op.get_attr(attr)
         except ValueError:
-            return None
+            continue
         for fn in value if isinstance(value, list) else [value]:
             found = op.graph._get_function(fn.name)  # noqa: SLF001 - the body of a cond/while/call
             body = getattr(found, "graph", None)
@@ -170,7 +171,7 @@ def _body_graphs(op):
 
 
 def _bodies_may_fail(op, memo) -> bool:
-    bodies = _body_graphs(op)
+    bodies = body_graphs(op, _BODIES[op.type])
     if bodies is None:
         return True
     for body in bodies:

@@ -105,3 +105,17 @@ def test_tf_print_that_a_failing_op_must_wait_for_runs_in_python(capfd):
         spec = janus.speculate(fn)
         assert captured_calls(capfd, fn, FAILING_CALLS) == captured_calls(capfd, spec, FAILING_CALLS)
         assert "print-before-failure" in spec.report(), spec.report()
+
+
+def counts_down_printing(n):
+    if n <= 0:
+        return tf.constant(0)
+    tf.print("at", n, output_stream=sys.stdout)
+    return counts_down_printing(n - 1) + 1
+
+
+def test_tf_print_inside_a_recursion_runs_in_python_and_prints_as_eager(capfd):
+    calls = [(tf.constant(n),) for n in (2, 3, 2, 1, 3, 0)]
+    spec = janus.speculate(counts_down_printing)
+    assert captured_calls(capfd, counts_down_printing, calls) == captured_calls(capfd, spec, calls)
+    assert "print-before-failure" in spec.report(), spec.report()

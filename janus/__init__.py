@@ -26,9 +26,12 @@ keep_eager_arithmetic()
 
 _OPTIONS = {"profile_runs", "max_graphs", "input_signature", "jit_compile", "reduce_retracing", "strict",
             "unroll_limit", "autograph", "experimental_follow_type_hints", "experimental_implements",
-            "experimental_autograph_options", "name"}
+            "experimental_autograph_options", "experimental_attributes", "experimental_relax_shapes",
+            "experimental_compile", "name"}
 _IGNORED = {"autograph", "experimental_follow_type_hints", "experimental_implements",
-            "experimental_autograph_options", "name"}
+            "experimental_autograph_options", "experimental_attributes", "name"}
+# tf.function's deprecated spellings, with its meaning: the old name, where given, wins.
+_ALIASES = {"experimental_relax_shapes": "reduce_retracing", "experimental_compile": "jit_compile"}
 
 
 def speculate(fn=None, **options):
@@ -38,6 +41,10 @@ def speculate(fn=None, **options):
         raise TypeError(f"janus.speculate got unexpected option(s) {sorted(unknown)}; "
                         f"accepted: {sorted(_OPTIONS - _IGNORED)}")
     options = {k: v for k, v in options.items() if k not in _IGNORED}
+    for old, new in _ALIASES.items():
+        value = options.pop(old, None)
+        if value is not None:
+            options[new] = value
 
     def wrap(f):
         if isinstance(f, types.MethodType):           # obj.method: the function, bound to obj

@@ -81,3 +81,12 @@ def test_the_input_signature_of_a_bound_method_leaves_out_self():
     for n in (2, 3, 4, 5, 6, 7):
         assert speculated(tf.ones([n])).numpy().tolist() == [2.0] * n
     assert speculated.stats()["graphs_built"] == 1, speculated.report()
+
+
+def test_tf_functions_deprecated_and_experimental_options_are_accepted():
+    f = janus.speculate(shifted, experimental_relax_shapes=True, experimental_compile=False,
+                        experimental_attributes={"_noinline": True})
+    assert (f.reduce_retracing, f.jit_compile) == (True, False)
+    for x in CALLS:
+        assert f(x, 1.0).numpy().tolist() == shifted(x, 1.0).numpy().tolist()
+    assert f.stats()["graph_runs"] >= 2

@@ -45,15 +45,18 @@ def _written_inputs(graph, memo, ops=None) -> set:
     written: set = set()
     for op in graph.get_operations() if ops is None else ops:
         for k, t in enumerate(op.inputs):
-            if t.dtype != tf.resource or op.type in _READS:
-                continue
-            if _writes_through_call(op, k, memo):
+            if _writes_input(op, k, memo):
                 written.add(_origin(t).ref())
     inputs = {t.ref(): i for i, t in enumerate(graph.inputs)}
     result = {inputs[r] for r in written if r in inputs} | ({-1} if any(r not in inputs for r in written) else set())
     if key is not None:
         memo[key] = result
     return result
+
+
+def _writes_input(op, k, memo) -> bool:
+    """Whether `op` may write its k-th input: a resource it does not only read."""
+    return op.inputs[k].dtype == tf.resource and op.type not in _READS and _writes_through_call(op, k, memo)
 
 
 def _writes_through_call(op, k, memo) -> bool:
@@ -73,9 +76,7 @@ def _writes_through_call(op, k, memo) -> bool:
 def write_ops(graph) -> list:
     """The ops of `graph` that may write a variable (a cond, loop or call whose body writes)."""
     memo: dict = {}
-    return [op for op in graph.get_operations()
-            if any(t.dtype == tf.resource and op.type not in _READS and _writes_through_call(op, k, memo)
-                   for k, t in enumerate(op.inputs))]
+    return [op for op in graph.get_operations() if any(_writes_input(op, k, memo) for k in range(len(op.inputs)))]
 
 
 def written_variables(concrete, ops=None) -> list:

@@ -83,6 +83,14 @@ def _state(module, box):
 def run(source: str, calls: list) -> dict:
     """Compare eager and janus on `calls`; raises AssertionError naming the first difference."""
     eager_mod, janus_mod = load(source, "eager"), load(source, "janus")
+    try:
+        return _compare(eager_mod, janus_mod, calls)
+    finally:                              # a long run keeps no program alive after it ran
+        sys.modules.pop(eager_mod.__name__, None)
+        sys.modules.pop(janus_mod.__name__, None)
+
+
+def _compare(eager_mod, janus_mod, calls: list) -> dict:
     spec = janus.speculate(janus_mod.f)
     eager_box, janus_box = eager_mod.Box(), janus_mod.Box()
     for i, (values, dtype, n, mutation) in enumerate(calls):

@@ -11,6 +11,7 @@ reads in float64 (`Widened`).
 """
 from __future__ import annotations
 
+import weakref
 from typing import NamedTuple
 
 import tensorflow as tf
@@ -67,16 +68,18 @@ def grow(state: MachineState, need) -> MachineState:
     of a pad only keeps shapes, where a cond's gradient would keep every table of every step."""
     size = tf.shape(state.pc)[0]
     extra = tf.where(need > size, tf.maximum(size, need - size), 0)
-    return state._replace(pc=_pad(state.pc, extra, -1), parent=_pad(state.parent, extra, -1),
-                          depth=_pad(state.depth, extra, 0),
-                          slot=_pad(state.slot, extra, -1), pending=_pad(state.pending, extra, 0),
-                          active=_pad(state.active, extra, False),
-                          tables=[_pad(t, extra, 0) for t in state.tables])
+    paddings: dict = {}                  # rank -> `extra` rows after the frame axis, one tensor per rank
 
-
-def _pad(t, extra, fill):
-    """`t` with `extra` more rows of `fill` along the frame axis."""
-    return tf.pad(t, [[0, extra]] + [[0, 0]] * (t.shape.rank - 1), constant_values=tf.cast(fill, t.dtype))
+    def pad(t, fill):
+        rank = t.shape.rank
+        if rank not in paddings:
+            paddings[rank] = tf.scatter_nd([[0, 1]], tf.reshape(extra, [1]), [rank, 2])
+        out = tf.pad(t, paddings[rank], constant_values=fill)
+        out.set_shape([None] + t.shape[1:])       # static row shape, which a computed padding hides
+        return out
+    return state._replace(pc=pad(state.pc, -1), parent=pad(state.parent, -1), depth=pad(state.depth, 0),
+                          slot=pad(state.slot, -1), pending=pad(state.pending, 0), active=pad(state.active, False),
+                          tables=[pad(t, 0) for t in state.tables])
 
 
 def empty(spec: Spec):
@@ -97,7 +100,20 @@ def take(values, at):
 
 def scatter(table, idx, values):
     """`table` with the rows of frames `idx` replaced by `values`."""
-    return tf.tensor_scatter_nd_update(table, tf.expand_dims(idx, 1), values)
+    return tf.tensor_scatter_nd_update(table, rows(idx), values)
+
+
+_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()    # graph -> {index vector: its rows}
+
+
+def rows(idx):
+    """The frame ids `idx` as scatter indices, made once per index vector and graph: a step writes
+    the same frames into many tables, and each op of the loop body runs on every step."""
+    memo = _ROWS.setdefault(tf.compat.v1.get_default_graph(), {})
+    key = idx.ref()
+    if key not in memo:
+        memo[key] = tf.expand_dims(idx, 1)
+    return memo[key]
 
 
 def cast(value, spec: Spec):

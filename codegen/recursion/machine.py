@@ -29,8 +29,9 @@ from codegen.operators.context import Frame, current
 from codegen.operators.trees import Pointer, Tables, is_node
 from codegen.operators.values import UNDEF, Undefined
 from codegen.recursion.cycles import Cycle
+from codegen.recursion.elementwise import is_elementwise, run_batched
 from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack, spec_of
-from codegen.recursion.frames import (MachineState, Widened, cast, cast_all, empty, grow, is_tensors, positions,
+from codegen.recursion.frames import (MachineState, Widened, cast, cast_all, empty, grow, is_tensors, positions, rows,
                                       scatter, table_layout, take, wrap)
 from codegen.syntax.analysis import assigned_names
 
@@ -119,6 +120,7 @@ class Machine:
     index: dict                 # (function, variable) -> its table positions (not for static variables)
     leaf_specs: list            # the Spec of each table, in position order
     ret_leaves: list            # the Specs of the entry's return value's leaves
+    elementwise: set            # (function, block id) of blocks run without tf.vectorized_map
 
 
 def _run(ctx, cycle, entry, calls):
@@ -161,8 +163,10 @@ def _machine(ctx, cycle, entry, calls) -> Machine:
         if cls in shared:
             specs[key] = Spec(tf.int32, (), static=shared[cls], is_static=True)
     index, leaf_specs = table_layout(cycle, specs)
+    elementwise = {(f, b.id) for f, cf in cycle.functions.items() for b in cf.blocks
+                   if (f, b.id) not in stateful and is_elementwise(cf, f, b, specs)}
     return Machine(ctx, cycle, entry, len(calls), specs, returns, stateful, index, leaf_specs,
-                   leaves(returns[entry]))
+                   leaves(returns[entry]), elementwise)
 
 
 def _initial_state(m: Machine, calls) -> MachineState:
@@ -224,6 +228,8 @@ def _run_block(m: Machine, f, cf, block, state: MachineState) -> MachineState:
         # does not exist when no frame waits here: run the block only when some frame does.
         new_leaves, term = tf.cond(k > 0, lambda: tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True),
                                    no_frames)
+    elif (f, block.id) in m.elementwise:
+        new_leaves, term = run_batched(per_frame, vals, k)
     else:
         new_leaves, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
     tables = list(state.tables)
@@ -375,7 +381,7 @@ class _ReturnStep(_Terminator):
                        for r, t, s in zip(results, values, self.m.ret_leaves)]
         tables = self._to_callers(list(state.tables), par, site, is_root, values)
         valid = tf.gather(par, positions(tf.logical_not(is_root)))
-        pending = tf.tensor_scatter_nd_add(state.pending, tf.expand_dims(valid, 1), -tf.ones_like(valid))
+        pending = tf.tensor_scatter_nd_add(state.pending, rows(valid), -tf.ones_like(valid))
         pc = scatter(state.pc, idx, tf.fill([k], -1))
         active = scatter(state.active, idx, tf.fill([k], False))
         # A caller wakes when its last call has returned (callers wait inactive).

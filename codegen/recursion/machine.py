@@ -28,6 +28,7 @@ from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import Frame, current
 from codegen.operators.trees import Pointer, Tables, is_node
 from codegen.operators.values import UNDEF, Undefined
+from codegen.recursion.constants import share_constants
 from codegen.recursion.cycles import Cycle
 from codegen.recursion.elementwise import is_elementwise, run_batched
 from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack, spec_of
@@ -129,7 +130,9 @@ def _run(ctx, cycle, entry, calls):
 
     # tf.while_loop passes the fields of its loop variables' structure as separate arguments.
     def body(*fields):
-        return _step(m, MachineState(*fields))
+        state = _step(m, MachineState(*fields))
+        share_constants(tf.compat.v1.get_default_graph())
+        return state
 
     with ctx.outer_graph.as_default():         # the limit when the call runs, not when it was built
         limit = ctx.outer_graph.capture_call_time_value(lambda: tf.constant(sys.getrecursionlimit()),

@@ -145,6 +145,7 @@ def _run(ctx, cycle, entry, calls):
     state = _initial_state(m, calls)
     out = tf.while_loop(cond, body, state,
                         shape_invariants=MachineState.shapes(cycle.n_blocks, m.roots, m.ret_leaves, m.leaf_specs))
+    share_constants(tf.compat.v1.get_default_graph())     # the tree tables' slicing, before the loop
     # Deeper than the interpreter's recursion limit: eager raises RecursionError there, so the run
     # stops with an op error and the call runs in Python (which raises it).
     with tf.control_dependencies([tf.debugging.Assert(out.deepest <= limit, [

@@ -55,3 +55,11 @@ def test_table_printed(quick_run):
     for w in data["workloads"]:
         assert w["name"] in stdout
     assert "j/eager" in stdout
+
+
+def test_janus_only_times_the_janus_way(capsys):
+    from benchmarks import janus_only
+    janus_only.main(["fib", "2"])
+    line = capsys.readouterr().out
+    assert line.startswith("fib") and "median" in line and "graph runs" in line
+    assert int(line.split("graph runs")[1]) >= 2, line

@@ -71,3 +71,20 @@ def test_global_vector_keeps_the_general_path():
 def test_boolean_results():
     spec = differential(flags, [(tf.constant(k),) for k in (6, 7, 0, 11)], profile_runs=1)
     assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def test_loop_body_has_one_constant_per_value():
+    """Every op of the machine's loop body runs on every step: its blocks make no value twice
+    (tf.while_loop's own step counter, added after the body, is not the machine's)."""
+    from tests.janus.test_recursion import tak
+    spec = differential(tak, [(tf.constant(6), tf.constant(3), tf.constant(1))] * 2, profile_runs=1)
+    library = spec.graphs[0].concrete.graph.as_graph_def().library.function
+    body = max((fn for fn in library if "while_body" in fn.signature.name), key=lambda fn: len(fn.node_def))
+    used = {i.lstrip("^").split(":")[0] for n in body.node_def for i in n.input}
+    seen = {}
+    for n in body.node_def:
+        if n.op == "Const" and n.name in used and "/segment" in n.name:
+            key = (n.attr["value"].SerializeToString(deterministic=True), tuple(sorted(n.input)))
+            assert key not in seen, f"{n.name} repeats {seen[key]}"
+            seen[key] = n.name
+    assert len(seen) < 40, len(seen)

@@ -26,6 +26,7 @@ from codegen.graph import analyze
 from profiler import Profile, profile_call, profiling
 
 from janus import testing
+from janus.input_signature import InputSignature
 from janus.log import log
 from janus.relaxations import Relaxations
 from janus.report import render, report_data
@@ -63,7 +64,9 @@ class SpeculativeFunction(codegen.Speculated):
         self.unroll_limit = unroll_limit
         self.profile = Profile()
         self.graphs: list = []
-        self.relaxations = Relaxations(input_signature)
+        self.binding = InputSignature(fn, input_signature) if input_signature is not None else None
+        self.input_signature = self.binding.user_specs if self.binding else None
+        self.relaxations = Relaxations(self.binding.specs if self.binding else None)
         self.assumption_failures: collections.Counter = collections.Counter()
         self.assumption_info: dict = {}                 # key -> Assumption (last seen)
         self.fallbacks: dict[tuple, Fallback] = {}
@@ -85,6 +88,8 @@ class SpeculativeFunction(codegen.Speculated):
     # -- the call --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         self.counters["calls"] += 1
+        if self.binding is not None:
+            args, kwargs = self.binding.bind(args, kwargs)
         if self.imperative is not None or profiling():
             # Inside another speculated function's profiled run, this one runs as the plain
             # (instrumented) Python it is, so that profile sees its branches and loops.

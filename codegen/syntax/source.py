@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import linecache
 import textwrap
 import types
 
@@ -34,6 +35,8 @@ def _indent_of(text: str) -> int:
 def parse_function(fn) -> FunctionSource:
     code = fn.__code__
     filename = code.co_filename
+    if fn.__name__ == "<lambda>":
+        return _parse_lambda(fn)
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as exc:
@@ -41,14 +44,11 @@ def parse_function(fn) -> FunctionSource:
                                      "define the function in a file, not in an interactive prompt or exec()")) from None
     text = "".join(lines)
     indent = _indent_of(text)
-    try:
-        module = None if fn.__name__ == "<lambda>" else ast.parse(textwrap.dedent(text))
-    except SyntaxError:          # the lines of a lambda inside a longer expression
-        module = None
-    node = module.body[0] if module is not None else None
+    module = ast.parse(textwrap.dedent(text))
+    node = module.body[0]
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        raise ConversionError(Reason("no-source", f"{filename}:{first}", f"{fn.__qualname__} is not defined by a def statement",
-                                     "lambdas are called as they are"))
+        raise ConversionError(Reason("no-source", f"{filename}:{first}",
+                                     f"{fn.__qualname__} is not defined by a def statement", ""))
     ast.increment_lineno(module, first - 1)
     if indent:
         for sub in ast.walk(module):
@@ -61,3 +61,34 @@ def parse_function(fn) -> FunctionSource:
 
 def span(node) -> tuple[int, int, int, int]:
     return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+
+
+def _parse_lambda(fn) -> FunctionSource:
+    """A lambda as `def <lambda>(args): return body`, its nodes at their places in the file.
+
+    The whole file is parsed, so the lambda may sit anywhere in a longer expression; the lambda is
+    the one on the code's first line with the code's parameter names and, when several match,
+    whose body holds the code's instructions."""
+    code = fn.__code__
+    filename, line = code.co_filename, code.co_firstlineno
+    text = "".join(linecache.getlines(filename, fn.__globals__))
+    if not text:
+        raise ConversionError(Reason("no-source", f"{filename}:{line}", f"cannot read the source of {fn.__qualname__}",
+                                     "define the function in a file, not in an interactive prompt or exec()"))
+    names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    found = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Lambda) and n.lineno == line
+             and [a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == names]
+    if len(found) > 1:
+        places = [(ln, col) for ln, _, col, _ in code.co_positions() if col is not None]
+        found = [n for n in found if any((n.body.lineno, n.body.col_offset) <= p
+                                         <= (n.body.end_lineno, n.body.end_col_offset) for p in places)]
+    if len(found) != 1:
+        raise ConversionError(Reason("no-source", f"{filename}:{line}",
+                                     f"cannot tell which lambda of line {line} is {fn.__qualname__}",
+                                     "define it with def, or give each lambda of the line its own line"))
+    lam = found[0]
+    node = ast.FunctionDef(name="__janus_lambda__", args=lam.args, body=[ast.copy_location(ast.Return(lam.body), lam.body)],
+                           decorator_list=[], returns=None, type_params=[])
+    ast.copy_location(node, lam)
+    node.end_lineno, node.end_col_offset = lam.end_lineno, lam.end_col_offset
+    return FunctionSource(fn, node, filename, ast.get_source_segment(text, lam) or "")

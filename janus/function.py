@@ -76,6 +76,7 @@ class SpeculativeFunction(codegen.Speculated):
         self.time_in = collections.Counter()
         self._result_types = None
         self._failed_build: codegen.StagingError | None = None
+        self._autograph = None                          # the tf.function used inside an outer trace
         self._lock = threading.RLock()
         REGISTRY.add(self)
 
@@ -90,6 +91,8 @@ class SpeculativeFunction(codegen.Speculated):
         self.counters["calls"] += 1
         if self.binding is not None:
             args, kwargs = self.binding.bind(args, kwargs)
+        if not tf.executing_eagerly():
+            return self._in_outer_trace(args, kwargs)
         if self.imperative is not None or profiling():
             # Inside another speculated function's profiled run, this one runs as the plain
             # (instrumented) Python it is, so that profile sees its branches and loops.
@@ -155,6 +158,20 @@ class SpeculativeFunction(codegen.Speculated):
         if inputs is None:
             return self._eager(args, kwargs)
         return self._run_graph(graph, inputs, args, kwargs, keep=False)
+
+    def _in_outer_trace(self, args, kwargs):
+        """Called while TensorFlow traces another function (a `tf.function`, Keras, a SavedModel
+        export): that graph has no way back to Python when an assumption breaks, so the function is
+        traced as `tf.function` traces it (AutoGraph: tensor `if`/`while` become `tf.cond` /
+        `tf.while_loop`), with no speculation and no guard."""
+        self.counters["outer_traces"] += 1
+        with self._lock:
+            if self._autograph is None:
+                self._autograph = tf.function(self.python_function, autograph=True, jit_compile=self.jit_compile,
+                                              reduce_retracing=self.reduce_retracing)
+            self._note(codegen.Reason("outer-trace", "", "called while TensorFlow traces another function: "
+                                      "traced as tf.function traces it, without speculation", ""))
+        return self._autograph(*args, **kwargs)
 
     def _eager(self, args, kwargs):
         self.counters["eager_runs"] += 1
@@ -362,7 +379,7 @@ class SpeculativeFunction(codegen.Speculated):
     # -- introspection ----------------------------------------------------------------------
     def stats(self) -> dict:
         keys = ("calls", "profile_runs", "graph_runs", "eager_runs", "guard_failures", "graphs_built",
-                "cache_hits", "cache_misses", "fallbacks", "build_failures")
+                "cache_hits", "cache_misses", "fallbacks", "build_failures", "outer_traces")
         out = {k: self.counters[k] for k in keys}
         out["graphs_cached"] = len(self.graphs)
         out["imperative"] = self.imperative is not None

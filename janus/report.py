@@ -8,7 +8,7 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
     function      qualified name;  file, line: where it is defined;  where: "file:line"
     options       profile_runs, max_graphs, strict, jit_compile, unroll_limit
     counters      calls, profile_runs, graph_runs, eager_runs, guard_failures, graphs_built,
-                  cache_hits, cache_misses, fallbacks, build_failures, graphs_cached (ints),
+                  cache_hits, cache_misses, fallbacks, build_failures, outer_traces, graphs_cached (ints),
                   imperative (bool)
     time_ms       graph, eager, profile, build, total (floats, milliseconds)
     imperative    null, or {kind, where, explanation, hint}: why the function runs eagerly for good

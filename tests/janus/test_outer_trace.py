@@ -1,0 +1,93 @@
+"""A speculated function called while TensorFlow traces another function has no way back to
+Python, so it is traced as tf.function traces it: no speculation, no guard, eager's values for
+every input; called eagerly again, it speculates as before."""
+import tensorflow as tf
+
+import janus
+
+
+def sign_scale(x):
+    if tf.reduce_sum(x) > 0:
+        return x * 2.0
+    return -x
+
+
+def test_warm_function_inside_tf_function_keeps_eager_values_on_a_branch_flip():
+    spec = janus.speculate(sign_scale, profile_runs=1)
+    for _ in range(3):
+        spec(tf.constant([1.0, 2.0]))                 # warm: a graph speculated on the positive side
+    outer = tf.function(lambda x: spec(x) + 1.0)
+    for x in ([1.0, 2.0], [-1.0, -2.0], [3.0], [-4.0]):
+        want = sign_scale(tf.constant(x)) + 1.0
+        got = outer(tf.constant(x))
+        assert got.numpy().tolist() == want.numpy().tolist()
+    stats = spec.stats()
+    assert stats["outer_traces"] >= 1 and stats["graph_runs"] == 2, spec.report()
+    assert "outer-trace" in spec.report()
+    assert spec(tf.constant([5.0])).numpy().tolist() == [10.0]      # eager again: its graph
+    assert spec.stats()["graph_runs"] == 3
+
+
+def test_cold_function_inside_tf_function():
+    spec = janus.speculate(sign_scale)
+    outer = tf.function(lambda x: spec(x))
+    assert outer(tf.constant([-3.0])).numpy().tolist() == [3.0]
+    assert outer(tf.constant([3.0])).numpy().tolist() == [6.0]
+
+
+class Scaler(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable(2.0)
+
+    @janus.speculate
+    def apply(self, x):
+        if tf.reduce_sum(x) > 0:
+            return x * self.w
+        return x - self.w
+
+
+def test_exported_through_tf_function_has_no_guard(tmp_path):
+    m = Scaler()
+    for _ in range(4):
+        m.apply(tf.constant([1.0]))
+    m.serve = tf.function(lambda x: m.apply(x), input_signature=[tf.TensorSpec([None], tf.float32)])
+    tf.saved_model.save(m, str(tmp_path))
+    loaded = tf.saved_model.load(str(tmp_path))
+    assert loaded.serve(tf.constant([3.0])).numpy().tolist() == [6.0]
+    assert loaded.serve(tf.constant([-3.0])).numpy().tolist() == [-5.0]
+
+
+class Regressor(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(1)
+
+    def call(self, x):
+        return self.dense(x)
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((self(x, training=True) - y) ** 2)
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return {"loss": loss}
+
+
+class SpeculatedRegressor(Regressor):
+    train_step = janus.speculate(Regressor.train_step)
+
+
+def _fitted(cls):
+    tf.keras.utils.set_random_seed(0)
+    model = cls()
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1))
+    x = tf.random.normal([32, 3])
+    model.fit(x, tf.reduce_sum(x, axis=1, keepdims=True), epochs=3, batch_size=8, verbose=0)
+    return model.dense.kernel.numpy()
+
+
+def test_keras_fit_with_a_speculated_train_step():
+    assert (_fitted(SpeculatedRegressor) == _fitted(Regressor)).all()
+    assert SpeculatedRegressor.train_step.stats()["outer_traces"] >= 1

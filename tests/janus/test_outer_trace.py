@@ -1,6 +1,7 @@
 """A speculated function called while TensorFlow traces another function has no way back to
 Python, so it is traced as tf.function traces it: no speculation, no guard, eager's values for
 every input; called eagerly again, it speculates as before."""
+import pytest
 import tensorflow as tf
 
 import janus
@@ -33,6 +34,20 @@ def test_cold_function_inside_tf_function():
     outer = tf.function(lambda x: spec(x))
     assert outer(tf.constant([-3.0])).numpy().tolist() == [3.0]
     assert outer(tf.constant([3.0])).numpy().tolist() == [6.0]
+
+
+@janus.speculate
+def fib(n):
+    if n < 2:
+        return n
+    return fib(n - 1) + fib(n - 2)
+
+
+def test_tensor_recursion_inside_tf_function_raises_as_tf_function_does():
+    outer = tf.function(lambda n: fib(n))
+    with pytest.raises(Exception, match="RecursionError|maximum recursion depth"):
+        outer(tf.constant(5))
+    assert fib(tf.constant(10)).numpy() == 55         # eagerly: its machine
 
 
 class Scaler(tf.Module):

@@ -166,12 +166,32 @@ class SpeculativeFunction(codegen.Speculated):
         `tf.while_loop`), with no speculation and no guard."""
         self.counters["outer_traces"] += 1
         with self._lock:
-            if self._autograph is None:
-                self._autograph = tf.function(self.python_function, autograph=True, jit_compile=self.jit_compile,
-                                              reduce_retracing=self.reduce_retracing)
             self._note(codegen.Reason("outer-trace", "", "called while TensorFlow traces another function: "
                                       "traced as tf.function traces it, without speculation", ""))
-        return self._autograph(*args, **kwargs)
+        return self._traced_function()(*args, **kwargs)
+
+    def _traced_function(self):
+        """The function as `tf.function` makes it (AutoGraph, no speculation), made once."""
+        with self._lock:
+            if self._autograph is None:
+                specs = self.binding.specs if self.binding else None
+                self._autograph = tf.function(
+                    self.python_function, autograph=True, jit_compile=self.jit_compile,
+                    reduce_retracing=self.reduce_retracing,
+                    input_signature=specs if specs and specs[0] is not None else None)
+            return self._autograph
+
+    # -- tf.function's object API ---------------------------------------------------------------
+    def get_concrete_function(self, *args, **kwargs):
+        """A `ConcreteFunction` for these arguments (or the `input_signature`), traced as `tf.function`
+        traces it: no speculation and no guard, so it gives eager's result for every input and can
+        be exported.  janus's own speculative graphs never leave it."""
+        return self._traced_function().get_concrete_function(*args, **kwargs)
+
+    def experimental_get_tracing_count(self) -> int:
+        """Graphs traced so far: janus's speculative graphs and `tf.function`-style traces."""
+        traced = self._autograph.experimental_get_tracing_count() if self._autograph is not None else 0
+        return self.counters["graphs_built"] + traced
 
     def _eager(self, args, kwargs):
         self.counters["eager_runs"] += 1

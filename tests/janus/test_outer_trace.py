@@ -106,3 +106,26 @@ def _fitted(cls):
 def test_keras_fit_with_a_speculated_train_step():
     assert (_fitted(SpeculatedRegressor) == _fitted(Regressor)).all()
     assert SpeculatedRegressor.train_step.stats()["outer_traces"] >= 1
+
+
+def test_get_concrete_function_is_guard_free_and_exports(tmp_path):
+    spec = janus.speculate(sign_scale, input_signature=[tf.TensorSpec([None], tf.float32)], profile_runs=1)
+    for _ in range(3):
+        spec(tf.constant([1.0]))
+    concrete = spec.get_concrete_function()
+    for x in ([2.0], [-2.0, 1.0]):
+        assert concrete(tf.constant(x)).numpy().tolist() == sign_scale(tf.constant(x)).numpy().tolist()
+    assert not any(op.type == "Assert" for op in concrete.graph.get_operations())
+    module = tf.Module()
+    module.f = tf.function(lambda x: spec(x), input_signature=[tf.TensorSpec([None], tf.float32)])
+    tf.saved_model.save(module, str(tmp_path), signatures=concrete)
+    served = tf.saved_model.load(str(tmp_path)).signatures["serving_default"]
+    assert list(served(tf.constant([-1.0])).values())[0].numpy().tolist() == [1.0]
+    assert spec.experimental_get_tracing_count() >= 2      # its speculative graph and the traced one
+
+
+def test_get_concrete_function_for_arguments():
+    spec = janus.speculate(sign_scale)
+    concrete = spec.get_concrete_function(tf.TensorSpec([2], tf.float32))
+    assert concrete(tf.constant([-1.0, -2.0])).numpy().tolist() == [1.0, 2.0]
+    assert spec.experimental_get_tracing_count() == 1

@@ -22,6 +22,7 @@ from codegen.errors import JanusError, NeedsPythonValue, Reason, StagingError
 from codegen.graph import variable_writes, writeback
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.print_order import order_prints_after_failures
+from codegen.graph.quiet_log import QUIET
 from codegen.graph.signature import Feed, Signature, rebuild
 from codegen.operators import failing_ops
 from codegen.operators.builtins import replay_prints
@@ -80,7 +81,8 @@ class GraphArtifact:
         variables it wrote (an op failing midway leaves the state the call started with)."""
         saved = self._snapshot.take() if self.restored_variables else None
         try:
-            outs = self.concrete(*inputs)
+            with QUIET:                     # a failing guard is janus's business, not the user's log
+                outs = self.concrete(*inputs)
         except Exception:
             if saved is not None:
                 self._snapshot.restore(saved)

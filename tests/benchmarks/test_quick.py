@@ -63,3 +63,11 @@ def test_janus_only_times_the_janus_way(capsys):
     line = capsys.readouterr().out
     assert line.startswith("fib") and "median" in line and "graph runs" in line
     assert int(line.split("graph runs")[1]) >= 2, line
+
+
+def test_overhead_measures_three_ways():
+    from benchmarks import overhead
+    rows = overhead.measure(2)
+    assert set(rows) == {"trivial", "mlp-step"}
+    for row in rows.values():
+        assert row["eager"] > 0 and row["tf.function"] > 0 and row["janus"] > 0 and row["janus graph runs"] > 0

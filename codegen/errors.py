@@ -34,6 +34,7 @@ HINTS = {
     "guard-mismatch": "an argument list or dict that is also read as a global runs in Python; pass one or the other",
     "no-return": "nothing to do: the call reached no return statement and gave None, as eager does",
     "graph-error": "the call was re-run eagerly; janus.explain(fn, *args) shows the graph it built",
+    "xla": "drop jit_compile=True, or keep the op XLA lacks out of the function",
     "outer-trace": "call the function eagerly (outside tf.function, Keras graph mode or an export) to speculate",
 }
 

@@ -314,6 +314,9 @@ class SpeculativeFunction(codegen.Speculated):
         self.graphs.insert(0, graph)           # newest (most relaxed) first
         if len(self.graphs) > self.max_graphs:
             self.graphs.pop()
+        if graph.xla not in ("", "on"):
+            self._note(codegen.Reason("xla", "", f"this graph runs without XLA: {graph.xla}",
+                                      "drop jit_compile=True, or keep the check out of the function"))
         if self.counters["graphs_built"] > 4 * self.max_graphs:
             self._make_imperative(codegen.Reason("keeps-recompiling", "", f"built {4 * self.max_graphs} graphs",
                                                  "pass the varying Python values as tensors"))
@@ -372,9 +375,16 @@ class SpeculativeFunction(codegen.Speculated):
         return self._profiled(args, kwargs)
 
     def _after_graph_error(self, exc, args, kwargs):
-        lines = [ln for ln in (getattr(exc, "message", None) or str(exc)).strip().splitlines()
+        message = getattr(exc, "message", None) or str(exc)
+        lines = [ln for ln in message.strip().splitlines()
                  if ln.strip() and not ln.startswith(("Graph execution error", "Detected at node", "  "))]
         first = lines[:1]
+        if self.jit_compile and "_XlaMustCompile=true" in message:
+            # XLA could not compile the graph (nothing ran): raise it, as tf.function(jit_compile=True)
+            # does, instead of quietly running eagerly on every call.
+            self._note(codegen.Reason("xla", "", f"XLA cannot compile the graph ({first[0][:300] if first else ''})",
+                                      "drop jit_compile=True, or keep the op XLA lacks out of the function"))
+            raise exc
         self._note(codegen.Reason("graph-error", "", f"{type(exc).__name__} while running the graph"
                                   + (f" ({first[0][:300]})" if first else "") + "; re-running eagerly", ""))
         return self._eager(args, kwargs)

@@ -58,6 +58,7 @@ class GraphArtifact:
     recursion: list = dataclasses.field(default_factory=list)    # machine cycles in this graph
     written_variables: list = dataclasses.field(default_factory=list)   # tf.Variables a run may write
     restored_variables: list = dataclasses.field(default_factory=list)  # those a write may change before a failure
+    xla: str = ""                     # under jit_compile: "on", or why the graph runs without XLA
 
     def __post_init__(self):
         self._snapshot = variable_writes.Snapshot(self.restored_variables)
@@ -165,7 +166,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
         return outputs
 
     start = time.perf_counter()
-    fn = tf.function(wrapper, autograph=False, jit_compile=jit_compile or None)
+    fn = tf.function(wrapper, autograph=False)
     try:
         concrete = fn.get_concrete_function(*sig.specs())
     except JanusError:
@@ -175,11 +176,30 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
     elapsed = time.perf_counter() - start
     checks = list(ctx.checks.values())
     guard, rejected_by = compile_entry_guard(sig, checks)
-    return GraphArtifact(sig, concrete, guard, rejected_by, ctx.assumptions, checks, holder["template"], holder["n"],
-                         holder["plan"], holder["writes"], ctx.prints, len(concrete.graph.get_operations()),
-                         elapsed, list(ctx.heap.reads), list(ctx.heap.writes), len(ctx.print_tensors),
-                         [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
-                         variable_writes.written_variables(concrete), _restored_variables(concrete))
+    artifact = GraphArtifact(sig, concrete, guard, rejected_by, ctx.assumptions, checks, holder["template"],
+                             holder["n"], holder["plan"], holder["writes"], ctx.prints,
+                             len(concrete.graph.get_operations()), elapsed, list(ctx.heap.reads),
+                             list(ctx.heap.writes), len(ctx.print_tensors),
+                             [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
+                             variable_writes.written_variables(concrete), _restored_variables(concrete))
+    if jit_compile:
+        _compile_with_xla(artifact, sig)
+    return artifact
+
+
+def _compile_with_xla(artifact: GraphArtifact, sig: Signature):
+    """Run the graph through XLA, unless it checks something with an `Assert`: XLA drops those ops,
+    so a guard, an exactness check or the user's assertion would pass silently.  The analysis of
+    the graph (writes, ops that may fail) stays on the traced graph."""
+    graph_def = artifact.concrete.graph.as_graph_def()
+    nodes = list(graph_def.node) + [n for f in graph_def.library.function for n in f.node_def]
+    if any(n.op == "Assert" for n in nodes):
+        artifact.xla = "it checks assumptions or values with Assert ops, which XLA drops"
+        return
+    inner = artifact.concrete
+    artifact.concrete = tf.function(lambda *inputs: inner(*inputs), autograph=False,
+                                    jit_compile=True).get_concrete_function(*sig.specs())
+    artifact.xla = "on"
 
 
 def _restored_variables(concrete) -> list:

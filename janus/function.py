@@ -23,10 +23,11 @@ import tensorflow as tf
 import codegen
 from codegen import faults
 from codegen.graph import analyze
-from profiler import Profile, profile_call, profiling
+from profiler import profile_call, profiling
 
 from janus import testing
 from janus.input_signature import InputSignature
+from janus.instances import Family, Instances
 from janus.log import log
 from janus.relaxations import Relaxations
 from janus.report import render, report_data
@@ -46,7 +47,7 @@ class Fallback:
 
 class SpeculativeFunction(codegen.Speculated):
     def __init__(self, fn, *, profile_runs=3, max_graphs=8, input_signature=None, jit_compile=False,
-                 reduce_retracing=False, strict=False, unroll_limit=200):
+                 reduce_retracing=False, strict=False, unroll_limit=200, family: Family | None = None):
         if not isinstance(fn, types.FunctionType):
             raise TypeError(f"janus.speculate expects a Python function, method, functools.partial or "
                             f"callable object, got {type(fn).__name__} {fn!r}")
@@ -62,7 +63,12 @@ class SpeculativeFunction(codegen.Speculated):
         self.reduce_retracing = reduce_retracing
         self.strict = strict
         self.unroll_limit = unroll_limit
-        self.profile = Profile()
+        self.options = dict(profile_runs=profile_runs, max_graphs=max_graphs, input_signature=input_signature,
+                            jit_compile=jit_compile, reduce_retracing=reduce_retracing, strict=strict,
+                            unroll_limit=unroll_limit)
+        self.family = family or Family()
+        self.profile = self.family.profile
+        self.instances = Instances(lambda: SpeculativeFunction(fn, **self.options, family=self.family))
         self.graphs: list = []
         self.binding = InputSignature(fn, input_signature) if input_signature is not None else None
         self.input_signature = self.binding.user_specs if self.binding else None
@@ -74,17 +80,17 @@ class SpeculativeFunction(codegen.Speculated):
         self.imperative: codegen.Reason | None = None
         self.counters = collections.Counter()
         self.time_in = collections.Counter()
-        self._result_types = None
         self._failed_build: codegen.StagingError | None = None
         self._autograph = None                          # the tf.function used inside an outer trace
         self._lock = threading.RLock()
-        REGISTRY.add(self)
+        if family is None:                              # an instance's function is reported by its class's
+            REGISTRY.add(self)
 
     # -- descriptor: works as a method decorator ------------------------------------------
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
-        return types.MethodType(self, obj)
+        return types.MethodType(self.instances.of(obj) or self, obj)
 
     # -- the call --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -97,7 +103,7 @@ class SpeculativeFunction(codegen.Speculated):
             # Inside another speculated function's profiled run, this one runs as the plain
             # (instrumented) Python it is, so that profile sees its branches and loops.
             return self._eager(args, kwargs)
-        if self.counters["profile_runs"] >= self.profile_runs and not faults.active():
+        if self.family.profile_runs >= self.profile_runs and not faults.active():
             result = self._run_cached(args, kwargs, lock_free=True)
             if result is not _MISS:
                 return result
@@ -122,7 +128,7 @@ class SpeculativeFunction(codegen.Speculated):
     def _call_locked(self, args, kwargs):
         if self.imperative is not None:
             return self._eager(args, kwargs)
-        if self.counters["profile_runs"] < self.profile_runs:
+        if self.family.profile_runs < self.profile_runs:
             return self._profiled(args, kwargs)
         if faults.active():
             return self._forced(args, kwargs)
@@ -204,13 +210,14 @@ class SpeculativeFunction(codegen.Speculated):
     def _profiled(self, args, kwargs):
         self.counters["eager_runs"] += 1
         self.counters["profile_runs"] += 1
+        self.family.profile_runs += 1
         start = time.perf_counter()
         outcome, _ = profile_call(self.python_function, args, kwargs, profile=self.profile)
         self.time_in["profile"] += time.perf_counter() - start
         kind, value = outcome
         if kind == "raise":
             raise value
-        self._result_types = _type_template(value)
+        self.family.result_types = _type_template(value)
         return value
 
     # -- graphs -----------------------------------------------------------------------------
@@ -349,7 +356,7 @@ class SpeculativeFunction(codegen.Speculated):
     def _python_result(self, result):
         """Leaves eager returned as Python scalars come back as Python scalars (a Python
         scalar argument fed as a tensor makes them tensors in the graph)."""
-        return _match_types(result, self._result_types)
+        return _match_types(result, self.family.result_types)
 
     def _guard_failed(self, graph, assumption, args, kwargs, keep=True):
         self.counters["guard_failures"] += 1
@@ -410,10 +417,17 @@ class SpeculativeFunction(codegen.Speculated):
     def stats(self) -> dict:
         keys = ("calls", "profile_runs", "graph_runs", "eager_runs", "guard_failures", "graphs_built",
                 "cache_hits", "cache_misses", "fallbacks", "build_failures", "outer_traces")
-        out = {k: self.counters[k] for k in keys}
-        out["graphs_cached"] = len(self.graphs)
-        out["imperative"] = self.imperative is not None
+        members = self.members()
+        out = {k: sum(m.counters[k] for m in members) for k in keys}
+        out["graphs_cached"] = sum(len(m.graphs) for m in members)
+        out["imperative"] = any(m.imperative is not None for m in members)
         return out
+
+    def members(self) -> list:
+        """This function, and the functions of its instances when it is a method speculated in its
+        class body (see `janus.instances`); `stats()` and `report()` cover them all."""
+        instances = self.instances.all()
+        return ([self] if self.counters["calls"] or not instances else []) + instances
 
     def show_code(self) -> str:
         return codegen.convert(self.python_function).source
@@ -425,7 +439,7 @@ class SpeculativeFunction(codegen.Speculated):
         dict of JSON types with stable keys (documented in `janus.report`), so
         `json.loads(json.dumps(r)) == r`."""
         if format == "text":
-            return render(self)
+            return "\n\n".join(render(m) for m in self.members())
         if format == "json":
             return report_data(self)
         raise ValueError(f"report(format={format!r}): format is 'text' or 'json'")

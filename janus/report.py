@@ -26,6 +26,8 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
     misses        {check: count}: the check of the newest cached graph that rejected each cache miss
     state         {reads: [source], writes: [source]}: outside state the cached graphs read and write
     fallbacks     {kind, where, explanation, hint, count}, in the order they first happened
+    instances     for a method speculated in its class body: one such dict per instance's function
+                  (their counters are included in this one's)
 """
 from __future__ import annotations
 
@@ -85,6 +87,7 @@ def report_data(fn) -> dict:
         "state": {"reads": [str(s) for s in _union(g.state_reads for g in fn.graphs)],
                   "writes": [str(s) for s in _union(g.state_writes for g in fn.graphs)]},
         "fallbacks": [dict(fb.reason.to_dict(), count=int(fb.count)) for fb in fn.fallbacks.values()],
+        "instances": [report_data(m) for m in fn.instances.all()],
     }
 
 
@@ -168,4 +171,4 @@ def report_all_data(functions) -> dict:
 
 def render_all(functions) -> str:
     fns = _by_time(functions)
-    return "\n\n".join(render(f) for f in fns) if fns else "janus report: no speculated functions"
+    return "\n\n".join(f.report() for f in fns) if fns else "janus report: no speculated functions"

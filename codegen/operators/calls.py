@@ -10,6 +10,7 @@ this one, reached through the build context (`BuildContext.compiler`).
 """
 from __future__ import annotations
 
+import threading
 import types
 
 from profiler.library import is_user_function
@@ -88,10 +89,37 @@ def call(f, *args, **kwargs):
     call_method = getattr(type(f), "__call__", None)
     if not isinstance(f, type) and isinstance(call_method, types.FunctionType) and is_user_function(call_method):
         return _inline(ctx, call_method, (f,) + args, kwargs)
+    user_call = getattr(type(f), "call", None) if not isinstance(f, type) else None
+    if isinstance(user_call, types.FunctionType) and is_user_function(user_call) and hasattr(f, "__dict__"):
+        return _layer_call(ctx, f, user_call, args, kwargs)
     # Library code sees plain tensors where tree attributes stood for Python numbers.
     return f(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
 
 
+def _layer_call(ctx, layer, user_call, args, kwargs):
+    """`layer(...)` where the framework's `__call__` (Keras: build, autocast, masks, training flag)
+    runs the user's `call`: the framework's code runs as it is, and the `call` it reaches is the
+    user's, converted and inlined.  For the duration of the call the instance's `call` is a
+    stand-in that converts on this thread only; another thread calling the layer meanwhile gets
+    the user's method as written."""
+    building = threading.get_ident()
+
+    def stand_in(*a, **kw):
+        if threading.get_ident() != building:
+            return user_call(layer, *a, **kw)
+        return _inline(ctx, user_call, (layer,) + a, kw)
+    own = vars(layer).get("call", _ABSENT)
+    object.__setattr__(layer, "call", stand_in)
+    try:
+        return layer(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
+    finally:
+        if own is _ABSENT:
+            object.__delattr__(layer, "call")
+        else:
+            object.__setattr__(layer, "call", own)
+
+
+_ABSENT = object()
 _PER_CALL_MODULES = ("random", "time", "secrets", "uuid", "numpy.random")
 _PER_CALL_NAMES = {"now", "today", "utcnow", "urandom", "getrandom", "input"}
 

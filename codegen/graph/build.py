@@ -17,6 +17,8 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from profiler.library import is_library_file
+
 from codegen.assumptions import GUARD_MARK, Source
 from codegen.errors import JanusError, NeedsPythonValue, Reason, StagingError
 from codegen.graph import variable_writes, writeback
@@ -242,19 +244,37 @@ def _staging_error(exc, converted) -> StagingError:
     Python asking for a tensor's value is told apart by TensorFlow's words for it (the
     exception types are the generic TypeError/AttributeError)."""
     where = _user_frame(exc, converted)
-    text = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    text = f"{type(exc).__name__}: {_first_line(exc)}"[:300]
     if ("SymbolicTensor" in text and any(f"{conv}()" in text for conv in ("float", "int", "bool", "len"))) \
             or "has no attribute 'numpy'" in text:
         return NeedsPythonValue(Reason("python-value-of-tensor", where, text))
     return StagingError(Reason("staging", where, text, "this call runs imperatively"))
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _first_line(exc) -> str:
+    """The error's own first line; Keras puts `Exception encountered when calling X.call().` above
+    the message of the error it caught."""
+    lines = [ln.strip() for ln in _ANSI.sub("", str(exc)).splitlines() if ln.strip()]
+    own = [ln for ln in lines if not ln.startswith("Exception encountered when calling")]
+    return (own or lines or [""])[0]
+
+
 def _user_frame(exc, converted) -> str:
-    """The innermost traceback frame in the user's file: their line, not TensorFlow's."""
-    tb = exc.__traceback__
+    """The innermost traceback frame in the user's code (any of their files, also behind a
+    framework's frames, e.g. a Keras layer's `call`), following the exceptions it was raised
+    from; the speculated function's file when there is none."""
     found = ""
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == converted.filename:
-            found = f"{converted.filename}:{tb.tb_lineno}"
-        tb = tb.tb_next
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        while tb is not None:
+            filename = tb.tb_frame.f_code.co_filename
+            if not is_library_file(filename) and not filename.startswith("<"):
+                found = f"{filename}:{tb.tb_lineno}"
+            tb = tb.tb_next
+        exc = exc.__cause__ or exc.__context__
     return found or converted.filename

@@ -14,7 +14,7 @@ from codegen.assumptions import Kind
 from codegen.operators.builtins import TensorRange, py_iter
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
-from codegen.operators.general import run_cond, run_while
+from codegen.operators.general import run_cond, run_dataset, run_while
 from codegen.operators.logical import as_bool as _as_bool, test_value
 from codegen.operators.values import NO_RETURN, is_symbolic
 
@@ -115,6 +115,8 @@ def _continue(extra_test):
 def for_stmt(iterable, body, get_state, set_state, names, site, extra_test=None):
     if isinstance(iterable, TensorRange):
         return _for_tensor_range(iterable, body, get_state, set_state, names, site, extra_test)
+    if isinstance(iterable, tf.data.Dataset):
+        return run_dataset(iterable, body, get_state, set_state, names, extra_test)
     if is_symbolic(iterable):
         n = iterable.shape[0] if iterable.shape.rank else None
         if n is not None and n <= current().unroll_limit and extra_test is None:

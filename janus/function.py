@@ -81,7 +81,8 @@ class SpeculativeFunction(codegen.Speculated):
         self.counters = collections.Counter()
         self.time_in = collections.Counter()
         self._failed_build: codegen.StagingError | None = None
-        self._autograph = None                          # the tf.function used inside an outer trace
+        self._autograph = None                          # the tf.function of get_concrete_function
+        self._converted = None                          # AutoGraph's version, run inside an outer trace
         self._lock = threading.RLock()
         if family is None:                              # an instance's function is reported by its class's
             REGISTRY.add(self)
@@ -174,7 +175,11 @@ class SpeculativeFunction(codegen.Speculated):
         with self._lock:
             self._note(codegen.Reason("outer-trace", "", "called while TensorFlow traces another function: "
                                       "traced as tf.function traces it, without speculation", ""))
-        return self._traced_function()(*args, **kwargs)
+            if self._converted is None:
+                self._converted = tf.autograph.to_graph(self.python_function)
+        # Inlined into the outer graph, not a nested function: a synchronisation point inside
+        # (an optimizer's all-reduce under `strategy.run`) needs the replica context of that graph.
+        return self._converted(*args, **kwargs)
 
     def _traced_function(self):
         """The function as `tf.function` makes it (AutoGraph, no speculation), made once."""

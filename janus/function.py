@@ -19,6 +19,7 @@ import types
 import weakref
 
 import tensorflow as tf
+from tensorflow.python.saved_model import save_context
 
 import codegen
 from codegen import faults
@@ -91,7 +92,15 @@ class SpeculativeFunction(codegen.Speculated):
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
+        if save_context.in_save_context():
+            return self._exported(obj)
         return types.MethodType(self.instances.of(obj) or self, obj)
+
+    def _exported(self, obj):
+        """What `tf.saved_model.save` finds on the object: the method as a `tf.function` (AutoGraph,
+        no speculation, no guard), traced for the `input_signature` if there is one."""
+        specs = self.binding.specs[1:] if self.binding and self.binding.specs[0] is None else None
+        return tf.function(types.MethodType(self.python_function, obj), input_signature=specs, autograph=True)
 
     # -- the call --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):

@@ -129,3 +129,27 @@ def test_get_concrete_function_for_arguments():
     concrete = spec.get_concrete_function(tf.TensorSpec([2], tf.float32))
     assert concrete(tf.constant([-1.0, -2.0])).numpy().tolist() == [1.0, 2.0]
     assert spec.experimental_get_tracing_count() == 1
+
+
+class Exported(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable(2.0)
+
+    @janus.speculate(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def apply(self, x):
+        if tf.reduce_sum(x) > 0:
+            return x * self.w
+        return x - self.w
+
+
+def test_saved_model_of_a_module_with_a_speculated_method(tmp_path):
+    m = Exported()
+    for v in ([1.0], [2.0], [3.0]):
+        m.apply(tf.constant(v))                       # warm: a speculative graph on the positive side
+    tf.saved_model.save(m, str(tmp_path))
+    loaded = tf.saved_model.load(str(tmp_path))
+    for v in ([3.0], [-3.0, 1.0]):
+        x = tf.constant(v)
+        assert loaded.apply(x).numpy().tolist() == Exported.apply.python_function(m, x).numpy().tolist()
+    assert m.apply(tf.constant([4.0])).numpy().tolist() == [8.0]     # still speculating after the save

@@ -48,7 +48,8 @@ class Fallback:
 
 class SpeculativeFunction(codegen.Speculated):
     def __init__(self, fn, *, profile_runs=3, max_graphs=8, input_signature=None, jit_compile=False,
-                 reduce_retracing=False, strict=False, unroll_limit=200, family: Family | None = None):
+                 reduce_retracing=False, strict=False, unroll_limit=200, family: Family | None = None,
+                 instance=None):
         if not isinstance(fn, types.FunctionType):
             raise TypeError(f"janus.speculate expects a Python function, method, functools.partial or "
                             f"callable object, got {type(fn).__name__} {fn!r}")
@@ -69,7 +70,9 @@ class SpeculativeFunction(codegen.Speculated):
                             unroll_limit=unroll_limit)
         self.family = family or Family()
         self.profile = self.family.profile
-        self.instances = Instances(lambda: SpeculativeFunction(fn, **self.options, family=self.family))
+        self.instances = Instances(lambda obj: SpeculativeFunction(fn, **self.options, family=self.family,
+                                                                   instance=obj))
+        self.instance = weakref.ref(instance) if instance is not None else None   # the one it is bound to
         self.graphs: list = []
         self.binding = InputSignature(fn, input_signature) if input_signature is not None else None
         self.input_signature = self.binding.user_specs if self.binding else None
@@ -194,10 +197,12 @@ class SpeculativeFunction(codegen.Speculated):
         """The function as `tf.function` makes it (AutoGraph, no speculation), made once."""
         with self._lock:
             if self._autograph is None:
-                specs = self.binding.specs if self.binding else None
+                target, specs = self.python_function, (self.binding.specs if self.binding else None)
+                obj = self.instance() if self.instance is not None else None
+                if obj is not None:                     # an instance's function: bound to it, as obj.method
+                    target, specs = types.MethodType(target, obj), (specs[1:] if specs else None)
                 self._autograph = tf.function(
-                    self.python_function, autograph=True, jit_compile=self.jit_compile,
-                    reduce_retracing=self.reduce_retracing,
+                    target, autograph=True, jit_compile=self.jit_compile, reduce_retracing=self.reduce_retracing,
                     input_signature=specs if specs and specs[0] is not None else None)
             return self._autograph
 
@@ -207,6 +212,10 @@ class SpeculativeFunction(codegen.Speculated):
         traces it: no speculation and no guard, so it gives eager's result for every input and can
         be exported.  janus's own speculative graphs never leave it."""
         return self._traced_function().get_concrete_function(*args, **kwargs)
+
+    def experimental_get_compiler_ir(self, *args, **kwargs):
+        """XLA's IR of that guard-free trace, as `tf.function(...).experimental_get_compiler_ir` gives it."""
+        return self._traced_function().experimental_get_compiler_ir(*args, **kwargs)
 
     def experimental_get_tracing_count(self) -> int:
         """Graphs traced so far: janus's speculative graphs and `tf.function`-style traces."""

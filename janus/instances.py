@@ -30,7 +30,7 @@ class Instances:
     """The per-instance functions of one class-level speculated method, keyed by the instance."""
 
     def __init__(self, make):
-        self._make = make                 # () -> a new per-instance function
+        self._make = make                 # instance -> a new function for it
         self._by_id: dict[int, tuple] = {}
         self._lock = threading.Lock()
 
@@ -46,7 +46,7 @@ class Instances:
                 ref = weakref.ref(obj, lambda r, k=key: self._drop(k, r))
             except TypeError:
                 return None
-            made = self._make()
+            made = self._make(obj)
             self._by_id[key] = (ref, made)
             return made
 

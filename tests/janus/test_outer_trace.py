@@ -153,3 +153,13 @@ def test_saved_model_of_a_module_with_a_speculated_method(tmp_path):
         x = tf.constant(v)
         assert loaded.apply(x).numpy().tolist() == Exported.apply.python_function(m, x).numpy().tolist()
     assert m.apply(tf.constant([4.0])).numpy().tolist() == [8.0]     # still speculating after the save
+
+
+def test_concrete_function_of_a_method_and_its_compiler_ir():
+    m = Exported()
+    concrete = m.apply.get_concrete_function()          # bound to m, traced for the input_signature
+    assert concrete(tf.constant([-1.0])).numpy().tolist() == [-3.0]
+    assert concrete(tf.constant([1.0])).numpy().tolist() == [2.0]
+    spec = janus.speculate(sign_scale, jit_compile=True)
+    ir = spec.experimental_get_compiler_ir(tf.constant([1.0, -2.0]))(stage="hlo")
+    assert "HloModule" in ir

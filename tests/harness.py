@@ -70,3 +70,20 @@ def differential(fn, calls, mode="speculative", **options):
             result = run_capturing(spec, args, kwargs)
         assert_same_outcome(eager, result)
     return spec
+
+
+def run_script(tmp_path, source: str, log_level: str = "2", timeout: int = 600):
+    """Run `source` as a script in a fresh Python process with janus importable (for what only a
+    new process shows: device setup before TensorFlow starts, what reaches stderr); asserts it
+    exits cleanly and returns the finished process."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "script.py"
+    script.write_text(source)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]), TF_CPP_MIN_LOG_LEVEL=log_level)
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc

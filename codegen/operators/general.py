@@ -191,6 +191,20 @@ def _merge(names, init, seen, carry, fills, outs):
     return final
 
 
+def _iteration(ctx, run, get_state, init, names, where: str) -> list:
+    """Trace one iteration of a loop body (`run`); the loop's variables after it.  A Python write
+    inside, or a Python object replaced, is refused: the graph runs the body once per iteration."""
+    before = _heap_state(ctx.heap)
+    run()
+    _no_writes_inside(ctx, before, where)
+    vals = get_state()
+    for j, k in enumerate(init):
+        if not _is_tensorlike(k) and k is not vals[j] and k is not None and k is not UNDEF:
+            ctx.fail("loop-state", f"the loop replaces the Python object in `{names[j]}`",
+                     "keep Python objects fixed inside loops over tensors")
+    return vals
+
+
 def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool):
     """`tf.while_loop` over the named variables (plus an iteration counter for `for`)."""
     ctx = current()
@@ -216,14 +230,8 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
 
     def body(i, *loop_vars):
         restore(loop_vars)
-        before = _heap_state(ctx.heap)
-        body_fn(i) if counter else body_fn()
-        _no_writes_inside(ctx, before, "tf.while_loop")
-        vals = get_state()
-        for j, k in enumerate(init):
-            if not _is_tensorlike(k) and k is not vals[j] and k is not None and k is not UNDEF:
-                ctx.fail("loop-state", f"the loop replaces the Python object in `{names[j]}`",
-                         "keep Python objects fixed inside loops over tensors")
+        vals = _iteration(ctx, lambda: body_fn(i) if counter else body_fn(), get_state, init, names,
+                          "tf.while_loop")
         out = []
         for j, i_ in enumerate(carry):
             t = _tensor(vals[i_], loop_vars[j].dtype if loop_vars[j].dtype == _tensor(vals[i_]).dtype else None)
@@ -275,14 +283,7 @@ def run_dataset(dataset, body_fn, get_state, set_state, names, extra_test):
         for j, i in enumerate(carry):
             vals[i] = PyNumber(state[j], kinds[j]) if kinds[j] is not None else state[j]
         set_state(tuple(vals))
-        before = _heap_state(ctx.heap)
-        body_fn(item)
-        _no_writes_inside(ctx, before, "a loop over a tf.data.Dataset")
-        after = get_state()
-        for j, k in enumerate(init):
-            if not _is_tensorlike(k) and k is not after[j] and k is not None and k is not UNDEF:
-                ctx.fail("loop-state", f"the loop replaces the Python object in `{names[j]}`",
-                         "keep Python objects fixed inside loops over a dataset")
+        after = _iteration(ctx, lambda: body_fn(item), get_state, init, names, "a loop over a tf.data.Dataset")
         out = []
         for j, i in enumerate(carry):
             t = _tensor(after[i])

@@ -3,13 +3,9 @@ its own: devices are fixed when TensorFlow's runtime starts, and `import janus` 
 it).  `strategy.run` inside a `tf.function` traces the step once as tf.function would, the
 optimizer's all-reduce included; losses and weights equal the eager run's and tf.function's."""
 import json
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.harness import run_script
 
 SCRIPT = textwrap.dedent('''
     import json
@@ -55,12 +51,7 @@ SCRIPT = textwrap.dedent('''
 
 
 def test_mirrored_strategy_training_loop(tmp_path):
-    script = tmp_path / "mirrored.py"
-    script.write_text(SCRIPT)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="2")
-    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = json.loads(run_script(tmp_path, SCRIPT).stdout.strip().splitlines()[-1])
     for way in ("tf_function", "janus"):
         for a, b in zip(out["eager"]["losses"] + out["eager"]["w"], out[way]["losses"] + out[way]["w"]):
             assert abs(a - b) <= 1e-5 * max(1.0, abs(a)), (way, out)

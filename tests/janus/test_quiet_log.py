@@ -1,13 +1,9 @@
 """A guard that fails does not write TensorFlow's `Local rendezvous is aborting` warning to the
 user's stderr (the eager run prints nothing); the user's own graph failures still log as
 TensorFlow logs them, so the threshold is set back after janus's call."""
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.harness import run_script
 
 SCRIPT = textwrap.dedent('''
     import tensorflow as tf
@@ -31,10 +27,6 @@ SCRIPT = textwrap.dedent('''
 
 
 def test_failed_guard_leaves_stderr_alone(tmp_path):
-    script = tmp_path / "guarded.py"
-    script.write_text(SCRIPT)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="0")
-    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = run_script(tmp_path, SCRIPT, log_level="0")
     assert "janus-assumption" not in proc.stderr, proc.stderr[-3000:]
     assert "indices = 5 is not in" in proc.stderr, proc.stderr[-3000:]

@@ -163,3 +163,33 @@ def test_concrete_function_of_a_method_and_its_compiler_ir():
     spec = janus.speculate(sign_scale, jit_compile=True)
     ir = spec.experimental_get_compiler_ir(tf.constant([1.0, -2.0]))(stage="hlo")
     assert "HloModule" in ir
+
+
+class GatedRegressor(Regressor):
+    def call(self, x):
+        h = self.dense(x)
+        if tf.reduce_sum(h) > 0:
+            return h * 2.0
+        return h
+
+
+class SpeculatedCall(GatedRegressor):
+    call = janus.speculate(GatedRegressor.call)
+
+
+def test_keras_fit_evaluate_predict_with_a_speculated_call():
+    """Keras 3 does not convert a plain `call` (a tensor `if` there fails in fit's graph), and with a
+    tf.function-decorated `call` its fit finds no gradients (TF 2.21, Keras 3.15), so the reference
+    is the eager run (`run_eagerly=True`); the speculated `call` matches it."""
+    x = tf.random.stateless_normal([32, 3], seed=[5, 6])
+    y = tf.reduce_sum(x, axis=1, keepdims=True)
+    outcomes = {}
+    for cls in (GatedRegressor, SpeculatedCall):
+        tf.keras.utils.set_random_seed(0)
+        model = cls()
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse", run_eagerly=cls is GatedRegressor)
+        model.fit(x, y, epochs=2, batch_size=8, verbose=0)
+        outcomes[cls] = (model.dense.kernel.numpy(), model.evaluate(x, y, verbose=0), model.predict(x, verbose=0))
+    (kernel, loss, pred), (want_kernel, want_loss, want_pred) = outcomes[SpeculatedCall], outcomes[GatedRegressor]
+    assert abs(kernel - want_kernel).max() <= 1e-6 and abs(loss - want_loss) <= 1e-6 * max(1.0, want_loss)
+    assert abs(pred - want_pred).max() <= 1e-5

@@ -101,7 +101,11 @@ class SpeculativeFunction(codegen.Speculated):
 
     def _exported(self, obj):
         """What `tf.saved_model.save` finds on the object: the method as a `tf.function` (AutoGraph,
-        no speculation, no guard), traced for the `input_signature` if there is one."""
+        no speculation, no guard), traced for the `input_signature` if there is one; the instance's
+        own, made once, so the save's repeated lookups find the same function."""
+        own = self.instances.of(obj)
+        if own is not None:
+            return own._traced_function()
         specs = self.binding.specs[1:] if self.binding and self.binding.specs[0] is None else None
         return tf.function(types.MethodType(self.python_function, obj), input_signature=specs, autograph=True)
 

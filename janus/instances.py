@@ -4,13 +4,15 @@ A graph is specialised on the `self` it ran with (its variables are captured, it
 attributes checked at entry), so instances of one class cannot share graphs; with more
 instances than `max_graphs` one cache would be rebuilt on every call.  As `tf.function` keeps one
 function per instance, janus gives each instance its own speculated function, with its own
-graphs, guards and counters, created on the instance's first call and dropped with it.  What
+graphs, guards and counters, created on the instance's first call and dropped with it (its
+counters stay in the class-level totals).  What
 the bytecode does does not depend on the instance, so they all share one profile: the family
 profiles `profile_runs` calls in all, not per instance.  The class-level function's `stats()`
 and `report()` cover its instances.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import threading
 import weakref
@@ -33,6 +35,7 @@ class Instances:
         self._make = make                 # instance -> a new function for it
         self._by_id: dict[int, tuple] = {}
         self._lock = threading.Lock()
+        self.retired = collections.Counter()    # the counters of the functions of dropped instances
 
     def of(self, obj):
         """The function of instance `obj`; None when `obj` cannot be held by a weak reference (then
@@ -55,6 +58,7 @@ class Instances:
             entry = self._by_id.get(key)
             if entry is not None and entry[0] is ref:
                 del self._by_id[key]
+                self.retired.update(entry[1].counters)
 
     def all(self) -> list:
         with self._lock:

@@ -73,3 +73,23 @@ def test_an_instance_function_goes_with_its_instance():
     del c
     gc.collect()
     assert own not in Cell.step.instances.all()
+
+
+def test_counts_of_dropped_instances_stay_in_the_class_totals():
+    class Temporary:
+        def __init__(self):
+            self.w = tf.Variable(2.0)
+
+        @janus.speculate
+        def step(self, x):
+            return x * self.w
+
+    for _ in range(3):
+        t = Temporary()
+        for _ in range(4):
+            t.step(tf.constant([1.0]))
+        del t
+        gc.collect()
+    stats = Temporary.step.stats()
+    assert stats["calls"] == 12 and stats["graph_runs"] >= 6, stats
+    assert Temporary.step.report(format="json")["counters"]["calls"] == 12

@@ -26,6 +26,7 @@ class Relaxations:
         self.state_scalars: dict[Source, str] = {}                            # state numbers -> dtype fed
         self.state_lengths: set[Source] = set()   # state containers whose len() is fed per call
         self.trees: dict[Source, tuple] = {}   # arguments flattened to tree tables -> node methods
+        self.specs: dict[Source, object] = {}  # composite tensor arguments -> the wider spec fed
         self.pinned_dims: set[Source] = set()      # Python reads these dims as numbers: keep them
         self.pinned_scalars: set[Source] = set()   # these numbers do not trace as tensors: keep values
         self.pinned_state: set[Source] = set()     # same, for numbers read from state
@@ -54,6 +55,11 @@ class Relaxations:
             if dims - self.dims[path] and path not in self.pinned_dims:
                 self.dims[path] |= dims
                 return [f"{path} dims {sorted(dims)} relaxed to None"]
+        elif leaf.kind is prev.kind is Feed.COMPOSITE and leaf.value != prev.value:
+            wider = prev.value.most_specific_common_supertype([leaf.value])
+            if wider is not None and wider != self.specs.get(path):
+                self.specs[path] = wider
+                return [f"{path} relaxed to {wider}"]
         elif leaf.kind is prev.kind is Feed.SCALAR and type(leaf.value) is type(prev.value) \
                 and type(leaf.value) in (int, float) and leaf.value != prev.value \
                 and path not in self.scalars and path not in self.pinned_scalars:

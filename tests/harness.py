@@ -36,6 +36,15 @@ def assert_same(a, b, path="result"):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6, err_msg=path)
         return
     assert type(a) is type(b), f"{path}: eager gave {type(a).__name__}, janus {type(b).__name__}"
+    if isinstance(a, tf.__internal__.CompositeTensor):
+        # Ragged, sparse: the same components; static shapes may be less specific after a relaxed
+        # input spec, as under tf.function (README, differences).
+        spec_a, spec_b = tf.type_spec_from_value(a), tf.type_spec_from_value(b)
+        assert spec_a._with_tensor_ranks_only() == spec_b._with_tensor_ranks_only(), f"{path}: {a!r} != {b!r}"
+        for i, (x, y) in enumerate(zip(tf.nest.flatten(a, expand_composites=True),
+                                       tf.nest.flatten(b, expand_composites=True))):
+            assert_same(x, y, f"{path}.component{i}")
+        return
     if isinstance(a, (list, tuple)):
         assert len(a) == len(b), f"{path}: length {len(a)} != {len(b)}"
         for i, (x, y) in enumerate(zip(a, b)):

@@ -20,12 +20,12 @@ import tensorflow as tf
 from profiler.library import is_library_file
 
 from codegen.assumptions import GUARD_MARK, Source
-from codegen.errors import JanusError, NeedsPythonValue, Reason, StagingError
+from codegen.errors import JanusError, NeedsPythonValue, Reason, ReplicaSync, StagingError
 from codegen.graph import variable_writes, writeback
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.print_order import order_prints_after_failures
 from codegen.graph.quiet_log import QUIET
-from codegen.graph.signature import Feed, Signature, rebuild
+from codegen.graph.signature import Feed, Signature, components, rebuild
 from codegen.operators import failing_ops
 from codegen.operators.builtins import replay_prints
 from codegen.operators.context import BuildContext, Frame
@@ -225,6 +225,10 @@ def _leaf_value(leaf, inputs):
     if leaf.kind is Feed.TREE:
         n = len(leaf.value.columns)
         return Pointer(tf.constant(0), Tables(leaf.value, inputs[leaf.input_index:leaf.input_index + n]))
+    if leaf.kind is Feed.COMPOSITE:
+        n = len(components(leaf.value))
+        return tf.nest.pack_sequence_as(leaf.value, list(inputs[leaf.input_index:leaf.input_index + n]),
+                                        expand_composites=True)
     if leaf.kind is Feed.SCALAR_TENSOR:
         return PyNumber(inputs[leaf.input_index], leaf.value)
     if leaf.kind is Feed.TENSOR and leaf.value is np.ndarray:
@@ -248,6 +252,11 @@ def _staging_error(exc, converted) -> StagingError:
     if ("SymbolicTensor" in text and any(f"{conv}()" in text for conv in ("float", "int", "bool", "len"))) \
             or "has no attribute 'numpy'" in text:
         return NeedsPythonValue(Reason("python-value-of-tensor", where, text))
+    if "`merge_call` called while defining a new graph" in text:
+        return ReplicaSync(Reason(
+            "replica-sync", where, "the function runs on a replica thread of `strategy.run` and reaches a "
+            "synchronisation point (`merge_call`, e.g. an optimizer's all-reduce); TensorFlow cannot build "
+            "that into a graph of its own", "speculate the function that calls `strategy.run` instead"))
     return StagingError(Reason("staging", where, text, "this call runs imperatively"))
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from codegen.assumptions import SCALARS, Kind
-from codegen.graph.signature import Feed, Signature
+from codegen.graph.signature import Feed, Signature, components
 from codegen.operators.trees import flatten as flatten_tree
 from codegen.operators.values import EAGER
 
@@ -157,6 +157,11 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
         src.line(f"c{index} = flatten_tree({var}, {src.const(leaf.value, 'S')})")
         src.require(f"c{index} is not None", f"{what} flattens to the tree tables")
         return f"*c{index}"
+    if leaf.kind is Feed.COMPOSITE:
+        spec = src.const(leaf.value, "S")
+        src.require(f"type({var}) is {src.const(leaf.value.value_type, 'T')} and {spec}.is_compatible_with({var})",
+                    f"{what} fits {leaf.value}")
+        return f"*components({var})"
     if leaf.kind is Feed.SCALAR_TENSOR:
         test = f"type({var}) is {src.const(leaf.value, 'T')}"
         if leaf.value is int:          # converts to int32 alone, as eager converts a Python int of this size
@@ -175,6 +180,7 @@ def _generate(sig: Signature, checks) -> _GuardText:
     src.consts["EagerTensor"] = EAGER
     src.consts["ndarray"] = np.ndarray
     src.consts["convert"] = tf.convert_to_tensor
+    src.consts["components"] = components
     items, kw = sig.template
     src.require(f"len(args) == {sig.n_args} and len(kwargs) == {len(sig.kw_names)}",
                 f"the call passes {sig.n_args} positional and {len(sig.kw_names)} keyword arguments")

@@ -28,11 +28,12 @@ class Feed(str, enum.Enum):
     SCALAR_TENSOR = "scalar-tensor"   # a Python number fed as a tensor; its type checked
     OBJECT = "object"                 # read by the builder; its identity checked
     TREE = "tree"                     # a tree walked by recursion, fed as tables
+    COMPOSITE = "composite"           # a composite tensor (ragged, sparse, per-replica), fed by components
 
     @property
     def check(self) -> Kind:
         return {Feed.TENSOR: Kind.TENSOR_MATCH, Feed.SCALAR: Kind.CONSTANT, Feed.SCALAR_TENSOR: Kind.TENSOR_MATCH,
-                Feed.OBJECT: Kind.ID_MATCH, Feed.TREE: Kind.TYPE_MATCH}[self]
+                Feed.OBJECT: Kind.ID_MATCH, Feed.TREE: Kind.TYPE_MATCH, Feed.COMPOSITE: Kind.TENSOR_MATCH}[self]
 
 
 @dataclasses.dataclass
@@ -63,6 +64,8 @@ class Signature:
         for leaf in self.inputs:
             if leaf.kind is Feed.TREE:
                 out += leaf.value.specs()          # one input per column of the flattened tree
+            elif leaf.kind is Feed.COMPOSITE:
+                out += components(leaf.value)
             else:
                 out.append(tf.TensorSpec(leaf.shape, leaf.dtype, name=_spec_name(leaf.path)))
         return out
@@ -82,8 +85,21 @@ def _is_tensor(value) -> bool:
     return isinstance(value, tf.Tensor) and not isinstance(value, tf.Variable)
 
 
-def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict, tree_paths=()) -> Signature:
-    """`relaxed_scalars` maps the paths of Python scalars fed as tensors to their dtype name."""
+def is_composite(value) -> bool:
+    """A composite tensor fed to a graph by its component tensors, as tf.function feeds it
+    (variables, datasets and iterators are objects janus reads through, not inputs)."""
+    return isinstance(value, tf.__internal__.CompositeTensor) and not isinstance(
+        value, (tf.Variable, tf.data.Dataset, tf.data.Iterator))
+
+
+def components(value_or_spec) -> list:
+    return tf.nest.flatten(value_or_spec, expand_composites=True)
+
+
+def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict, tree_paths=(),
+            relaxed_specs=None) -> Signature:
+    """`relaxed_scalars` maps the paths of Python scalars fed as tensors to their dtype name;
+    `relaxed_specs` the paths of composite tensors to the widened type spec they are fed as."""
 
     leaves: list[Leaf] = []
     n_inputs = [0]
@@ -111,6 +127,13 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
                         input_index=n_inputs[0])
             leaf.value = type(value)
             n_inputs[0] += 1
+        elif is_composite(value):
+            spec = tf.type_spec_from_value(value)
+            wider = (relaxed_specs or {}).get(path)
+            if wider is not None and wider.is_compatible_with(spec):
+                spec = wider
+            leaf = Leaf(path, Feed.COMPOSITE, value=spec, input_index=n_inputs[0])
+            n_inputs[0] += len(components(spec))
         elif t in (int, float) and path in relaxed_scalars:
             leaf = Leaf(path, Feed.SCALAR_TENSOR, value=t, dtype=tf.as_dtype(relaxed_scalars[path]), shape=(),
                         input_index=n_inputs[0])

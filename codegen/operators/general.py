@@ -32,9 +32,30 @@ def _tensor(v, dtype=None):
     return t
 
 
+def _is_composite(v) -> bool:
+    return isinstance(v, tf.__internal__.CompositeTensor) and not isinstance(
+        v, (tf.Variable, tf.data.Dataset, tf.data.Iterator))
+
+
+def _flat(v) -> list:
+    """The tensors of a carried value: composite tensors (ragged, sparse) by their components."""
+    return tf.nest.flatten(v, expand_composites=True)
+
+
+def _packed(a, b, leaves):
+    """`leaves` in the structure both sides share; a composite tensor gets the type spec that
+    fits both sides (a ragged tensor of 2 rows on one side and 3 on the other: of None rows)."""
+    def common(x, y):
+        if _is_composite(x):
+            sx, sy = tf.type_spec_from_value(x), tf.type_spec_from_value(y)
+            return sx.most_specific_common_supertype([sy]) or sx
+        return x
+    return tf.nest.pack_sequence_as(tf.nest.map_structure(common, a, b), leaves, expand_composites=True)
+
+
 def _carriable(v) -> bool:
-    """Tensors, numbers, and lists/tuples of them can be `tf.cond` outputs."""
-    if _is_tensorlike(v):
+    """Tensors, numbers, composite tensors, and lists/tuples of them can be `tf.cond` outputs."""
+    if _is_tensorlike(v) or _is_composite(v):
         return True
     return type(v) in (list, tuple) and len(v) > 0 and all(_carriable(x) for x in v)
 
@@ -95,7 +116,7 @@ def run_cond(test, body, orelse, get_state, set_state, names):
             out = []
             for i in carry:
                 if _carriable(vals[i]):
-                    leaves = tf.nest.flatten(vals[i])
+                    leaves = _flat(vals[i])
                     out.append([_tensor(x, dtypes.get((i, j))) for j, x in enumerate(leaves)])
                 elif i in fills:
                     # The side that has not returned yet: zeros shaped like the other side's result.
@@ -145,7 +166,7 @@ def _common_carry(seen, count, dtypes):
         a, b = seen[True][i], seen[False][i]
         if (a is NO_RETURN) != (b is NO_RETURN):
             other = b if a is NO_RETURN else a
-            specs = [_leaf_spec(x) for x in tf.nest.flatten(other)] if _carriable(other) else None
+            specs = [_leaf_spec(x) for x in _flat(other)] if _carriable(other) else None
             if specs is not None and all(shape.rank is not None for shape, _ in specs):
                 carry.append(i)
                 fills[i] = specs
@@ -153,12 +174,12 @@ def _common_carry(seen, count, dtypes):
         if not (_carriable(a) and _carriable(b)):
             continue
         try:
-            tf.nest.assert_same_structure(a, b)
+            tf.nest.assert_same_structure(a, b, expand_composites=True)
         except (TypeError, ValueError):
             continue
         carry.append(i)
         for side in (a, b):
-            for j, x in enumerate(tf.nest.flatten(side)):
+            for j, x in enumerate(_flat(side)):
                 if isinstance(x, (tf.Tensor, tf.Variable)):
                     dtypes[(i, j)] = x.dtype
     return carry, fills
@@ -174,7 +195,7 @@ def _merge(names, init, seen, carry, fills, outs):
         if i in fills:
             other = b if a is NO_RETURN else a
             kind = python_kind(other)
-            final[i] = PyNumber(leaves[0], kind) if kind is not None else tf.nest.pack_sequence_as(other, leaves)
+            final[i] = PyNumber(leaves[0], kind) if kind is not None else _packed(other, other, leaves)
         elif i in carry and _carriable(a) and _carriable(b):
             same_python = type(a) in _NUMBERS and type(a) is type(b) and a == b
             kind = None if same_python else _python_number(names[i], a, b)
@@ -183,7 +204,7 @@ def _merge(names, init, seen, carry, fills, outs):
             elif kind is not None:
                 final[i] = PyNumber(leaves[0], kind)
             else:
-                final[i] = tf.nest.pack_sequence_as(a, leaves)
+                final[i] = _packed(a, b, leaves)
         elif a is b:
             final[i] = a
         else:

@@ -84,6 +84,12 @@ class NeedsPythonValue(StagingError):
     this function can do that, so it runs imperatively."""
 
 
+class ReplicaSync(StagingError):
+    """The function runs on a replica thread of `tf.distribute` and synchronises the replicas:
+    TensorFlow builds that only in a graph around the whole `strategy.run`, so it runs
+    imperatively."""
+
+
 class JoinBroken(StagingError):
     """Calls joined into one machine before a loop were not independent of the loop's body (it wrote
     a variable or state after them): rebuild without that join."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 import threading
 import types
 
+import tensorflow as tf
+
 from profiler.library import is_user_function
 
 from codegen.errors import ConversionError, Reason
@@ -86,6 +88,9 @@ def call(f, *args, **kwargs):
         raise ConversionError(Reason("per-call-value", ctx.user_line(), f"`{fresh}` gives a new value on every call; "
                                      "a graph would repeat the value of the call that built it",
                                      "pass the value in as an argument, or use tf.random with a seed"))
+    replicated = _replica_call(ctx, f, args, kwargs)
+    if replicated is not _ABSENT:
+        return replicated
     call_method = getattr(type(f), "__call__", None)
     if not isinstance(f, type) and isinstance(call_method, types.FunctionType) and is_user_function(call_method):
         return _inline(ctx, call_method, (f,) + args, kwargs)
@@ -119,7 +124,43 @@ def _layer_call(ctx, layer, user_call, args, kwargs):
             object.__setattr__(layer, "call", own)
 
 
+def _replica_call(ctx, run, args, kwargs):
+    """`strategy.run(fn, ...)` (or `extended.call_for_each_replica`) with a user `fn`: the
+    strategy runs `fn` once per replica, each on a thread of its own, and each replica's `fn` is
+    converted and inlined as if called here.  Every op a replica builds waits for the guards
+    built before the call, and every op built after the call waits for the replicas' guards.
+    Anything else: `_ABSENT`."""
+    if not (isinstance(run, types.MethodType) and run.__name__ in _REPLICA_RUNNERS
+            and isinstance(run.__self__, _STRATEGIES)):
+        return _ABSENT
+    fn = args[0] if args else kwargs.get("fn")
+    callee = user_callee(fn, ()) if fn is not None else None
+    if callee is None:
+        return _ABSENT
+    function, bound = callee
+    frames, guards, built = list(ctx.frames), ctx.guard_ops(), []
+
+    def stand_in(*a, **kw):
+        with ctx.on_thread(frames, guards) as replica_guards:
+            built.append(replica_guards)
+            return _inline(ctx, function, bound + a, kw)
+    if args:
+        args = (stand_in,) + tuple(_plain(a) for a in args[1:])
+    else:
+        kwargs = dict(kwargs, fn=stand_in)
+    result = run(*args, **{k: _plain(v) for k, v in kwargs.items()})
+    waits = [op for ops in built for op in ops]
+    if waits:
+        deps = tf.control_dependencies(waits)
+        deps.__enter__()
+        ctx.open_dependencies.append(deps)
+    return result
+
+
 _ABSENT = object()
+_REPLICA_RUNNERS = ("run", "experimental_run_v2", "call_for_each_replica")
+_STRATEGIES = (tf.distribute.Strategy, tf.distribute.StrategyExtended, tf.compat.v1.distribute.Strategy,
+               tf.compat.v1.distribute.StrategyExtended)
 _PER_CALL_MODULES = ("random", "time", "secrets", "uuid", "numpy.random")
 _PER_CALL_NAMES = {"now", "today", "utcnow", "urandom", "getrandom", "input"}
 

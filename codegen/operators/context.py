@@ -8,6 +8,7 @@ checks on outside objects, and deferred prints.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 import threading
@@ -84,14 +85,15 @@ class BuildContext:
         self.checks: dict[tuple, Check] = {}
         self.prints: list[PrintEvent] = []
         self.print_tensors: list = []
-        self.frames: list[Frame] = []
+        self._stacks: dict = {}                # thread id -> (frames, open dependencies), see on_thread
+        self._frames: list[Frame] = []
+        self._dependencies: list = []
         self.general_depth = 0
         self.outer_graph = None                # the FuncGraph being built (fed state is captured there)
         self.heap = Heap(self.outside)
         self.relaxed_state_dims = relaxed_state_dims or {}      # source -> dims fed as None
         self.relaxed_state_scalars = relaxed_state_scalars or {}  # source -> dtype a scalar is fed as
         self.relaxed_state_lengths = set(relaxed_state_lengths)   # containers whose len() is fed
-        self.open_dependencies: list = []      # control-dependency scopes opened by guards
         self.in_machine = 0                    # >0 while building a Call/Return machine
         self.dry_run = 0                       # >0 while typing machine blocks in a scratch graph
         self.observers: list = []              # (callback, [tensors]) called with values after success
@@ -109,6 +111,43 @@ class BuildContext:
         while self.open_dependencies:
             self.open_dependencies.pop().__exit__(None, None, None)
         _LOCAL.ctx = self._previous
+
+    @property
+    def frames(self) -> list[Frame]:
+        """The user functions being converted on this thread, innermost last."""
+        return self._stacks.get(threading.get_ident(), (self._frames,))[0]
+
+    @property
+    def open_dependencies(self) -> list:
+        """The control-dependency scopes the guards built on this thread opened."""
+        return self._stacks.get(threading.get_ident(), (None, self._dependencies))[1]
+
+    def guard_ops(self) -> list:
+        """The guards every op built now on this thread waits for."""
+        return [op for deps in self.open_dependencies for op in deps.control_inputs]
+
+    @contextlib.contextmanager
+    def on_thread(self, frames: list, guards: list):
+        """Continue this build on the calling thread (a replica thread of `strategy.run`, which
+        TensorFlow runs one at a time, handing over at `merge_call`): its own stack of frames,
+        starting from `frames`, and of guard scopes, starting with one on `guards` so its ops wait
+        for the guards built before it.  Yields the list that receives the guard ops it builds."""
+        thread = threading.get_ident()
+        previous = getattr(_LOCAL, "ctx", None)
+        opened = [tf.control_dependencies(guards)] if guards else []
+        for deps in opened:
+            deps.__enter__()
+        self._stacks[thread] = (list(frames), opened)
+        _LOCAL.ctx = self
+        built: list = []
+        try:
+            yield built
+        finally:
+            built.extend(op for deps in opened[1 if guards else 0:] for op in deps.control_inputs)
+            while opened:
+                opened.pop().__exit__(None, None, None)
+            del self._stacks[thread]
+            _LOCAL.ctx = previous
 
     # -- where we are -----------------------------------------------------------------
     @property

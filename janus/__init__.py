@@ -13,6 +13,8 @@ import functools
 import types
 
 from codegen.errors import ConversionError, JanusError, Reason, StagingError
+from profiler.library import is_user_function
+
 from janus import testing
 from janus.exactness import keep_eager_arithmetic
 from janus.explain import Explanation, explain
@@ -56,11 +58,23 @@ def speculate(fn=None, **options):
             return types.MethodType(SpeculativeFunction(f.__func__, **bound), f.__self__)
         if isinstance(f, functools.partial):
             return _Partial(wrap(f.func), *f.args, **f.keywords)
-        if not isinstance(f, (types.FunctionType, type)) and isinstance(getattr(f, "__call__", None), types.MethodType):
-            return wrap(f.__call__)                   # a callable object: its __call__, bound to it
+        call = getattr(f, "__call__", None)
+        if not isinstance(f, (types.FunctionType, type)) and isinstance(call, types.MethodType):
+            if is_user_function(call.__func__):
+                return wrap(call)                     # a callable object: its __call__, bound to it
+            return SpeculativeFunction(_calling(f), **options)   # a Keras layer or model: through its __call__
         return SpeculativeFunction(f, **options)
 
     return wrap(fn) if fn is not None else wrap
+
+
+def _calling(obj):
+    """A function calling `obj` whose `__call__` is a framework's (a Keras layer or model): the
+    framework's machinery runs as it is, and the user's `call` behind it is converted."""
+    def call_object(*args, **kwargs):
+        return obj(*args, **kwargs)
+    call_object.__qualname__ = call_object.__name__ = f"{type(obj).__name__}.__call__"
+    return call_object
 
 
 class _Partial(functools.partial):

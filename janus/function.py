@@ -32,6 +32,7 @@ from janus.instances import Family, Instances
 from janus.log import log
 from janus.relaxations import Relaxations
 from janus.report import render, report_data
+from janus.tf_api import TfFunctionApi
 
 REGISTRY: "weakref.WeakSet[SpeculativeFunction]" = weakref.WeakSet()
 MAX_GUARD_FAILURES = 8
@@ -46,7 +47,7 @@ class Fallback:
     count: int = 1
 
 
-class SpeculativeFunction(codegen.Speculated):
+class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
     def __init__(self, fn, *, profile_runs=3, max_graphs=8, input_signature=None, jit_compile=False,
                  reduce_retracing=False, strict=False, unroll_limit=200, family: Family | None = None,
                  instance=None):
@@ -98,16 +99,6 @@ class SpeculativeFunction(codegen.Speculated):
         if save_context.in_save_context():
             return self._exported(obj)
         return types.MethodType(self.instances.of(obj) or self, obj)
-
-    def _exported(self, obj):
-        """What `tf.saved_model.save` finds on the object: the method as a `tf.function` (AutoGraph,
-        no speculation, no guard), traced for the `input_signature` if there is one; the instance's
-        own, made once, so the save's repeated lookups find the same function."""
-        own = self.instances.of(obj)
-        if own is not None:
-            return own._traced_function()
-        specs = self.binding.specs[1:] if self.binding and self.binding.specs[0] is None else None
-        return tf.function(types.MethodType(self.python_function, obj), input_signature=specs, autograph=True)
 
     # -- the call --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -197,35 +188,6 @@ class SpeculativeFunction(codegen.Speculated):
         # (an optimizer's all-reduce under `strategy.run`) needs the replica context of that graph.
         return self._converted(*args, **kwargs)
 
-    def _traced_function(self):
-        """The function as `tf.function` makes it (AutoGraph, no speculation), made once."""
-        with self._lock:
-            if self._autograph is None:
-                target, specs = self.python_function, (self.binding.specs if self.binding else None)
-                obj = self.instance() if self.instance is not None else None
-                if obj is not None:                     # an instance's function: bound to it, as obj.method
-                    target, specs = types.MethodType(target, obj), (specs[1:] if specs else None)
-                self._autograph = tf.function(
-                    target, autograph=True, jit_compile=self.jit_compile, reduce_retracing=self.reduce_retracing,
-                    input_signature=specs if specs and specs[0] is not None else None)
-            return self._autograph
-
-    # -- tf.function's object API ---------------------------------------------------------------
-    def get_concrete_function(self, *args, **kwargs):
-        """A `ConcreteFunction` for these arguments (or the `input_signature`), traced as `tf.function`
-        traces it: no speculation and no guard, so it gives eager's result for every input and can
-        be exported.  janus's own speculative graphs never leave it."""
-        return self._traced_function().get_concrete_function(*args, **kwargs)
-
-    def experimental_get_compiler_ir(self, *args, **kwargs):
-        """XLA's IR of that guard-free trace, as `tf.function(...).experimental_get_compiler_ir` gives it."""
-        return self._traced_function().experimental_get_compiler_ir(*args, **kwargs)
-
-    def experimental_get_tracing_count(self) -> int:
-        """Graphs traced so far: janus's speculative graphs and `tf.function`-style traces."""
-        traced = self._autograph.experimental_get_tracing_count() if self._autograph is not None else 0
-        return self.counters["graphs_built"] + traced
-
     def _eager(self, args, kwargs):
         self.counters["eager_runs"] += 1
         start = time.perf_counter()
@@ -239,6 +201,7 @@ class SpeculativeFunction(codegen.Speculated):
         self.counters["profile_runs"] += 1
         self.family.profile_runs += 1
         start = time.perf_counter()
+        self._remember_call(args, kwargs)
         outcome, _ = profile_call(self.python_function, args, kwargs, profile=self.profile)
         self.time_in["profile"] += time.perf_counter() - start
         kind, value = outcome
@@ -292,11 +255,11 @@ class SpeculativeFunction(codegen.Speculated):
 
     def _signature(self, args, kwargs):
         r = self.relaxations
-        sig = analyze(args, kwargs, r.dims, r.scalars, r.trees)
+        sig = analyze(args, kwargs, r.dims, r.scalars, r.trees, r.specs)
         notes = r.against_cache(self.graphs, sig)
         for note in notes:
             log("graphs", self, note)
-        return analyze(args, kwargs, r.dims, r.scalars, r.trees) if notes else sig
+        return analyze(args, kwargs, r.dims, r.scalars, r.trees, r.specs) if notes else sig
 
     def _trace(self, converted, sig):
         r = self.relaxations
@@ -311,7 +274,7 @@ class SpeculativeFunction(codegen.Speculated):
         counted failure (this call runs eagerly)."""
         if self.strict:
             raise codegen.ConversionError(exc.reason) from None
-        if isinstance(exc, codegen.NeedsPythonValue):
+        if isinstance(exc, (codegen.NeedsPythonValue, codegen.ReplicaSync)):
             return self._make_imperative(exc.reason)
         self._failed_build = exc             # counted once the call has run in Python
         return None
@@ -445,7 +408,7 @@ class SpeculativeFunction(codegen.Speculated):
         keys = ("calls", "profile_runs", "graph_runs", "eager_runs", "guard_failures", "graphs_built",
                 "cache_hits", "cache_misses", "fallbacks", "build_failures", "outer_traces")
         members = self.members()
-        out = {k: sum(m.counters[k] for m in members) for k in keys}
+        out = {k: sum(m.counters[k] for m in members) + self.instances.retired[k] for k in keys}
         out["graphs_cached"] = sum(len(m.graphs) for m in members)
         out["imperative"] = any(m.imperative is not None for m in members)
         return out

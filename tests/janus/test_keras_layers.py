@@ -71,3 +71,18 @@ def test_training_step_through_a_model_matches_eager():
     for a, b in zip(eager_net.trainable_variables, janus_net.trainable_variables):
         assert_same(tf.convert_to_tensor(a), tf.convert_to_tensor(b))
     assert spec.stats()["graph_runs"] >= 6, spec.report()
+
+
+def test_speculating_a_layer_and_a_model_object():
+    """`janus.speculate(layer)` as `tf.function(layer)`: Keras's `__call__` runs as it is, the user's
+    `call` behind it is converted and speculated; a branch flip falls back with eager's value."""
+    tf.keras.utils.set_random_seed(3)
+    for obj in (Gate(), Net()):
+        spec = janus.speculate(obj)
+        for v in ([[1.0, 2.0]], [[1.0, 3.0]], [[2.0, 2.0]], [[1.0, 1.0]], [[-1.0, -2.0]], [[4.0, 1.0]],
+                  [[-3.0, 0.5]]):
+            x = tf.constant(v)
+            assert_same(obj(x), spec(x))
+        stats = spec.stats()
+        assert stats["graph_runs"] >= 2 and not stats["imperative"], spec.report()
+        assert type(obj).__name__ in spec.report()

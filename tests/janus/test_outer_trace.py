@@ -155,6 +155,20 @@ def test_saved_model_of_a_module_with_a_speculated_method(tmp_path):
     assert m.apply(tf.constant([4.0])).numpy().tolist() == [8.0]     # still speculating after the save
 
 
+def test_saved_model_of_a_speculated_method_without_input_signature(tmp_path):
+    """As under tf.function, the export holds a concrete function for each argument signature
+    the method was called with: here the profiled calls' shapes and the graph's relaxed one."""
+    m = Scaler()
+    for v in ([1.0], [2.0], [3.0], [1.0, 2.0], [4.0, 5.0, 6.0]):
+        m.apply(tf.constant(v))
+    tf.saved_model.save(m, str(tmp_path))
+    loaded = tf.saved_model.load(str(tmp_path))
+    for v in ([3.0], [-3.0], [-1.0, 0.5], [2.0, -7.0, 1.0, 1.0]):
+        x = tf.constant(v)
+        assert loaded.apply(x).numpy().tolist() == Scaler.apply.python_function(m, x).numpy().tolist()
+    assert m.apply(tf.constant([4.0])).numpy().tolist() == [8.0]
+
+
 def test_concrete_function_of_a_method_and_its_compiler_ir():
     m = Exported()
     concrete = m.apply.get_concrete_function()          # bound to m, traced for the input_signature

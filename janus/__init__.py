@@ -60,7 +60,7 @@ def speculate(fn=None, **options):
             return _Partial(wrap(f.func), *f.args, **f.keywords)
         call = getattr(f, "__call__", None)
         if not isinstance(f, (types.FunctionType, type)) and isinstance(call, types.MethodType):
-            if is_user_function(call.__func__):
+            if not isinstance(call.__func__, types.FunctionType) or is_user_function(call.__func__):
                 return wrap(call)                     # a callable object: its __call__, bound to it
             return SpeculativeFunction(_calling(f), **options)   # a Keras layer or model: through its __call__
         return SpeculativeFunction(f, **options)

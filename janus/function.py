@@ -32,6 +32,7 @@ from janus.instances import Family, Instances
 from janus.log import log
 from janus.relaxations import Relaxations
 from janus.report import render, report_data
+from janus.segmented import try_split
 from janus.tf_api import TfFunctionApi
 
 REGISTRY: "weakref.WeakSet[SpeculativeFunction]" = weakref.WeakSet()
@@ -83,6 +84,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         self.fallbacks: dict[tuple, Fallback] = {}
         self.misses: collections.Counter = collections.Counter()   # the check that rejected a call
         self.imperative: codegen.Reason | None = None
+        self.segmented = None                           # graph segments with Python between (janus.segmented)
         self.counters = collections.Counter()
         self.time_in = collections.Counter()
         self._failed_build: codegen.StagingError | None = None
@@ -107,6 +109,8 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
             args, kwargs = self.binding.bind(args, kwargs)
         if not tf.executing_eagerly():
             return self._in_outer_trace(args, kwargs)
+        if self.segmented is not None and not profiling():
+            return self._run_segmented(args, kwargs)
         if self.imperative is not None or profiling():
             # Inside another speculated function's profiled run, this one runs as the plain
             # (instrumented) Python it is, so that profile sees its branches and loops.
@@ -188,6 +192,14 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         # (an optimizer's all-reduce under `strategy.run`) needs the replica context of that graph.
         return self._converted(*args, **kwargs)
 
+    def _run_segmented(self, args, kwargs):
+        self.counters["segmented_runs"] += 1
+        start = time.perf_counter()
+        try:
+            return self.segmented.driver(*args, **kwargs)
+        finally:
+            self.time_in["segmented"] += time.perf_counter() - start
+
     def _eager(self, args, kwargs):
         self.counters["eager_runs"] += 1
         start = time.perf_counter()
@@ -235,7 +247,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
                 sig = self._signature(args, kwargs)
                 return self._built(self._trace(converted, sig))
             except codegen.ConversionError as exc:
-                return self._make_imperative(exc.reason)
+                return self._make_imperative(exc.reason, exc)
             except codegen.NeedsTree as exc:
                 if not self.relaxations.tree(exc, args, kwargs):
                     return self._make_imperative(exc.reason)
@@ -275,7 +287,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         if self.strict:
             raise codegen.ConversionError(exc.reason) from None
         if isinstance(exc, (codegen.NeedsPythonValue, codegen.ReplicaSync)):
-            return self._make_imperative(exc.reason)
+            return self._make_imperative(exc.reason, exc)
         self._failed_build = exc             # counted once the call has run in Python
         return None
 
@@ -386,11 +398,16 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
                                   + (f" ({first[0][:300]})" if first else "") + "; re-running eagerly", ""))
         return self._eager(args, kwargs)
 
-    def _make_imperative(self, reason):
+    def _make_imperative(self, reason, exc=None):
         if self.strict:
             raise codegen.ConversionError(reason)
-        self.imperative = reason
         self._note(reason)
+        self.segmented = try_split(self.python_function, reason, exc, lambda f: SpeculativeFunction(
+            f, **{**self.options, "input_signature": None}))
+        if self.segmented is not None:
+            log("fallbacks", self, f"runs as graph segments with Python at {reason.where}")
+            return None
+        self.imperative = reason
         log("fallbacks", self, f"runs imperatively from now on: {reason}")
         return None
 
@@ -406,11 +423,12 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
     # -- introspection ----------------------------------------------------------------------
     def stats(self) -> dict:
         keys = ("calls", "profile_runs", "graph_runs", "eager_runs", "guard_failures", "graphs_built",
-                "cache_hits", "cache_misses", "fallbacks", "build_failures", "outer_traces")
+                "cache_hits", "cache_misses", "fallbacks", "build_failures", "outer_traces", "segmented_runs")
         members = self.members()
         out = {k: sum(m.counters[k] for m in members) + self.instances.retired[k] for k in keys}
         out["graphs_cached"] = sum(len(m.graphs) for m in members)
         out["imperative"] = any(m.imperative is not None for m in members)
+        out["segment_graph_runs"] = sum(m.segmented.graph_runs() for m in members if m.segmented is not None)
         return out
 
     def members(self) -> list:

@@ -8,10 +8,13 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
     function      qualified name;  file, line: where it is defined;  where: "file:line"
     options       profile_runs, max_graphs, strict, jit_compile, unroll_limit
     counters      calls, profile_runs, graph_runs, eager_runs, guard_failures, graphs_built,
-                  cache_hits, cache_misses, fallbacks, build_failures, outer_traces, graphs_cached (ints),
-                  imperative (bool)
-    time_ms       graph, eager, profile, build, total (floats, milliseconds)
+                  cache_hits, cache_misses, fallbacks, build_failures, outer_traces, segmented_runs,
+                  segment_graph_runs, graphs_cached (ints), imperative (bool)
+    time_ms       graph, eager, profile, build, segmented (the driver, segments included), total (floats, milliseconds)
     imperative    null, or {kind, where, explanation, hint}: why the function runs eagerly for good
+    segments      null, or {breaks: [{kind, where, explanation, hint}], parts: [report of each segment,
+                  with "lines": [first, last]]}: the function runs as graph segments with Python at
+                  the breaks (`janus.segmented`)
     graphs        cached graphs, newest first: {op_count, build_ms, inputs: [{path, kind, dtype, shape}],
                   assumptions: [ids]}
     assumptions   every assumption a build made: {id, kind, guard ("entry" | "in-graph"), source,
@@ -61,8 +64,9 @@ def report_data(fn) -> dict:
     code = fn.python_function.__code__
     counters = {k: (bool(v) if k == "imperative" else int(v)) for k, v in fn.stats().items()}
     t = fn.time_in
-    time_ms = {k: round(t[k] * 1e3, 3) for k in ("graph", "eager", "profile", "build")}
+    time_ms = {k: round(t[k] * 1e3, 3) for k in ("graph", "eager", "profile", "build", "segmented")}
     time_ms["total"] = round(sum(t.values()) * 1e3, 3)
+    seg = fn.segmented
     newest = fn.graphs[0] if fn.graphs else None
     return {
         "schema": SCHEMA,
@@ -75,6 +79,9 @@ def report_data(fn) -> dict:
         "counters": counters,
         "time_ms": time_ms,
         "imperative": fn.imperative.to_dict() if fn.imperative is not None else None,
+        "segments": None if seg is None else {
+            "breaks": [r.to_dict() for r in seg.breaks],
+            "parts": [dict(report_data(spec), lines=list(part.lines)) for part, spec in seg.segments]},
         "graphs": [{"op_count": int(g.op_count), "build_ms": round(g.build_seconds * 1e3, 3),
                     "inputs": [_leaf(leaf) for leaf in g.signature.leaves],
                     "assumptions": [a.id for a in g.assumptions]} for g in fn.graphs],
@@ -114,6 +121,8 @@ def render_data(d: dict) -> str:
                  f"profiling {t['profile']:.1f}, building {t['build']:.1f}")
     if d["imperative"] is not None:
         lines.append("  RUNS IMPERATIVELY: " + _reason_text(d["imperative"]))
+    if d["segments"] is not None:
+        lines += _segment_lines(d["segments"])
     if d["graphs"]:
         lines.append("  graphs (newest first):")
         for i, g in enumerate(d["graphs"]):
@@ -154,6 +163,18 @@ def render_data(d: dict) -> str:
         for fb in d["fallbacks"]:
             lines.append(f"    {fb['count']}x " + _reason_text(fb))
     return "\n".join(lines)
+
+
+def _segment_lines(segs: dict) -> list[str]:
+    lines = [f"  RUNS AS GRAPH SEGMENTS, time in them {sum(p['time_ms']['total'] for p in segs['parts']):.1f} ms; "
+             "Python at: " + "; ".join(_reason_text(dict(r, hint="")) for r in segs["breaks"])]
+    for p in segs["parts"]:
+        c = p["counters"]
+        note = f"; imperative [{p['imperative']['kind']}]" if p["imperative"] else ""
+        note += "; split again" if p["segments"] else ""
+        lines.append(f"    segment lines {p['lines'][0]}-{p['lines'][1]}: {c['graph_runs']} graph runs of "
+                     f"{c['calls']} calls, {c['guard_failures']} guard failures{note}")
+    return lines
 
 
 def render(fn) -> str:

@@ -12,7 +12,7 @@ import types
 
 import tensorflow as tf
 
-from codegen import Feed
+from codegen import Feed, Source
 from codegen.graph.signature import rebuild
 
 _SEEN_LIMIT = 16          # argument signatures kept for an export without `input_signature`
@@ -59,17 +59,17 @@ class TfFunctionApi:
             return tf.function(types.MethodType(self.python_function, obj), input_signature=specs, autograph=True)
         traced = own._traced_function()
         if own.binding is None:
-            for args, kwargs in own._signatures_seen():
+            for args, kwargs in own._signatures_seen():     # args[0]: the instance's place
                 traced.get_concrete_function(*args[1:], **kwargs)       # without `self`
         return traced
 
     def _remember_call(self, args, kwargs):
         """Keep the argument specs of a call run in Python, for an export without `input_signature`."""
         seen = self.__dict__.setdefault("_seen_calls", [])
-        if len(seen) >= _SEEN_LIMIT:
+        if len(seen) >= _SEEN_LIMIT or self.instance is None or not args:
             return
-        try:
-            specs = tf.nest.map_structure(_spec_of, (tuple(args), dict(kwargs)))
+        try:            # the instance stays out: a spec must not keep it alive
+            specs = tf.nest.map_structure(_spec_of, ((None,) + tuple(args[1:]), dict(kwargs)))
         except _NotExportable:
             return
         if specs not in seen:
@@ -97,18 +97,22 @@ def _spec_of(value):
         return tf.type_spec_from_value(value)
     if value is None or type(value) in (bool, int, float, str):
         return value
-    if isinstance(value, (tf.Variable, tf.Module)) or hasattr(value, "__dict__"):
-        return value                              # `self`, a model: passed as it is
     raise _NotExportable(type(value).__name__)
 
 
 def _graph_specs(sig):
-    """The specs a graph's signature stands for, as (args, kwargs); None when it fed trees or
-    Python numbers as tensors (a `tf.function` export would take those as constants)."""
+    """The specs a graph's signature stands for, as (args, kwargs) with None in the instance's
+    place; None when it fed trees, Python numbers as tensors (a `tf.function` export would take
+    those as constants) or other objects."""
     leaves = []
     for leaf in sig.leaves:
-        if leaf.kind in (Feed.TREE, Feed.SCALAR_TENSOR):
+        if leaf.path == Source.arg(0):
+            leaves.append(None)
+        elif leaf.kind is Feed.TENSOR:
+            leaves.append(tf.TensorSpec(leaf.shape, leaf.dtype))
+        elif leaf.kind in (Feed.COMPOSITE, Feed.SCALAR):
+            leaves.append(leaf.value)
+        else:
             return None
-        leaves.append(tf.TensorSpec(leaf.shape, leaf.dtype) if leaf.kind is Feed.TENSOR else leaf.value)
     items, kw = sig.template
     return tuple(rebuild(t, leaves) for t in items), {k: rebuild(t, leaves) for k, t in kw.items()}

@@ -8,6 +8,7 @@ nested functions), columns by the indentation `textwrap.dedent` removed.
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import inspect
 import linecache
@@ -32,9 +33,21 @@ def _indent_of(text: str) -> int:
     return 0
 
 
+# Functions janus made from a user's AST (graph segments): code object -> (node, filename).
+_MADE: dict = {}
+
+
+def register_made(code, node: ast.FunctionDef, filename: str) -> None:
+    """Give `parse_function` the AST of a function compiled from a user's nodes (no file holds it)."""
+    _MADE[code] = (node, filename)
+
+
 def parse_function(fn) -> FunctionSource:
     code = fn.__code__
     filename = code.co_filename
+    if code in _MADE:
+        node, filename = _MADE[code]
+        return FunctionSource(fn, copy.deepcopy(node), filename, ast.unparse(node))
     if fn.__name__ == "<lambda>":
         return _parse_lambda(fn)
     try:

@@ -1,0 +1,85 @@
+"""Graph breaks: a function that cannot be one graph runs as graph segments with Python between.
+
+When a build fails at a line of the function itself for a reason only Python can handle (a
+tensor's value needed in Python, a per-call value such as `random.random()`, a `for`/`else`),
+janus splits the function there (`codegen.segments`): the statement with that line, and the
+`for`/`while`/`if`/`with` around it, run in Python; each run of statements between them is a
+segment, speculated on its own, with its own guards, fallback and report.  A segment commits
+its state writes when its graph succeeded, in program order, so a guard failing in a later
+segment re-runs only that segment in Python; the segments before it have committed, as eager
+would have done by then.  A segment that meets a break of its own is split in turn.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from codegen.errors import Reason
+from codegen.segments import CannotSplit, split_function
+
+# Reasons whose statement can run in Python between graph segments.
+BREAKS = {"python-value-of-tensor", "per-call-value", "for-else", "while-else"}
+_LOOPS = {"for-else", "while-else"}          # the loop runs in Python, its body may be segments
+
+
+class Segmented:
+    """The driver that runs in place of the function, its segments, and the breaks between."""
+
+    def __init__(self, driver, segments, breaks: list[Reason]):
+        self.driver = driver
+        self.segments = segments          # [(codegen Segment, speculated function)]
+        self.breaks = breaks
+
+    def graph_runs(self) -> int:
+        return sum(spec.stats()["graph_runs"] for _, spec in self.segments)
+
+
+def break_line(fn, reason: Reason, exc=None) -> int | None:
+    """The line of the function's own body where the build failed for `reason`: the statement
+    that failed, or the one whose call led to it (the builder's frames carry the function's file
+    and lines); None when there is none."""
+    if reason.kind not in BREAKS:
+        return None
+    code = fn.__code__
+    lines = [ln for _, _, ln in code.co_lines() if ln is not None]
+    if not lines:
+        return None
+    inside = lambda filename, line: filename == code.co_filename and min(lines) <= line <= max(lines)  # noqa: E731
+    seen, found = set(), None
+    while exc is not None and id(exc) not in seen:      # the innermost frame of the builder's code
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        while tb is not None:
+            if inside(tb.tb_frame.f_code.co_filename, tb.tb_lineno):
+                found = tb.tb_lineno
+            tb = tb.tb_next
+        exc = exc.__cause__ or exc.__context__
+    if found is not None:
+        return found
+    filename, _, line = reason.where.rpartition(":")
+    return int(line) if line.isdigit() and inside(filename, int(line)) else None
+
+
+def try_split(fn, reason: Reason, exc, make) -> Segmented | None:
+    """`fn` split where the build failed for `reason` (raised as `exc`), its segments made by
+    `make(function)`; None when that is not in `fn` or no part around it can be a graph."""
+    line = break_line(fn, reason, exc)
+    if line is None:
+        return None
+    try:
+        loop = reason.kind in _LOOPS
+        driver, segments = split_function(fn, set() if loop else {line}, lambda f: _runner(make(f)),
+                                          loop_lines={line} if loop else frozenset())
+    except CannotSplit:
+        return None
+    return Segmented(driver, [(seg, runner.spec) for seg, runner in segments], [reason])
+
+
+def _runner(spec):
+    """What the driver calls for a segment: its speculated function, except when it is handed a
+    `tf.GradientTape`, which records only the eager operations of the code that holds it."""
+    def run(*args):
+        if any(isinstance(a, tf.GradientTape) for a in args):
+            return spec.python_function(*args)
+        return spec(*args)
+    run.spec = spec
+    return run

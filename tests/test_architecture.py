@@ -18,7 +18,7 @@ ROOMS = [
     ("codegen.syntax",),
     ("codegen.lowering",),
     ("codegen.operators",),
-    ("codegen.compiler",),
+    ("codegen.compiler", "codegen.segments"),
     ("codegen.recursion",),
     ("codegen.services",),
     ("codegen.graph",),

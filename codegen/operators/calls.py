@@ -10,12 +10,13 @@ this one, reached through the build context (`BuildContext.compiler`).
 """
 from __future__ import annotations
 
+import sys
 import threading
 import types
 
 import tensorflow as tf
 
-from profiler.library import is_user_function
+from profiler.library import is_library_file, is_library_module, is_user_function
 
 from codegen.errors import ConversionError, Reason
 from codegen.operators.builtins import BUILTINS
@@ -88,6 +89,11 @@ def call(f, *args, **kwargs):
         raise ConversionError(Reason("per-call-value", ctx.user_line(), f"`{fresh}` gives a new value on every call; "
                                      "a graph would repeat the value of the call that built it",
                                      "pass the value in as an argument, or use tf.random with a seed"))
+    foreign = _foreign(f)
+    if foreign:
+        raise ConversionError(Reason("python-call", ctx.user_line(), f"`{foreign}` is Python code of a library "
+                                     "that is not TensorFlow; a graph would run it once, when it is built, not on "
+                                     "every call", "it runs in Python between graph segments"))
     replicated = _replica_call(ctx, f, args, kwargs)
     if replicated is not _ABSENT:
         return replicated
@@ -177,6 +183,33 @@ def _new_value_each_call(ctx, f, args) -> str:
     if any(m == p or m.startswith(p + ".") for m in modules for p in _PER_CALL_MODULES) or name in _PER_CALL_NAMES:
         return f"{name}()"
     return ""
+
+
+# Libraries whose calls janus may run once while building: TensorFlow's (they add ops) and pure
+# Python ones.  A call into any other library may act on the world (an environment's `step`,
+# a queue, a logger, a file) and must run on every call, so it runs in Python.
+_GRAPH_SAFE = ("tensorflow", "keras", "tf_keras", "numpy", "builtins", "math", "cmath", "operator", "_operator",
+               "functools", "_functools", "itertools", "collections", "_collections", "_collections_abc", "copy",
+               "numbers", "enum", "dataclasses", "typing", "abc", "types", "fractions", "decimal", "_decimal",
+               "string", "re", "janus", "codegen", "profiler")
+
+
+def _foreign(f) -> str:
+    """The name of `f` when it is a library's Python code janus may not run at build time; else ""."""
+    if isinstance(f, types.BuiltinMethodType) and not isinstance(getattr(f, "__self__", None), types.ModuleType):
+        return ""                               # a method of a built-in type: the heap tracks it
+    if isinstance(f, types.MethodType):
+        module = getattr(f.__func__, "__module__", None) or ""
+    elif isinstance(f, (types.FunctionType, types.BuiltinFunctionType, type)):
+        module = getattr(f, "__module__", None) or ""
+    else:
+        module = type(f).__module__ or ""
+    if not module or any(module == p or module.startswith(p + ".") for p in _GRAPH_SAFE):
+        return ""
+    file = getattr(sys.modules.get(module), "__file__", None)
+    if not is_library_module(module) and not (file and is_library_file(file)):
+        return ""                               # the user's own code (a class of theirs)
+    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
 
 
 def _plain(value):

@@ -8,7 +8,8 @@ int, possibly writing state), `break`/`continue`/early `return`, calls of a
 helper, writes to attributes, lists, dicts, a global and a `tf.Variable`,
 ops that fail for some inputs after such writes (an out-of-range
 `tf.gather`, a `tf.debugging` assertion), `print` and f-strings, and
-returns a structure.
+returns a structure.  Some statements need Python between graph segments: a tensor's value in
+Python (`float(t)`, `t.numpy()`) and a call of a non-TensorFlow library (`queue.Queue.put`).
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -24,9 +25,12 @@ OPEN_BUG_RULES: dict[str, str] = {
     # under --fuzz-open, listed here with a one-line repro, until the bug is fixed.
 }
 
-HEADER = '''import tensorflow as tf
+HEADER = '''import queue
+
+import tensorflow as tf
 
 COUNT = 0
+QUEUE = queue.Queue()
 LOG = []
 TABLE = {}
 
@@ -105,6 +109,11 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "TABLE[n % 2] = TABLE.get(n % 2, 0) + 1",
         lambda: "LOG.clear()",
         lambda: "for layer in box.layers:\n    t = t * layer.w",
+        # Graph breaks: a tensor's value in Python, a library call acting on the world.
+        lambda: "s = s + float(tf.reduce_sum(t))",
+        lambda: 'print("value", t.numpy())',
+        lambda: "if float(tf.reduce_mean(t)) > 0.5:\n    k = k + 1",
+        lambda: "QUEUE.put(k)\nLOG.append(QUEUE.qsize())",
     ]
     if in_loop:
         choices += [lambda: f"if {draw(python_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}"]

@@ -184,3 +184,45 @@ def test_strict_still_raises_instead_of_splitting():
     spec(tf.constant([1.0]))
     with pytest.raises(janus.ConversionError, match="python-value-of-tensor"):
         spec(tf.constant([1.0]))
+
+
+def test_a_call_into_a_python_library_runs_on_every_call():
+    """A graph built around `queue.Queue.put` put once, at build time, and never again; the call
+    now runs in Python between segments, once per call as in eager."""
+    import queue
+    q_eager, q_spec = queue.Queue(), queue.Queue()
+
+    def make(q):
+        def f(x):
+            y = tf.tanh(x) * 2.0
+            q.put(float(k_of(y)))
+            return y + 1.0
+        return f
+
+    def k_of(y):
+        return tf.reduce_sum(y)
+    eager, spec = make(q_eager), janus.speculate(make(q_spec))
+    for k in range(10):
+        np.testing.assert_allclose(eager(x_of(k)).numpy(), spec(x_of(k)).numpy(), rtol=1e-6)
+    assert list(q_eager.queue) == pytest.approx(list(q_spec.queue)) and q_spec.qsize() == 10
+    assert spec.stats()["segment_graph_runs"] >= 2, spec.report()
+    kinds = [fb.reason.kind for fb in spec.fallbacks.values()]
+    assert "python-call" in kinds or "python-value-of-tensor" in kinds, spec.report()
+
+
+def test_a_library_call_alone_is_a_break():
+    import queue
+    q_eager, q_spec = queue.Queue(), queue.Queue()
+
+    def make(q):
+        def f(x):
+            y = tf.tanh(x) * 2.0
+            q.put(1)
+            return y + 1.0
+        return f
+    eager, spec = make(q_eager), janus.speculate(make(q_spec))
+    for k in range(10):
+        np.testing.assert_allclose(eager(x_of(k)).numpy(), spec(x_of(k)).numpy(), rtol=1e-6)
+    assert q_spec.qsize() == q_eager.qsize() == 10
+    assert [fb.reason.kind for fb in spec.fallbacks.values()] == ["python-call"], spec.report()
+    assert spec.stats()["segment_graph_runs"] >= 4, spec.report()

@@ -294,7 +294,9 @@ def _run_workload(wl, quick, progress, ways):
         res.janus_stats = agg
         if agg["imperative"]:
             res.notes.append("janus ran imperatively (stats: imperative)")
-        elif agg["graph_runs"] == 0:
+        if agg.get("segmented_runs"):
+            res.notes.append(f"janus ran as graph segments ({agg['segment_graph_runs']} segment graph runs)")
+        elif agg["graph_runs"] + agg.get("segment_graph_runs", 0) == 0:
             res.notes.append(f"janus ran no graph ({agg['build_failures']} build failures, "
                              f"{agg['eager_runs']} eager runs)")
         elif agg["graphs_built"] > 2 * len(speculated):

@@ -17,7 +17,7 @@ from codegen.errors import Reason
 from codegen.segments import CannotSplit, split_function
 
 # Reasons whose statement can run in Python between graph segments.
-BREAKS = {"python-value-of-tensor", "per-call-value", "python-call", "for-else", "while-else"}
+BREAKS = {"python-value-of-tensor", "per-call-value", "python-call", "numpy-array", "for-else", "while-else"}
 _LOOPS = {"for-else", "while-else"}          # the loop runs in Python, its body may be segments
 
 
@@ -30,13 +30,15 @@ class Segmented:
         self.breaks = breaks
 
     def graph_runs(self) -> int:
-        return sum(spec.stats()["graph_runs"] for _, spec in self.segments)
+        """Graph runs of the segments, and of the segments of a segment split again."""
+        return sum(spec.stats()["graph_runs"] + spec.stats()["segment_graph_runs"] for _, spec in self.segments)
 
 
 def break_line(fn, reason: Reason, exc=None) -> int | None:
-    """The line of the function's own body where the build failed for `reason`: the statement
-    that failed, or the one whose call led to it (the builder's frames carry the function's file
-    and lines); None when there is none."""
+    """The line of the function's own body where the build failed for `reason`: the line the
+    reason names, or else the innermost line of the function in the failed build's traceback
+    (the builder's frames carry the function's file and lines: a break inside a called helper
+    splits at the call); None when there is none."""
     if reason.kind not in BREAKS:
         return None
     code = fn.__code__
@@ -44,6 +46,9 @@ def break_line(fn, reason: Reason, exc=None) -> int | None:
     if not lines:
         return None
     inside = lambda filename, line: filename == code.co_filename and min(lines) <= line <= max(lines)  # noqa: E731
+    filename, _, line = reason.where.rpartition(":")
+    if line.isdigit() and inside(filename, int(line)):
+        return int(line)
     seen, found = set(), None
     while exc is not None and id(exc) not in seen:      # the innermost frame of the builder's code
         seen.add(id(exc))
@@ -53,10 +58,7 @@ def break_line(fn, reason: Reason, exc=None) -> int | None:
                 found = tb.tb_lineno
             tb = tb.tb_next
         exc = exc.__cause__ or exc.__context__
-    if found is not None:
-        return found
-    filename, _, line = reason.where.rpartition(":")
-    return int(line) if line.isdigit() and inside(filename, int(line)) else None
+    return found
 
 
 def try_split(fn, reason: Reason, exc, make) -> Segmented | None:

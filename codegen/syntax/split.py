@@ -78,27 +78,30 @@ class _Env:
         self.segments: list[Segment] = []
 
     def block(self, stmts, bound: set, top: bool, in_loop: bool) -> list:
-        """The statements of one block for the driver; `bound`: names surely bound at its start."""
+        """The statements of one block for the driver; `bound`: names surely bound at its start.
+        A statement holding a break, or one no segment can hold (a `break` leaving it, a nested
+        function), runs in Python; the runs between them are segments where they can be."""
         out, run = [], []
         for i, stmt in enumerate(stmts):
-            if self._breaks(stmt):
-                out += self._run(run, bound, top, in_loop, stmts, ends=False)
+            last_return = top and i == len(stmts) - 1 and isinstance(stmt, ast.Return)
+            if self._breaks(stmt) or not self._fits([stmt], last_return):
+                out += self._run(run, bound, top, in_loop, ends=False)
                 bound = _after(run, bound)
                 out.append(self._python(stmt, bound, in_loop))
                 bound = _after([stmt], bound)
                 run = []
             else:
                 run.append(stmt)
-        out += self._run(run, bound, top, in_loop, stmts, ends=True)
+        out += self._run(run, bound, top, in_loop, ends=True)
         return out
 
     def _breaks(self, stmt) -> bool:
         return any(stmt.lineno <= line <= stmt.end_lineno for line in self.break_lines | self.loop_lines)
 
     def _python(self, stmt, bound, in_loop):
-        """A statement holding a break: kept in Python, its bodies split in turn."""
-        if not isinstance(stmt, _NESTED_BODIES) or any(stmt.lineno <= line <= _header_end(stmt)
-                                                        for line in self.break_lines):
+        """A statement holding a break: kept in Python (its header, `for x in ...:`, runs in Python
+        too, wherever the break is), its bodies split in turn."""
+        if not isinstance(stmt, _NESTED_BODIES):
             return stmt
         stmt = copy.copy(stmt)
         loop = isinstance(stmt, (ast.For, ast.While))
@@ -108,7 +111,7 @@ class _Env:
             stmt.orelse = self.block(stmt.orelse, bound, top=False, in_loop=in_loop)
         return stmt
 
-    def _run(self, run, bound, top, in_loop, block, ends) -> list:
+    def _run(self, run, bound, top, in_loop, ends) -> list:
         """A run of statements as a call of its segment, or as it is when it cannot be one."""
         if not run or not any(isinstance(n, _WORK) for s in run for n in ast.walk(s)):
             return run
@@ -161,10 +164,6 @@ class _Env:
         else:
             stmt = ast.Expr(value=call)
         return ast.fix_missing_locations(ast.copy_location(stmt, run[0]))
-
-
-def _header_end(stmt) -> int:
-    return stmt.body[0].lineno - 1 if stmt.body else stmt.end_lineno
 
 
 def _walk_scope(stmts):

@@ -32,7 +32,7 @@ from janus.instances import Family, Instances
 from janus.log import log
 from janus.relaxations import Relaxations
 from janus.report import render, report_data
-from janus.segmented import try_split
+from janus.segmented import BREAKS, try_split
 from janus.tf_api import TfFunctionApi
 
 REGISTRY: "weakref.WeakSet[SpeculativeFunction]" = weakref.WeakSet()
@@ -286,7 +286,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         counted failure (this call runs eagerly)."""
         if self.strict:
             raise codegen.ConversionError(exc.reason) from None
-        if isinstance(exc, (codegen.NeedsPythonValue, codegen.ReplicaSync)):
+        if isinstance(exc, (codegen.NeedsPythonValue, codegen.ReplicaSync)) or exc.reason.kind in BREAKS:
             return self._make_imperative(exc.reason, exc)
         self._failed_build = exc             # counted once the call has run in Python
         return None

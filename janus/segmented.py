@@ -17,7 +17,8 @@ from codegen.errors import Reason
 from codegen.segments import CannotSplit, split_function
 
 # Reasons whose statement can run in Python between graph segments.
-BREAKS = {"python-value-of-tensor", "per-call-value", "python-call", "numpy-array", "for-else", "while-else"}
+BREAKS = {"python-value-of-tensor", "per-call-value", "python-call", "numpy-array", "loop-exit", "for-else",
+          "while-else"}
 _LOOPS = {"for-else", "while-else"}          # the loop runs in Python, its body may be segments
 
 

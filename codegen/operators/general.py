@@ -42,6 +42,24 @@ def _flat(v) -> list:
     return tf.nest.flatten(v, expand_composites=True)
 
 
+def _is_loop_state(v) -> bool:
+    """What a `tf.while_loop` carries: tensors, numbers, and the objects TensorFlow itself carries
+    through loops (a `TensorArray`, a composite tensor)."""
+    return _is_tensorlike(v) or isinstance(v, tf.TensorArray) or _is_composite(v)
+
+
+def _loop_value(v, like=None):
+    """`v` as a loop variable: TensorArrays and composite tensors as they are; a tensor or number
+    as a tensor, in the dtype of `like` when it converts to that dtype's kind."""
+    if isinstance(v, tf.TensorArray) or _is_composite(v):
+        return v
+    t = _tensor(v)
+    if like is not None and not isinstance(like, tf.TensorArray) and not _is_composite(like) \
+            and like.dtype != t.dtype and like.dtype == _tensor(v, like.dtype).dtype:
+        return _tensor(v, like.dtype)
+    return t
+
+
 def _packed(a, b, leaves):
     """`leaves` in the structure both sides share; a composite tensor gets the type spec that
     fits both sides (a ragged tensor of 2 rows on one side and 3 on the other: of None rows)."""
@@ -220,7 +238,7 @@ def _iteration(ctx, run, get_state, init, names, where: str) -> list:
     _no_writes_inside(ctx, before, where)
     vals = get_state()
     for j, k in enumerate(init):
-        if not _is_tensorlike(k) and k is not vals[j] and k is not None and k is not UNDEF:
+        if not _is_loop_state(k) and k is not vals[j] and k is not None and k is not UNDEF:
             ctx.fail("loop-state", f"the loop replaces the Python object in `{names[j]}`",
                      "keep Python objects fixed inside loops over tensors")
     return vals
@@ -230,7 +248,7 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
     """`tf.while_loop` over the named variables (plus an iteration counter for `for`)."""
     ctx = current()
     init = get_state()
-    carry = [i for i, v in enumerate(init) if _is_tensorlike(v)]
+    carry = [i for i, v in enumerate(init) if _is_loop_state(v)]
     kinds = [python_kind(init[i]) for i in carry]       # Python numbers stay Python numbers
     record: dict[int, tf.Tensor] = {}
     kinds_after: dict[int, type | None] = {}
@@ -255,25 +273,29 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
                           "tf.while_loop")
         out = []
         for j, i_ in enumerate(carry):
-            t = _tensor(vals[i_], loop_vars[j].dtype if loop_vars[j].dtype == _tensor(vals[i_]).dtype else None)
+            t = _loop_value(vals[i_], loop_vars[j])
             record[j] = t
             kinds_after[j] = python_kind(vals[i_])
             out.append(t)
-        dead = failing_ops.unused_failing(tf.compat.v1.get_default_graph(), out + [i, *loop_vars])
+        dead = failing_ops.unused_failing(tf.compat.v1.get_default_graph(),
+                                          [v for v in out + [i, *loop_vars] if isinstance(v, tf.Tensor)])
         return [i + 1] + out + [loop_vars[-1] + failing_ops.witness(dead)]
 
     ctx.general_depth += 1
     try:
-        loop_vars = [tf.constant(0)] + [_tensor(init[i]) for i in carry] + [tf.constant(0)]  # last: the witness
+        loop_vars = [tf.constant(0)] + [_loop_value(init[i]) for i in carry] + [tf.constant(0)]  # last: the witness
         try:
             final = tf.while_loop(cond, body, loop_vars)
         except (TypeError, ValueError):
             if len(record) != len(carry):
                 raise
             # Retry once with the dtypes the body produces and free shapes.
-            loop_vars = [loop_vars[0]] + [tf.cast(v, record[j].dtype) for j, v in enumerate(loop_vars[1:-1])] \
-                + [loop_vars[-1]]
-            shapes = [tf.TensorShape([])] + [tf.TensorShape(None) for _ in carry] + [tf.TensorShape([])]
+            loop_vars = [loop_vars[0]] + [v if not isinstance(v, tf.Tensor) else tf.cast(v, record[j].dtype)
+                                          for j, v in enumerate(loop_vars[1:-1])] + [loop_vars[-1]]
+            shapes = [tf.TensorShape([])] + [tf.TensorShape(None) if isinstance(v, tf.Tensor) else
+                                             tf.type_spec_from_value(v)._with_tensor_ranks_only()
+                                             if _is_composite(v) else None
+                                             for v in loop_vars[1:-1]] + [tf.TensorShape([])]
             final = tf.while_loop(cond, body, loop_vars, shape_invariants=shapes)
     finally:
         ctx.general_depth -= 1

@@ -1,0 +1,34 @@
+"""Objects TensorFlow itself carries through a `tf.while_loop` are loop state like tensors:
+a `TensorArray` replaced by its own `write` on every iteration (as TensorFlow's actor-critic
+tutorial writes its episode loop), with a trip count that varies between calls."""
+import tensorflow as tf
+
+from tests.harness import differential
+
+
+def test_tensor_array_written_in_a_loop_over_a_tensor_range():
+    def f(x, n):
+        values = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+        for t in tf.range(n):
+            values = values.write(t, tf.reduce_sum(x) * tf.cast(t, tf.float32))
+        return values.stack()
+
+    calls = [(tf.range(float(k)), tf.constant(k)) for k in (1, 2, 3, 4, 5, 3, 7, 1)]
+    spec = differential(f, calls)
+    assert spec.stats()["graph_runs"] >= 4 and not spec.stats()["imperative"], spec.report()
+
+
+def test_two_tensor_arrays_and_a_tensor_with_a_tensor_break():
+    def f(x, n):
+        probs = tf.TensorArray(tf.float32, size=n)
+        steps = tf.TensorArray(tf.int32, size=n)
+        total = tf.constant(0.0)
+        for t in tf.range(n):
+            total = total + x[t]
+            probs = probs.write(t, total)
+            steps = steps.write(t, t * 2)
+        return probs.stack(), steps.stack(), total
+
+    calls = [(tf.range(float(k)) - 2.0, tf.constant(k)) for k in (3, 4, 5, 3, 6, 2, 4, 5)]
+    spec = differential(f, calls)
+    assert spec.stats()["graph_runs"] >= 4 and not spec.stats()["imperative"], spec.report()

@@ -55,6 +55,7 @@ class Explanation:
     op_count: int | None                         # ops in the graph (None: no graph was built)
     build_ms: float | None
     result: object = dataclasses.field(default=None, repr=False)   # the eager run's return value
+    segments: list = dataclasses.field(default_factory=list)      # [first, last] lines of graph segments
 
     @property
     def converted(self) -> bool:
@@ -66,7 +67,8 @@ class Explanation:
                 "assumptions": [dict(a) for a in self.assumptions],
                 "imperative": [r.to_dict() for r in self.imperative],
                 "fallbacks": [r.to_dict() for r in self.fallbacks],
-                "builder_source": self.builder_source, "op_count": self.op_count, "build_ms": self.build_ms}
+                "builder_source": self.builder_source, "op_count": self.op_count, "build_ms": self.build_ms,
+                "segments": [list(s) for s in self.segments]}
 
     def __str__(self) -> str:
         lines = [f"janus explain: {self.function}  ({self.where})"]
@@ -74,7 +76,9 @@ class Explanation:
             lines.append(f"  graph: {self.op_count} ops, built in {self.build_ms:.0f} ms, "
                          f"{len(self.assumptions)} assumptions")
         else:
-            lines.append("  no graph: this call would run imperatively")
+            lines.append("  no single graph: it would run as graph segments at lines "
+                         + ", ".join(f"{a}-{b}" for a, b in self.segments) + ", with Python between them"
+                         if self.segments else "  no graph: this call would run imperatively")
         if self.imperative:
             lines.append("  stays imperative:")
             lines += [f"    {r}" for r in self.imperative]
@@ -146,9 +150,10 @@ def explain(fn, *args, **kwargs) -> Explanation:
     if fresh.imperative is not None and fresh.imperative not in imperative:
         imperative.append(fresh.imperative)
     fallbacks = [fb.reason for fb in fresh.fallbacks.values() if fb.reason not in imperative]
+    segments = [seg.lines for seg, _ in fresh.segmented.segments] if fresh.segmented is not None else []
     return Explanation(fresh.__qualname__, where, assumptions, imperative, fallbacks, source,
                        graph.op_count if graph is not None else None,
-                       round(graph.build_seconds * 1e3, 3) if graph is not None else None, result)
+                       round(graph.build_seconds * 1e3, 3) if graph is not None else None, result, segments)
 
 
 def _short(value) -> str:

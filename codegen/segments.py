@@ -17,12 +17,11 @@ from codegen.syntax.split import CannotSplit, Split, split
 __all__ = ["CannotSplit", "Split", "split_function"]
 
 
-def split_function(fn: types.FunctionType, break_lines: set[int], run_segment,
-                   loop_lines=frozenset()) -> tuple[types.FunctionType, list]:
+def split_function(fn: types.FunctionType, break_lines: set[int], run_segment) -> tuple[types.FunctionType, list]:
     """The driver of `fn` split at `break_lines`, and its segments as `(Segment, runner)`: the
     driver calls `runner = run_segment(function)` for each.  Raises `CannotSplit`."""
     src = parse_function(fn)
-    plan = split(src.node, break_lines, loop_lines)
+    plan = split(src.node, break_lines)
     freevars = list(fn.__code__.co_freevars)
     names = [seg.name for seg in plan.segments]
     factory = ast.FunctionDef(

@@ -85,6 +85,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         self.misses: collections.Counter = collections.Counter()   # the check that rejected a call
         self.imperative: codegen.Reason | None = None
         self.segmented = None                           # graph segments with Python between (janus.segmented)
+        self.parent_split = None                        # the split this function is a segment of
         self.counters = collections.Counter()
         self.time_in = collections.Counter()
         self._failed_build: codegen.StagingError | None = None
@@ -326,8 +327,12 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         if graph.xla not in ("", "on"):
             self._note(codegen.Reason("xla", "", f"this graph runs without XLA: {graph.xla}",
                                       "drop jit_compile=True, or keep the check out of the function"))
-        if self.counters["graphs_built"] > 4 * self.max_graphs:
-            self._make_imperative(codegen.Reason("keeps-recompiling", "", f"built {4 * self.max_graphs} graphs",
+        if self.counters["graphs_built"] > 4 * self.max_graphs or (
+                self.parent_split is not None and self.counters["graphs_built"] >= self.max_graphs
+                and self.counters["cache_hits"] < self.counters["graphs_built"]):
+            # (a graph segment that builds more graphs than it reuses is cheaper in Python)
+            self._make_imperative(codegen.Reason("keeps-recompiling", "", f"built {self.counters['graphs_built']} "
+                                                 f"graphs, reused {self.counters['cache_hits']} times",
                                                  "pass the varying Python values as tensors"))
         log("graphs", self, f"built graph #{self.counters['graphs_built']} "
                       f"({graph.op_count} ops, {graph.build_seconds * 1e3:.0f} ms, "
@@ -402,8 +407,11 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         if self.strict:
             raise codegen.ConversionError(reason)
         self._note(reason)
+        if self.parent_split is not None and self.parent_split.add_break(self.python_function, reason, exc):
+            self.imperative = reason            # replaced by the new split; runs this call in Python
+            return None
         self.segmented = try_split(self.python_function, reason, exc, lambda f: SpeculativeFunction(
-            f, **{**self.options, "input_signature": None}))
+            f, **{**self.options, "input_signature": None, "max_graphs": min(self.max_graphs, 4)}))
         if self.segmented is not None:
             log("fallbacks", self, f"runs as graph segments with Python at {reason.where}")
             return None

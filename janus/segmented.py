@@ -7,7 +7,8 @@ janus splits the function there (`codegen.segments`): the statement with that li
 segment, speculated on its own, with its own guards, fallback and report.  A segment commits
 its state writes when its graph succeeded, in program order, so a guard failing in a later
 segment re-runs only that segment in Python; the segments before it have committed, as eager
-would have done by then.  A segment that meets a break of its own is split in turn.
+would have done by then.  A segment that meets a break of its own adds its line to the split of
+the function, which is split again from its source.
 """
 from __future__ import annotations
 
@@ -19,19 +20,40 @@ from codegen.segments import CannotSplit, split_function
 # Reasons whose statement can run in Python between graph segments.
 BREAKS = {"python-value-of-tensor", "per-call-value", "python-call", "numpy-array", "loop-exit", "for-else",
           "while-else"}
-_LOOPS = {"for-else", "while-else"}          # the loop runs in Python, its body may be segments
 
 
 class Segmented:
-    """The driver that runs in place of the function, its segments, and the breaks between."""
+    """The driver that runs in place of the function, its segments, and the breaks between.  A
+    segment that meets a break of its own asks this split to add that line (`add_break`): the
+    function is split again from its source, so Python parts never nest."""
 
-    def __init__(self, driver, segments, breaks: list[Reason]):
-        self.driver = driver
-        self.segments = segments          # [(codegen Segment, speculated function)]
-        self.breaks = breaks
+    def __init__(self, fn, make):
+        self.fn, self.make = fn, make
+        self.lines: set[int] = set()
+        self.breaks: list[Reason] = []
+        self.driver = None
+        self.segments: list = []          # [(codegen Segment, speculated function)]
+
+    def split_at(self, line: int, reason: Reason) -> bool:
+        try:
+            driver, segments = split_function(self.fn, self.lines | {line}, lambda f: _runner(self.make(f)))
+        except CannotSplit:
+            return False
+        self.lines.add(line)
+        self.breaks.append(reason)
+        self.driver, self.segments = driver, [(seg, runner.spec) for seg, runner in segments]
+        for _, spec in self.segments:
+            spec.parent_split = self
+        return True
+
+    def add_break(self, segment_fn, reason: Reason, exc) -> bool:
+        """A segment's build failed for `reason`: split the function there too; False when the
+        line is not the function's or nothing is left to split (the segment then decides)."""
+        line = break_line(segment_fn, reason, exc)
+        return line is not None and line not in self.lines and self.split_at(line, reason)
 
     def graph_runs(self) -> int:
-        """Graph runs of the segments, and of the segments of a segment split again."""
+        """Graph runs of the current segments (and of a segment's own split, if it has one)."""
         return sum(spec.stats()["graph_runs"] + spec.stats()["segment_graph_runs"] for _, spec in self.segments)
 
 
@@ -66,15 +88,8 @@ def try_split(fn, reason: Reason, exc, make) -> Segmented | None:
     """`fn` split where the build failed for `reason` (raised as `exc`), its segments made by
     `make(function)`; None when that is not in `fn` or no part around it can be a graph."""
     line = break_line(fn, reason, exc)
-    if line is None:
-        return None
-    try:
-        loop = reason.kind in _LOOPS
-        driver, segments = split_function(fn, set() if loop else {line}, lambda f: _runner(make(f)),
-                                          loop_lines={line} if loop else frozenset())
-    except CannotSplit:
-        return None
-    return Segmented(driver, [(seg, runner.spec) for seg, runner in segments], [reason])
+    segmented = Segmented(fn, make)
+    return segmented if line is not None and segmented.split_at(line, reason) else None
 
 
 def _runner(spec):

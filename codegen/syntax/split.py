@@ -25,6 +25,12 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _NESTED_BODIES = (ast.For, ast.While, ast.If, ast.With)
 _REFLECTION = {"locals", "vars", "eval", "exec", "globals", "dir"}
+# A run becomes a segment only when it likely runs this many eager ops (`_work`): a graph call
+# costs about as much as ten eager ops, so a shorter run is cheaper in Python.
+MIN_WORK = 6
+_CONTAINER_METHODS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add",
+                      "discard", "sort", "reverse", "popitem", "get", "keys", "values", "items", "copy", "index",
+                      "count"}
 _NUMBERS = itertools.count()       # segment names are unique, also across a segment split again
 _WORK = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Subscript)
 
@@ -49,9 +55,8 @@ class Split:
     segments: list[Segment]
 
 
-def split(node: ast.FunctionDef, break_lines: set[int], loop_lines: frozenset = frozenset()) -> Split:
-    """`break_lines`: lines of statements that must run in Python; `loop_lines`: first lines of
-    loops that must run in Python themselves (a `for`/`else`) while their bodies may be segments."""
+def split(node: ast.FunctionDef, break_lines: set[int]) -> Split:
+    """`break_lines`: lines of the statements that must run in Python."""
     if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in _walk_scope(node.body)):
         raise CannotSplit("a generator or coroutine")
     if isinstance(node, ast.AsyncFunctionDef):
@@ -61,7 +66,6 @@ def split(node: ast.FunctionDef, break_lines: set[int], loop_lines: frozenset = 
     params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
     params += [a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None]
     env = _Env(node, set(params), outside, declared, break_lines, params[:1])
-    env.loop_lines = set(loop_lines)
     body = env.block(node.body, set(params), top=True, in_loop=False)
     if not env.segments:
         raise CannotSplit("no statement around the break can run as a graph")
@@ -96,7 +100,7 @@ class _Env:
         return out
 
     def _breaks(self, stmt) -> bool:
-        return any(stmt.lineno <= line <= stmt.end_lineno for line in self.break_lines | self.loop_lines)
+        return any(stmt.lineno <= line <= stmt.end_lineno for line in self.break_lines)
 
     def _python(self, stmt, bound, in_loop):
         """A statement holding a break: kept in Python (its header, `for x in ...:`, runs in Python
@@ -113,8 +117,8 @@ class _Env:
 
     def _run(self, run, bound, top, in_loop, ends) -> list:
         """A run of statements as a call of its segment, or as it is when it cannot be one."""
-        if not run or not any(isinstance(n, _WORK) for s in run for n in ast.walk(s)):
-            return run
+        if _work(run) < MIN_WORK:
+            return run          # a graph call costs more than the few eager ops it would replace
         returns = top and ends and isinstance(run[-1], ast.Return)
         if not self._fits(run, returns):
             return run
@@ -164,6 +168,34 @@ class _Env:
         else:
             stmt = ast.Expr(value=call)
         return ast.fix_missing_locations(ast.copy_location(stmt, run[0]))
+
+
+def _cost(node) -> int:
+    """Eager ops an expression likely runs: a call 3 (an op, or a function of several), an
+    operator or subscript 1; a container method (`append`, ...) runs no op."""
+    total = 0
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            total += 0 if isinstance(n.func, ast.Attribute) and n.func.attr in _CONTAINER_METHODS else 3
+        elif isinstance(n, _WORK):
+            total += 1
+    return total
+
+
+def _work(stmts, weight: int = 1) -> int:
+    """The likely eager ops of `stmts`, those in a loop's body counted four times."""
+    total = 0
+    for s in stmts:
+        if isinstance(s, (ast.For, ast.While)):
+            total += weight * _cost(s.iter if isinstance(s, ast.For) else s.test)
+            total += _work(s.body, weight * 4) + _work(s.orelse, weight)
+        elif isinstance(s, (ast.If, ast.With)):
+            header = [s.test] if isinstance(s, ast.If) else [i.context_expr for i in s.items]
+            total += weight * sum(_cost(h) for h in header)
+            total += _work(s.body, weight) + _work(getattr(s, "orelse", []), weight)
+        else:
+            total += weight * _cost(s)
+    return total
 
 
 def _walk_scope(stmts):

@@ -15,7 +15,12 @@ import numpy as np
 import tensorflow as tf
 
 import janus
+from codegen.syntax import split
 from tests.harness import run_capturing
+
+# Generated statements are small: let every run between graph breaks be a segment, so the fuzzer
+# checks the segment path (by default a run needs enough work to pay for a graph call).
+split.MIN_WORK = 1
 
 _DIR = Path(tempfile.mkdtemp(prefix="janus_fuzz_"))
 COUNTER = {"programs": 0, "calls": 0, "graph_runs": 0}

@@ -9,7 +9,15 @@ import pytest
 import tensorflow as tf
 
 import janus
+from codegen.syntax import split
 from tests.harness import differential
+
+
+@pytest.fixture(autouse=True)
+def small_segments(monkeypatch):
+    """These programs are small: every run of statements becomes a segment, however short (by
+    default a run needs enough work to pay for a graph call; see the last test of this module)."""
+    monkeypatch.setattr(split, "MIN_WORK", 1)
 
 
 def x_of(k, n=3):
@@ -132,9 +140,10 @@ def test_a_later_segments_guard_fails_and_the_earlier_segment_stays_committed():
     assert sum(p["counters"]["guard_failures"] for p in parts) >= 1, spec.report()
 
 
-def test_two_breaks_a_segment_meets_the_second_and_is_split_again():
-    """Segments of one function and of a segment split again get distinct names (a clash ran the
-    wrong code in place of the inner driver, dropping the Python between)."""
+def test_two_breaks_a_segment_meets_the_second_and_the_function_is_split_again():
+    """The segment after the first break meets the second: the function is split again at both
+    lines, three segments, Python twice between.  (Segment names are unique per process: a clash
+    between a segment split in turn and its own segments once ran the wrong code.)"""
     seen = []
 
     def f(x):
@@ -146,8 +155,8 @@ def test_two_breaks_a_segment_meets_the_second_and_is_split_again():
 
     spec = differential(f, [(x_of(k),) for k in range(14)])
     assert len(seen) == 2 * 2 * 14
-    parts = spec.report(format="json")["segments"]["parts"]
-    assert any(p["segments"] is not None for p in parts), spec.report()
+    segments = spec.report(format="json")["segments"]
+    assert len(segments["breaks"]) == 2 and len(segments["parts"]) == 3, spec.report()
     assert spec.stats()["segment_graph_runs"] >= 4, spec.report()
 
 
@@ -226,3 +235,23 @@ def test_a_library_call_alone_is_a_break():
     assert q_spec.qsize() == q_eager.qsize() == 10
     assert [fb.reason.kind for fb in spec.fallbacks.values()] == ["python-call"], spec.report()
     assert spec.stats()["segment_graph_runs"] >= 4, spec.report()
+
+
+def test_a_short_run_between_breaks_stays_python(monkeypatch):
+    """By default a run of a few eager ops stays in Python (a graph call would cost more than it
+    saves); a run with enough work is a segment."""
+    monkeypatch.setattr(split, "MIN_WORK", 6)
+
+    def f(x, log):
+        y = x + 1.0
+        log.append(float(tf.reduce_sum(y)))
+        h = tf.tanh(tf.matmul(x[None, :], tf.ones([3, 3]))) * 2.0 + tf.reduce_mean(x) - tf.reduce_max(x)
+        return h
+
+    log_e, log_s = [], []
+    spec = janus.speculate(f)
+    for k in range(10):
+        np.testing.assert_allclose(f(x_of(k), log_e).numpy(), spec(x_of(k), log_s).numpy(), rtol=1e-6)
+    assert log_e == pytest.approx(log_s)
+    parts = spec.report(format="json")["segments"]["parts"]
+    assert len(parts) == 1 and parts[0]["counters"]["graph_runs"] >= 2, spec.report()   # `y = x + 1.0` stays Python

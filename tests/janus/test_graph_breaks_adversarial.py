@@ -8,7 +8,15 @@ import pytest
 import tensorflow as tf
 
 import janus
+from codegen.syntax import split
 from tests.harness import assert_same_outcome, differential, run_capturing
+
+
+@pytest.fixture(autouse=True)
+def small_segments(monkeypatch):
+    """These programs are small: every run of statements becomes a segment, however short (by
+    default a run needs enough work to pay for a graph call; see the last test of this module)."""
+    monkeypatch.setattr(split, "MIN_WORK", 1)
 
 
 def test_a_growing_list_read_by_the_segment_after_the_break():

@@ -122,7 +122,7 @@ def render_data(d: dict) -> str:
     if d["imperative"] is not None:
         lines.append("  RUNS IMPERATIVELY: " + _reason_text(d["imperative"]))
     if d["segments"] is not None:
-        lines += _segment_lines(d["segments"])
+        lines += _segment_lines(d["segments"], t["segmented"])
     if d["graphs"]:
         lines.append("  graphs (newest first):")
         for i, g in enumerate(d["graphs"]):
@@ -165,9 +165,13 @@ def render_data(d: dict) -> str:
     return "\n".join(lines)
 
 
-def _segment_lines(segs: dict) -> list[str]:
-    lines = [f"  RUNS AS GRAPH SEGMENTS, time in them {sum(p['time_ms']['total'] for p in segs['parts']):.1f} ms; "
-             "Python at: " + "; ".join(_reason_text(dict(r, hint="")) for r in segs["breaks"])]
+def _segment_lines(segs: dict, total_ms: float) -> list[str]:
+    parts = sum(p["time_ms"]["total"] for p in segs["parts"])
+    graph = sum(p["time_ms"]["graph"] for p in segs["parts"])
+    lines = [f"  RUNS AS GRAPH SEGMENTS: {total_ms:.1f} ms in all, {graph:.1f} in segment graphs, "
+             f"{parts - graph:.1f} in segments run, profiled or built in Python, "
+             f"{max(total_ms - parts, 0.0):.1f} in the Python between"]
+    lines.append("    Python at: " + "; ".join(_reason_text(dict(r, hint="")) for r in segs["breaks"]))
     for p in segs["parts"]:
         c = p["counters"]
         note = f"; imperative [{p['imperative']['kind']}]" if p["imperative"] else ""

@@ -43,14 +43,19 @@ def _flat(v) -> list:
 
 
 def _is_loop_state(v) -> bool:
-    """What a `tf.while_loop` carries: tensors, numbers, and the objects TensorFlow itself carries
-    through loops (a `TensorArray`, a composite tensor)."""
+    """What a `tf.while_loop` carries: tensors, numbers, the objects TensorFlow itself carries
+    through loops (a `TensorArray`, a composite tensor), and tuples of them (a tuple has no
+    identity a program could tell apart, unlike a list)."""
+    if type(v) is tuple:
+        return len(v) > 0 and all(_is_loop_state(x) for x in v)
     return _is_tensorlike(v) or isinstance(v, tf.TensorArray) or _is_composite(v)
 
 
 def _loop_value(v, like=None):
     """`v` as a loop variable: TensorArrays and composite tensors as they are; a tensor or number
     as a tensor, in the dtype of `like` when it converts to that dtype's kind."""
+    if type(v) is tuple:
+        return tuple(_loop_value(x, y) for x, y in zip(v, like if type(like) is tuple else [None] * len(v)))
     if isinstance(v, tf.TensorArray) or _is_composite(v):
         return v
     t = _tensor(v)
@@ -230,13 +235,46 @@ def _merge(names, init, seen, carry, fills, outs):
     return final
 
 
-def _iteration(ctx, run, get_state, init, names, where: str) -> list:
+class _Unfilled(Exception):
+    """A `return` inside the loop set the result, which had no value before the loop."""
+
+    def __init__(self, values: dict):
+        super().__init__()
+        self.values = values                   # variable index -> the result a traced iteration set
+
+
+def _fillable(v) -> bool:
+    if type(v) is tuple:
+        return len(v) > 0 and all(_fillable(x) for x in v)
+    return isinstance(v, tf.Tensor) and v.shape.rank is not None
+
+
+def _invariant(v):
+    """A loop variable's shape invariant for the retry with free shapes."""
+    if type(v) is tuple:
+        return tuple(_invariant(x) for x in v)
+    if _is_composite(v):
+        return tf.type_spec_from_value(v)._with_tensor_ranks_only()
+    return tf.TensorShape(None) if isinstance(v, tf.Tensor) else None
+
+
+def _zeros_like_spec(v):
+    if type(v) is tuple:
+        return tuple(_zeros_like_spec(x) for x in v)
+    return tf.zeros([d or 0 for d in v.shape], v.dtype)
+
+
+def _iteration(ctx, run, get_state, init, names, where: str, fill: bool = False) -> list:
     """Trace one iteration of a loop body (`run`); the loop's variables after it.  A Python write
-    inside, or a Python object replaced, is refused: the graph runs the body once per iteration."""
+    inside, or a Python object replaced, is refused: the graph runs the body once per iteration.
+    With `fill`, a result a `return` inside sets for the first time raises `_Unfilled`."""
     before = _heap_state(ctx.heap)
     run()
     _no_writes_inside(ctx, before, where)
     vals = get_state()
+    unfilled = {j: vals[j] for j, k in enumerate(init) if fill and k is NO_RETURN and _fillable(vals[j])}
+    if unfilled:
+        raise _Unfilled(unfilled)
     for j, k in enumerate(init):
         if not _is_loop_state(k) and k is not vals[j] and k is not None and k is not UNDEF:
             ctx.fail("loop-state", f"the loop replaces the Python object in `{names[j]}`",
@@ -245,9 +283,22 @@ def _iteration(ctx, run, get_state, init, names, where: str) -> list:
 
 
 def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool):
-    """`tf.while_loop` over the named variables (plus an iteration counter for `for`)."""
-    ctx = current()
+    """`tf.while_loop` over the named variables (plus an iteration counter for `for`).  A result
+    that a `return` inside the loop sets is carried from zeros of its shape (the lowered flag says
+    whether it was set; `returned` guards it)."""
     init = get_state()
+    try:
+        return _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter, init, fill=True)
+    except _Unfilled as exc:
+        filled = list(init)
+        for i, value in exc.values.items():
+            filled[i] = _zeros_like_spec(value)
+        set_state(tuple(filled))
+        return _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter, filled, fill=False)
+
+
+def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool, init, fill: bool):
+    ctx = current()
     carry = [i for i, v in enumerate(init) if _is_loop_state(v)]
     kinds = [python_kind(init[i]) for i in carry]       # Python numbers stay Python numbers
     record: dict[int, tf.Tensor] = {}
@@ -270,7 +321,7 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
     def body(i, *loop_vars):
         restore(loop_vars)
         vals = _iteration(ctx, lambda: body_fn(i) if counter else body_fn(), get_state, init, names,
-                          "tf.while_loop")
+                          "tf.while_loop", fill)
         out = []
         for j, i_ in enumerate(carry):
             t = _loop_value(vals[i_], loop_vars[j])
@@ -292,10 +343,7 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
             # Retry once with the dtypes the body produces and free shapes.
             loop_vars = [loop_vars[0]] + [v if not isinstance(v, tf.Tensor) else tf.cast(v, record[j].dtype)
                                           for j, v in enumerate(loop_vars[1:-1])] + [loop_vars[-1]]
-            shapes = [tf.TensorShape([])] + [tf.TensorShape(None) if isinstance(v, tf.Tensor) else
-                                             tf.type_spec_from_value(v)._with_tensor_ranks_only()
-                                             if _is_composite(v) else None
-                                             for v in loop_vars[1:-1]] + [tf.TensorShape([])]
+            shapes = [tf.TensorShape([])] + [_invariant(v) for v in loop_vars[1:-1]] + [tf.TensorShape([])]
             final = tf.while_loop(cond, body, loop_vars, shape_invariants=shapes)
     finally:
         ctx.general_depth -= 1

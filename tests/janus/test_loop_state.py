@@ -32,3 +32,29 @@ def test_two_tensor_arrays_and_a_tensor_with_a_tensor_break():
     calls = [(tf.range(float(k)) - 2.0, tf.constant(k)) for k in (3, 4, 5, 3, 6, 2, 4, 5)]
     spec = differential(f, calls)
     assert spec.stats()["graph_runs"] >= 4 and not spec.stats()["imperative"], spec.report()
+
+
+def test_return_inside_a_loop_over_a_tensor():
+    """The result a `return` inside the loop sets is carried from zeros; whether a `return` ran is
+    the lowered flag, and a call that falls off the end (eager: None) fails the guard on it."""
+    def f(x, n):
+        for i in tf.range(n):
+            x = x * 1.5 + 1.0
+            if tf.reduce_sum(x) > 10.0:
+                return x, i
+        return -x, n
+
+    calls = [(tf.constant([1.0, 2.0]), tf.constant(k)) for k in (5, 1, 6, 2, 8, 0, 3, 7)]
+    spec = differential(f, calls)
+    assert spec.stats()["graph_runs"] >= 3 and not spec.stats()["imperative"], spec.report()
+
+
+def test_return_inside_a_tensor_loop_or_falling_off_the_end():
+    def f(x):
+        while tf.reduce_sum(x) < 20.0:
+            x = x * 2.0
+            if tf.reduce_max(x) > 9.0:
+                return x
+
+    calls = [(tf.constant([float(k), 1.0]),) for k in (1, 2, 3, 1, 2, 4, 30, 1)]
+    differential(f, calls)

@@ -136,3 +136,43 @@ def test_gradient_through_segments_recorded_by_a_tape_held_in_python():
         assert_same_outcome(run_capturing(eager, (x,)), run_capturing(spec, (x,)))
     np.testing.assert_allclose(w_e.numpy(), w_s.numpy(), rtol=1e-6)
     assert spec.stats()["segment_graph_runs"] >= 4, spec.report()
+
+
+def test_a_nonlocal_counter_written_in_a_segment():
+    def outer():
+        count = 0
+
+        def f(x):
+            nonlocal count
+            count += 1
+            y = tf.tanh(tf.matmul(x[None, :], tf.ones([2, 2]))) * 2.0 + tf.reduce_mean(x)
+            print("y", float(tf.reduce_sum(y)), count)
+            return tf.reduce_sum(y * y) + tf.reduce_max(y) * count, count
+        return f
+    eager, plain = outer(), outer()
+    spec = janus.speculate(plain)
+    for k in range(10):
+        x = tf.constant([1.0, float(k)])
+        assert_same_outcome(run_capturing(eager, (x,)), run_capturing(spec, (x,)))
+    assert plain.__closure__[0].cell_contents == 10
+    assert spec.stats()["segment_graph_runs"] >= 2, spec.report()
+
+
+def test_python_raises_between_segments():
+    """A Python decision raises after the first segment ran: the later segment never runs, the
+    state the earlier parts wrote stays, as in eager."""
+    def make(log):
+        def f(x):
+            log.append(1)
+            y = tf.tanh(tf.matmul(x[None, :], tf.ones([2, 2]))) * 2.0 + tf.reduce_mean(x)
+            if float(tf.reduce_sum(y)) > 3.0:
+                raise ValueError("big")
+            log.append(2)
+            return tf.reduce_sum(y * y) + tf.reduce_max(y) + tf.reduce_min(y)
+        return f
+    le, ls = [], []
+    eager, spec = make(le), janus.speculate(make(ls))
+    for k in range(12):
+        x = tf.constant([1.0, float(k % 3) - 1.0])
+        assert_same_outcome(run_capturing(eager, (x,)), run_capturing(spec, (x,)))
+        assert le == ls

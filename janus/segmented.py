@@ -12,6 +12,8 @@ the function, which is split again from its source.
 """
 from __future__ import annotations
 
+import threading
+
 import tensorflow as tf
 
 from codegen.errors import Reason
@@ -33,18 +35,20 @@ class Segmented:
         self.breaks: list[Reason] = []
         self.driver = None
         self.segments: list = []          # [(codegen Segment, speculated function)]
+        self._lock = threading.Lock()     # segments on two threads may meet breaks at once
 
     def split_at(self, line: int, reason: Reason) -> bool:
-        try:
-            driver, segments = split_function(self.fn, self.lines | {line}, lambda f: _runner(self.make(f)))
-        except CannotSplit:
-            return False
-        self.lines.add(line)
-        self.breaks.append(reason)
-        self.driver, self.segments = driver, [(seg, runner.spec) for seg, runner in segments]
-        for _, spec in self.segments:
-            spec.parent_split = self
-        return True
+        with self._lock:
+            try:
+                driver, segments = split_function(self.fn, self.lines | {line}, lambda f: _runner(self.make(f)))
+            except CannotSplit:
+                return False
+            self.lines.add(line)
+            self.breaks.append(reason)
+            self.driver, self.segments = driver, [(seg, runner.spec) for seg, runner in segments]
+            for _, spec in self.segments:
+                spec.parent_split = self
+            return True
 
     def add_break(self, segment_fn, reason: Reason, exc) -> bool:
         """A segment's build failed for `reason`: split the function there too; False when the

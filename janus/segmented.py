@@ -58,7 +58,8 @@ class Segmented:
 
     def graph_runs(self) -> int:
         """Graph runs of the current segments (and of a segment's own split, if it has one)."""
-        return sum(spec.stats()["graph_runs"] + spec.stats()["segment_graph_runs"] for _, spec in self.segments)
+        stats = [spec.stats() for _, spec in self.segments]
+        return sum(st["graph_runs"] + st["segment_graph_runs"] for st in stats)
 
 
 def break_line(fn, reason: Reason, exc=None) -> int | None:

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from codegen import Feed, Source
 from codegen.graph.signature import rebuild
+from codegen.operators.values import is_composite
 
 _SEEN_LIMIT = 16          # argument signatures kept for an export without `input_signature`
 
@@ -93,7 +94,7 @@ class _NotExportable(Exception):
 def _spec_of(value):
     if isinstance(value, tf.Tensor) and not isinstance(value, tf.Variable):
         return tf.TensorSpec(value.shape, value.dtype)
-    if isinstance(value, tf.__internal__.CompositeTensor) and not isinstance(value, tf.Variable):
+    if is_composite(value):
         return tf.type_spec_from_value(value)
     if value is None or type(value) in (bool, int, float, str):
         return value

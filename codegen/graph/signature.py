@@ -18,6 +18,7 @@ import tensorflow as tf
 from codegen.assumptions import Kind, Source, check_kind
 from codegen.errors import ConversionError, Reason
 from codegen.operators.trees import schema_of
+from codegen.operators.values import is_composite
 
 
 class Feed(str, enum.Enum):
@@ -83,13 +84,6 @@ def _spec_name(path: str) -> str:
 
 def _is_tensor(value) -> bool:
     return isinstance(value, tf.Tensor) and not isinstance(value, tf.Variable)
-
-
-def is_composite(value) -> bool:
-    """A composite tensor fed to a graph by its component tensors, as tf.function feeds it
-    (variables, datasets and iterators are objects janus reads through, not inputs)."""
-    return isinstance(value, tf.__internal__.CompositeTensor) and not isinstance(
-        value, (tf.Variable, tf.data.Dataset, tf.data.Iterator))
 
 
 def components(value_or_spec) -> list:

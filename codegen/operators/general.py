@@ -13,7 +13,7 @@ import tensorflow as tf
 from codegen.operators import failing_ops
 from codegen.operators.context import current
 from codegen.operators.numbers import PyNumber, python_kind, wide_tensor, wide_tensor_dtype
-from codegen.operators.values import NO_RETURN, UNDEF
+from codegen.operators.values import NO_RETURN, UNDEF, is_composite
 
 
 _NUMBERS = (bool, int, float)
@@ -32,11 +32,6 @@ def _tensor(v, dtype=None):
     return t
 
 
-def _is_composite(v) -> bool:
-    return isinstance(v, tf.__internal__.CompositeTensor) and not isinstance(
-        v, (tf.Variable, tf.data.Dataset, tf.data.Iterator))
-
-
 def _flat(v) -> list:
     """The tensors of a carried value: composite tensors (ragged, sparse) by their components."""
     return tf.nest.flatten(v, expand_composites=True)
@@ -48,28 +43,25 @@ def _is_loop_state(v) -> bool:
     identity a program could tell apart, unlike a list)."""
     if type(v) is tuple:
         return len(v) > 0 and all(_is_loop_state(x) for x in v)
-    return _is_tensorlike(v) or isinstance(v, tf.TensorArray) or _is_composite(v)
+    return _is_tensorlike(v) or isinstance(v, tf.TensorArray) or is_composite(v)
 
 
 def _loop_value(v, like=None):
-    """`v` as a loop variable: TensorArrays and composite tensors as they are; a tensor or number
-    as a tensor, in the dtype of `like` when it converts to that dtype's kind."""
+    """`v` as a loop variable: TensorArrays and composite tensors as they are, tuples item by
+    item, a tensor or number as a tensor (its own dtype: a different one than the loop variable's
+    fails the loop, which is then retried in the body's dtypes)."""
     if type(v) is tuple:
         return tuple(_loop_value(x, y) for x, y in zip(v, like if type(like) is tuple else [None] * len(v)))
-    if isinstance(v, tf.TensorArray) or _is_composite(v):
+    if isinstance(v, tf.TensorArray) or is_composite(v):
         return v
-    t = _tensor(v)
-    if like is not None and not isinstance(like, tf.TensorArray) and not _is_composite(like) \
-            and like.dtype != t.dtype and like.dtype == _tensor(v, like.dtype).dtype:
-        return _tensor(v, like.dtype)
-    return t
+    return _tensor(v)
 
 
 def _packed(a, b, leaves):
     """`leaves` in the structure both sides share; a composite tensor gets the type spec that
     fits both sides (a ragged tensor of 2 rows on one side and 3 on the other: of None rows)."""
     def common(x, y):
-        if _is_composite(x):
+        if is_composite(x):
             sx, sy = tf.type_spec_from_value(x), tf.type_spec_from_value(y)
             return sx.most_specific_common_supertype([sy]) or sx
         return x
@@ -78,7 +70,7 @@ def _packed(a, b, leaves):
 
 def _carriable(v) -> bool:
     """Tensors, numbers, composite tensors, and lists/tuples of them can be `tf.cond` outputs."""
-    if _is_tensorlike(v) or _is_composite(v):
+    if _is_tensorlike(v) or is_composite(v):
         return True
     return type(v) in (list, tuple) and len(v) > 0 and all(_carriable(x) for x in v)
 
@@ -253,7 +245,7 @@ def _invariant(v):
     """A loop variable's shape invariant for the retry with free shapes."""
     if type(v) is tuple:
         return tuple(_invariant(x) for x in v)
-    if _is_composite(v):
+    if is_composite(v):
         return tf.type_spec_from_value(v)._with_tensor_ranks_only()
     return tf.TensorShape(None) if isinstance(v, tf.Tensor) else None
 

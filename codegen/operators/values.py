@@ -20,6 +20,14 @@ def is_symbolic(x) -> bool:
     return isinstance(x, tf.Tensor) and type(x) is not EAGER
 
 
+def is_composite(x) -> bool:
+    """A composite tensor (ragged, sparse, per-replica) that a graph takes by its component
+    tensors, as tf.function takes it; variables, datasets and iterators are composite tensors
+    too, but janus reads them as the objects they are."""
+    return isinstance(x, tf.__internal__.CompositeTensor) and not isinstance(
+        x, (tf.Variable, tf.data.Dataset, tf.data.Iterator))
+
+
 class _Marker:
     """A value of generated code with one instance per class (compared with `is`)."""
 

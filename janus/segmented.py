@@ -43,6 +43,8 @@ class Segmented:
                 driver, segments = split_function(self.fn, self.lines | {line}, lambda f: _runner(self.make(f)))
             except CannotSplit:
                 return False
+            except Exception:        # noqa: BLE001 - a split that fails to compile leaves the function whole
+                return False
             self.lines.add(line)
             self.breaks.append(reason)
             self.driver, self.segments = driver, [(seg, runner.spec) for seg, runner in segments]

@@ -70,7 +70,11 @@ def split(node: ast.FunctionDef, break_lines: set[int]) -> Split:
     if not env.segments:
         raise CannotSplit("no statement around the break can run as a graph")
     driver = copy.copy(node)
-    driver.body, driver.decorator_list = body, []
+    driver.body, driver.decorator_list, driver.returns = body, [], None
+    driver.args = copy.deepcopy(node.args)
+    for a in ast.walk(driver.args):          # annotations are evaluated where the driver is made
+        if isinstance(a, ast.arg):
+            a.annotation = None
     return Split(driver, env.segments)
 
 

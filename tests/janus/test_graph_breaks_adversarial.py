@@ -1,6 +1,8 @@
 """Programs written to break graph breaks: state handed between Python and segments, an op that
 fails in a segment after Python wrote state, threads sharing a split function, recursion
 through a break, and names that only some paths bind."""
+from __future__ import annotations        # a test below annotates with names that do not exist
+
 import threading
 
 import numpy as np
@@ -176,3 +178,15 @@ def test_python_raises_between_segments():
         x = tf.constant([1.0, float(k % 3) - 1.0])
         assert_same_outcome(run_capturing(eager, (x,)), run_capturing(spec, (x,)))
         assert le == ls
+
+
+def test_annotations_naming_nothing_do_not_break_the_split():
+    """Under postponed annotations a function may be annotated with names that do not exist; the
+    driver is made without evaluating them."""
+    def f(x: NotDefinedAnywhere, k: int = 2) -> AlsoMissing:  # noqa: F821
+        y = tf.tanh(tf.matmul(x[None, :], tf.ones([2, 2]))) * k + tf.reduce_mean(x)
+        print("v", float(tf.reduce_sum(y)))
+        return tf.reduce_sum(y * y) + tf.reduce_max(y) + tf.reduce_min(y)
+
+    spec = differential(f, [(tf.constant([1.0, float(k)]),) for k in range(10)])
+    assert spec.stats()["segment_graph_runs"] >= 2, spec.report()

@@ -332,9 +332,14 @@ def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: b
         except (TypeError, ValueError):
             if len(record) != len(carry):
                 raise
-            # Retry once with the dtypes the body produces and free shapes.
-            loop_vars = [loop_vars[0]] + [v if not isinstance(v, tf.Tensor) else tf.cast(v, record[j].dtype)
-                                          for j, v in enumerate(loop_vars[1:-1])] + [loop_vars[-1]]
+            # A tensor whose dtype the body changes has eager's dtype only if the loop ran: no
+            # tf.while_loop gives both (a loop that runs no iteration keeps the old dtype).
+            changed = [names[carry[j]] for j, v in enumerate(loop_vars[1:-1]) if isinstance(v, tf.Tensor)
+                       and isinstance(record.get(j), tf.Tensor) and record[j].dtype != v.dtype]
+            if changed:
+                ctx.fail("loop-dtype", f"`{changed[0]}` changes dtype inside a loop over a tensor; after a loop "
+                         "that runs no iteration it keeps the old one", "cast it before the loop")
+            # Retry once with free shapes.
             shapes = [tf.TensorShape([])] + [_invariant(v) for v in loop_vars[1:-1]] + [tf.TensorShape([])]
             final = tf.while_loop(cond, body, loop_vars, shape_invariants=shapes)
     finally:

@@ -114,6 +114,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: 'print("value", t.numpy())',
         lambda: "if float(tf.reduce_mean(t)) > 0.5:\n    k = k + 1",
         lambda: "QUEUE.put(k)\nLOG.append(QUEUE.qsize())",
+        lambda: "t = tf.cast(t, tf.float64)",       # a dtype that changes inside a loop
     ]
     if in_loop:
         choices += [lambda: f"if {draw(python_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}"]

@@ -58,3 +58,17 @@ def test_return_inside_a_tensor_loop_or_falling_off_the_end():
 
     calls = [(tf.constant([float(k), 1.0]),) for k in (1, 2, 3, 1, 2, 4, 30, 1)]
     differential(f, calls)
+
+
+def test_a_tensor_whose_dtype_the_loop_changes_runs_in_python():
+    """After a loop that runs no iteration, `x` keeps its dtype; after one that runs, it has the
+    body's.  No tf.while_loop gives both, so the function runs in Python (before, a retry cast the
+    loop variable to the body's dtype: float64 where eager gave float32)."""
+    def f(x, n):
+        for i in tf.range(n):
+            x = tf.cast(x, tf.float64) * 2.0
+        return x
+
+    calls = [(tf.constant([1.0]), tf.constant(n)) for n in (1, 2, 3, 0, 4, 0, 2, 5, 0, 1)]
+    spec = differential(f, calls)
+    assert any(fb.reason.kind == "loop-dtype" for fb in spec.fallbacks.values()), spec.report()

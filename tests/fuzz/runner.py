@@ -18,9 +18,10 @@ import janus
 from codegen.syntax import split
 from tests.harness import run_capturing
 
-# Generated statements are small: let every run between graph breaks be a segment, so the fuzzer
-# checks the segment path (by default a run needs enough work to pay for a graph call).
-split.MIN_WORK = 1
+# Generated statements are small: while a program runs, every run between graph breaks may be a
+# segment, so the fuzzer checks the segment path (by default a run needs enough work to pay for
+# a graph call).
+FUZZ_MIN_WORK = 1
 
 _DIR = Path(tempfile.mkdtemp(prefix="janus_fuzz_"))
 COUNTER = {"programs": 0, "calls": 0, "graph_runs": 0}
@@ -88,9 +89,11 @@ def _state(module, box):
 def run(source: str, calls: list) -> dict:
     """Compare eager and janus on `calls`; raises AssertionError naming the first difference."""
     eager_mod, janus_mod = load(source, "eager"), load(source, "janus")
+    saved, split.MIN_WORK = split.MIN_WORK, FUZZ_MIN_WORK
     try:
         return _compare(eager_mod, janus_mod, calls)
     finally:                              # a long run keeps no program alive after it ran
+        split.MIN_WORK = saved
         sys.modules.pop(eager_mod.__name__, None)
         sys.modules.pop(janus_mod.__name__, None)
 

@@ -157,7 +157,7 @@ def run_cond(test, body, orelse, get_state, set_state, names):
                 if attempt or not _one_side_returned(seen, carry):
                     break
             # Carry what both sides define with the same structure, in the dtype the tensor side has.
-            carry, fills = _common_carry(seen, len(names), dtypes)
+            carry, fills = _common_carry(seen, names, dtypes)
     finally:
         ctx.general_depth -= 1
     set_state(tuple(_merge(names, init, seen, carry, fills, outs)))
@@ -173,11 +173,11 @@ def _leaf_spec(x):
     return x.shape, x.dtype
 
 
-def _common_carry(seen, count, dtypes):
+def _common_carry(seen, names, dtypes):
     """The names both sides define alike (and the result one side returned), with the dtypes
     their tensors have, and the placeholder specs of the side that has not returned."""
     carry, fills = [], {}
-    for i in range(count):
+    for i in range(len(names)):
         a, b = seen[True][i], seen[False][i]
         if (a is NO_RETURN) != (b is NO_RETURN):
             other = b if a is NO_RETURN else a
@@ -192,6 +192,12 @@ def _common_carry(seen, count, dtypes):
             tf.nest.assert_same_structure(a, b, expand_composites=True)
         except (TypeError, ValueError):
             continue
+        left, right = _flat(a), _flat(b)
+        if any(isinstance(x, (tf.Tensor, tf.Variable)) and isinstance(y, (tf.Tensor, tf.Variable))
+               and x.dtype != y.dtype for x, y in zip(left, right)):
+            # Eager's dtype after the `if` is the taken side's; one tf.cond output cannot be both.
+            current().fail("cond-dtype", f"`{names[i]}` has a different dtype on each side of a tensor `if`",
+                           "cast it to one dtype on both sides")
         carry.append(i)
         for side in (a, b):
             for j, x in enumerate(_flat(side)):

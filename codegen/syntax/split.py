@@ -133,6 +133,9 @@ class _Env:
         outputs = sorted(stored & later) if not returns else []
         if not set(outputs) <= _after(run, bound) or set(outputs) & _with_targets(run):
             return run          # (a `with` target, such as a tape, stays with the code that uses it)
+        # An output the run may leave unassigned (a loop that runs no iteration) keeps the value
+        # it had: the segment takes it in too.
+        loaded |= set(outputs) - _after(run, set())
         inputs = sorted(loaded, key=lambda n: (n not in self.first_param, n))
         return [self._segment(run, inputs, outputs, returns)]
 

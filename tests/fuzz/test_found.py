@@ -320,3 +320,49 @@ def test_a_trip_count_guard_after_variable_writes_leaves_them_written_once():
         spec(x, n, spec_v)
         assert float(eager_v.numpy()) == float(spec_v.numpy()), n
     assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def dtype_by_branch(x):
+    t = x * 1.0
+    if tf.reduce_sum(x) > -1.0:
+        t = tf.cast(t, tf.float64)
+    else:
+        t = t + x
+    return t
+
+
+def test_a_tensor_whose_dtype_depends_on_the_branch_follows_eager():
+    """Found by the fuzzer (3,000-program run, the `tf.cast(t, tf.float64)` rule): once the branch
+    was a general tf.cond, both sides were cast to one dtype, so the float64 side came back
+    float32.  Eager's dtype is the taken side's; the build now stops (`cond-dtype`) and the
+    function runs in Python."""
+    xs = [tf.constant([1.0, 2.0])] * 3 + [tf.constant([-2.0, -2.0]), tf.constant([-0.5, 0.0]),
+                                          tf.constant([-3.0, -1.0]), tf.constant([2.0, 2.0])]
+    differential(dtype_by_branch, [(x,) for x in xs], profile_runs=1)
+
+
+def loop_target_read_after_a_split(x, n):
+    t = x * 1.0
+    k = n
+    s = 0.5
+    for i in range(3):
+        for i in range(abs(n) % 4):
+            t = t + x
+            k = k + i
+        s = s + float(tf.reduce_sum(t))
+        k = k + i
+    return t, k, s
+
+
+def test_a_name_an_empty_loop_in_a_segment_leaves_as_it_was_is_handed_in():
+    """Found by the fuzzer (3,000-program run): the segment holding the inner loop returned `i`,
+    which only its loop assigns; with n = 0 the loop ran no iteration and the segment raised
+    UnboundLocalError where eager kept the outer loop's `i`.  A name a run may leave unassigned
+    is now also an input of its segment."""
+    from codegen.syntax import split
+    saved, split.MIN_WORK = split.MIN_WORK, 1
+    try:
+        calls = [(tf.constant([1.0, 2.0]), n) for n in (2, 1, 3, 0, 0, 2, 5, 0)]
+        differential(loop_target_read_after_a_split, calls, profile_runs=1)
+    finally:
+        split.MIN_WORK = saved

@@ -128,7 +128,8 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
                 spec = wider
             leaf = Leaf(path, Feed.COMPOSITE, value=spec, input_index=n_inputs[0])
             n_inputs[0] += len(components(spec))
-        elif t in (int, float) and path in relaxed_scalars:
+        elif t in (int, float) and relaxed_scalars.get(path) == ("int64" if t is int else "float64"):
+            # (a number of the other type than the one relaxed stays a constant: its graph differs)
             leaf = Leaf(path, Feed.SCALAR_TENSOR, value=t, dtype=tf.as_dtype(relaxed_scalars[path]), shape=(),
                         input_index=n_inputs[0])
             n_inputs[0] += 1

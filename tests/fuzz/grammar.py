@@ -180,13 +180,16 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
 
 @st.composite
 def calls(draw):
-    """4 to 8 calls; the batch size, values (and so branch directions), dtype and n change, and
-    between calls the state may be changed from outside (the same way for eager and janus)."""
+    """4 to 8 calls; the batch size, values (and so branch directions), dtype and n (now and then a
+    float) change, and between calls the state may be changed from outside (the same way for
+    eager and janus)."""
     out = []
     for _ in range(draw(st.integers(4, 8))):
         size = draw(st.sampled_from([2, 2, 3]))
         values = draw(st.lists(st.sampled_from([-2.0, -0.5, 0.0, 0.5, 1.0, 3.0]), min_size=size, max_size=size))
         dtype = draw(st.sampled_from(["float32", "float32", "float32", "float64"]))
         n = draw(st.integers(-5, 40))
+        if draw(st.integers(0, 5)) == 0:
+            n = n + 0.5          # a float where ints went before (a relaxed int must not take it)
         out.append((values, dtype, n, draw(st.sampled_from(MUTATIONS))))
     return out

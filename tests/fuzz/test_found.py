@@ -366,3 +366,14 @@ def test_a_name_an_empty_loop_in_a_segment_leaves_as_it_was_is_handed_in():
         differential(loop_target_read_after_a_split, calls, profile_runs=1)
     finally:
         split.MIN_WORK = saved
+
+
+def scaled_sum(x, scale):
+    return tf.reduce_sum(x) * scale
+
+
+def test_a_float_after_an_int_argument_was_relaxed_to_a_tensor():
+    """Found by a hand-written adversarial program: `scale` varied between ints (1, 3), so it was fed
+    as an int64 tensor; a later float (2.5) was then fed as int64 too and the entry guard raised
+    TypeError where eager returns 2.5.  A number of the other type stays a constant."""
+    differential(scaled_sum, [(tf.constant([1.0]), s) for s in [1, 2.5, True, 3, 0.5, 1, 2.5, True, 3, 0.5]])

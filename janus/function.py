@@ -404,6 +404,9 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         return self._eager(args, kwargs)
 
     def _make_imperative(self, reason, exc=None):
+        """No single graph will do for `reason`: when Python can run that statement between graph
+        segments (`janus.segmented.BREAKS`), the function is split there (or, if it is a segment,
+        the function it belongs to is split again); otherwise it runs imperatively from now on."""
         if self.strict:
             raise codegen.ConversionError(reason)
         self._note(reason)

@@ -157,9 +157,7 @@ def _replica_call(ctx, run, args, kwargs):
     result = run(*args, **{k: _plain(v) for k, v in kwargs.items()})
     waits = [op for ops in built for op in ops]
     if waits:
-        deps = tf.control_dependencies(waits)
-        deps.__enter__()
-        ctx.open_dependencies.append(deps)
+        ctx.wait_for(waits)
     return result
 
 

@@ -122,6 +122,12 @@ class BuildContext:
         """The control-dependency scopes the guards built on this thread opened."""
         return self._stacks.get(threading.get_ident(), (None, self._dependencies))[1]
 
+    def wait_for(self, ops) -> None:
+        """Every op built after this on this thread, until the build ends, waits for `ops`."""
+        deps = tf.control_dependencies(list(ops))
+        deps.__enter__()
+        self.open_dependencies.append(deps)
+
     def guard_ops(self) -> list:
         """The guards every op built now on this thread waits for."""
         return [op for deps in self.open_dependencies for op in deps.control_inputs]

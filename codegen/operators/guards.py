@@ -20,6 +20,4 @@ def emit_guard(pred, assumption):
     if faults.matches(assumption):
         pred = tf.constant(False)
     op = tf.debugging.Assert(pred, [assumption.message()], name=f"janus_guard_{assumption.id}")
-    deps = tf.control_dependencies([op])
-    deps.__enter__()
-    current().open_dependencies.append(deps)
+    current().wait_for([op])

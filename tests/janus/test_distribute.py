@@ -7,7 +7,7 @@ import textwrap
 
 from tests.harness import run_script
 
-SCRIPT = textwrap.dedent('''
+PRELUDE = textwrap.dedent('''
     import json
     import tensorflow as tf
     import janus                                   # before the devices are configured
@@ -15,6 +15,9 @@ SCRIPT = textwrap.dedent('''
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+''')
+
+SCRIPT = PRELUDE + textwrap.dedent('''
     x_all = tf.random.stateless_normal([16, 2], seed=[1, 2])
     y_all = tf.random.stateless_normal([16, 1], seed=[3, 4])
 
@@ -59,14 +62,7 @@ def test_mirrored_strategy_training_loop(tmp_path):
     assert stats["outer_traces"] == 2 and stats["graphs_built"] == 0, stats    # one trace, one call per replica
 
 
-OUTER = textwrap.dedent('''
-    import json
-    import tensorflow as tf
-    import janus
-
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+OUTER = PRELUDE + textwrap.dedent('''
     # The first 12 rows (the profiled calls) are positive, the rest negative: the branch on the replica's batch flips.
     x_all = tf.abs(tf.random.stateless_normal([24, 2], seed=[1, 2])) * tf.concat([tf.ones([12, 1]), -tf.ones([12, 1])], 0)
     y_all = tf.random.stateless_normal([24, 1], seed=[3, 4])
@@ -119,14 +115,7 @@ def test_strategy_run_inside_the_speculated_function(tmp_path):
     assert stats["graph_runs"] >= 6 and stats["graphs_built"] <= 3 and stats["guard_failures"] >= 1, stats
 
 
-EAGER_RUN = textwrap.dedent('''
-    import json
-    import tensorflow as tf
-    import janus
-
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+EAGER_RUN = PRELUDE + textwrap.dedent('''
     x_all = tf.random.stateless_normal([24, 2], seed=[1, 2])
 
     def run(way):

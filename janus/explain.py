@@ -56,6 +56,7 @@ class Explanation:
     build_ms: float | None
     result: object = dataclasses.field(default=None, repr=False)   # the eager run's return value
     segments: list = dataclasses.field(default_factory=list)      # [first, last] lines of graph segments
+    recursion: list = dataclasses.field(default_factory=list)     # how the graph runs each recursive cycle
 
     @property
     def converted(self) -> bool:
@@ -68,7 +69,7 @@ class Explanation:
                 "imperative": [r.to_dict() for r in self.imperative],
                 "fallbacks": [r.to_dict() for r in self.fallbacks],
                 "builder_source": self.builder_source, "op_count": self.op_count, "build_ms": self.build_ms,
-                "segments": [list(s) for s in self.segments]}
+                "segments": [list(s) for s in self.segments], "recursion": list(self.recursion)}
 
     def __str__(self) -> str:
         lines = [f"janus explain: {self.function}  ({self.where})"]
@@ -79,6 +80,8 @@ class Explanation:
             lines.append("  no single graph: it would run as graph segments at lines "
                          + ", ".join(f"{a}-{b}" for a, b in self.segments) + ", with Python between them"
                          if self.segments else "  no graph: this call would run imperatively")
+        for r in self.recursion:
+            lines.append(f"  recursion {r}")
         if self.imperative:
             lines.append("  stays imperative:")
             lines += [f"    {r}" for r in self.imperative]
@@ -151,9 +154,12 @@ def explain(fn, *args, **kwargs) -> Explanation:
         imperative.append(fresh.imperative)
     fallbacks = [fb.reason for fb in fresh.fallbacks.values() if fb.reason not in imperative]
     segments = [seg.lines for seg, _ in fresh.segmented.segments] if fresh.segmented is not None else []
+    recursion = [f"{' <-> '.join(d['functions'])}: runs as {d['strategy']}"
+                 for d in (c.describe() for c in (graph.recursion if graph is not None else []))]
     return Explanation(fresh.__qualname__, where, assumptions, imperative, fallbacks, source,
                        graph.op_count if graph is not None else None,
-                       round(graph.build_seconds * 1e3, 3) if graph is not None else None, result, segments)
+                       round(graph.build_seconds * 1e3, 3) if graph is not None else None, result, segments,
+                       recursion)
 
 
 def _short(value) -> str:

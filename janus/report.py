@@ -23,9 +23,10 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
     entry_checks  checks on outside values of the newest graph: {kind, source, where}
     relaxed       {dims: {path: [dim, ...]}, scalars: {path: dtype}, state_dims: {source: [dim, ...]},
                    state_scalars: {source: dtype}}
-    recursion     [{functions, call_sites, segments, last_steps, last_frames, last_block_frames, runs}]:
+    recursion     [{functions, call_sites, segments, last_steps, last_frames, last_block_frames, runs, strategy}]:
                   recursive cycles run as static Call/Return machines in the cached graphs;
-                  last_block_frames maps "function:segment:terminator@line" to the frames it ran
+                  last_block_frames maps "function:segment:terminator@line" to the frames it ran;
+                  strategy says how the newest graph runs the cycle and why
     misses        {check: count}: the check of the newest cached graph that rejected each cache miss
     state         {reads: [source], writes: [source]}: outside state the cached graphs read and write
     fallbacks     {kind, where, explanation, hint, count}, in the order they first happened
@@ -146,6 +147,8 @@ def render_data(d: dict) -> str:
         lines.append(f"  recursion {' <-> '.join(r['functions'])}: Call/Return machine with {r['segments']} "
                      f"segments, {r['call_sites']} call sites; last run {r['last_steps']} steps for "
                      f"{r['last_frames']} frames ({r['runs']} runs)")
+        if r.get("strategy"):
+            lines.append(f"    runs as {r['strategy']}")
     if d["state"]["reads"] or d["state"]["writes"]:
         lines.append("  state read:    " + (", ".join(d["state"]["reads"]) or "-"))
         lines.append("  state written: " + (", ".join(d["state"]["writes"]) or "-") + "  (deferred until success)")

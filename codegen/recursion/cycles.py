@@ -106,6 +106,17 @@ class CallSite:
     callee: CycleFunction
 
 
+@dataclasses.dataclass
+class Strategy:
+    """How the last graph built runs a cycle, and why."""
+    name: str                   # "chain" (depth-first under XLA) or "wavefront" (all ready frames at once)
+    why: str                    # why this strategy, and not the other
+
+    def describe(self) -> str:
+        how = "depth-first, compiled with XLA" if self.name == "chain" else "every ready frame at each step"
+        return f"{self.name} ({how}): {self.why}"
+
+
 class Cycle:
     """A recursive cycle lowered to blocks; built once per cycle and reused by every graph."""
 
@@ -141,6 +152,7 @@ class Cycle:
                     site.callee.tree_params.add(site.callee.params[i])
         self.invariant = self._invariant_params()
         self.builders = {(f, b.id): compile_block(cf, b) for f, cf in self.functions.items() for b in cf.blocks}
+        self.strategy: Strategy | None = None
         self.last_steps = None
         self.last_frames = None
         self.last_block_frames = None
@@ -183,7 +195,8 @@ class Cycle:
         return {"functions": [cf.fn.__qualname__ for cf in self.functions.values()],
                 "call_sites": len(self.sites), "segments": self.n_blocks,
                 "last_steps": self.last_steps, "last_frames": self.last_frames,
-                "last_block_frames": self.last_block_frames, "runs": self.runs}
+                "last_block_frames": self.last_block_frames, "runs": self.runs,
+                "strategy": self.strategy.describe() if self.strategy else None}
 
     def observe(self, steps, frames, ran):
         """After a run: its steps, its frames, and how many frames each block ran (per segment, in

@@ -18,23 +18,21 @@ call limit to set.  The types of the frame variables come from
 """
 from __future__ import annotations
 
-import dataclasses
 import sys
 
 import tensorflow as tf
 
 from codegen.errors import NeedsTree, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
-from codegen.operators.context import Frame, current
+from codegen.operators.context import current
 from codegen.operators.trees import Pointer, Tables, is_node
-from codegen.operators.values import UNDEF, Undefined
+from codegen.recursion import chain
+from codegen.recursion.blocks import Machine, block_vars, build_machine, run_builder
 from codegen.recursion.constants import share_constants
-from codegen.recursion.cycles import Cycle
-from codegen.recursion.elementwise import is_elementwise, run_batched
-from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack, spec_of
-from codegen.recursion.frames import (MachineState, Widened, cast, cast_all, empty, grow, is_tensors, positions, rows,
-                                      scatter, table_layout, take, wrap)
-from codegen.syntax.analysis import assigned_names
+from codegen.recursion.cycles import Cycle, Strategy
+from codegen.recursion.elementwise import run_batched
+from codegen.recursion.frame_specs import leaves, pack, spec_of
+from codegen.recursion.frames import MachineState, cast, cast_all, empty, grow, positions, rows, scatter, take
 
 INITIAL_FRAMES = 64
 
@@ -107,36 +105,27 @@ def _joined_trees(calls):
 
 
 # -- the machine -------------------------------------------------------------------------------------
-@dataclasses.dataclass
-class Machine:
-    """What every step of one machine reads: the cycle, the types of its frame variables and where
-    their leaves live in the tables."""
-    ctx: object
-    cycle: Cycle
-    entry: object
-    roots: int                  # frames 0 .. roots-1 are the calls, in order
-    specs: dict                 # (function, variable) -> Spec, or a tuple of them
-    returns: dict               # function -> the Spec of its return value
-    stateful: set               # (function, block id) of blocks with stateful ops
-    index: dict                 # (function, variable) -> its table positions (not for static variables)
-    leaf_specs: list            # the Spec of each table, in position order
-    ret_leaves: list            # the Specs of the entry's return value's leaves
-    elementwise: set            # (function, block id) of blocks run without tf.vectorized_map
-
-
 def _run(ctx, cycle, entry, calls):
     """Build the machine's loop into the current graph; returns the result of each call."""
-    m = _machine(ctx, cycle, entry, calls)
+    m = build_machine(ctx, cycle, entry, calls)
+    with ctx.outer_graph.as_default():         # the limit when the call runs, not when it was built
+        limit = ctx.outer_graph.capture_call_time_value(lambda: tf.constant(sys.getrecursionlimit()),
+                                                        tf.TensorSpec([], tf.int32))
+    why = chain.why_not(m)
+    if why is None:
+        result, not_xla = chain.run(m, calls[0], limit)
+        if not_xla is None:
+            cycle.strategy = Strategy("chain", "every call waits for its one callee: one frame runs at a time")
+            ctx.recursion.append(cycle)
+            return [result]
+        why = f"the calls form a chain, but XLA cannot run it: {not_xla}"
+    cycle.strategy = Strategy("wavefront", why)
 
     # tf.while_loop passes the fields of its loop variables' structure as separate arguments.
     def body(*fields):
         state = _step(m, MachineState(*fields))
         share_constants(tf.compat.v1.get_default_graph())
         return state
-
-    with ctx.outer_graph.as_default():         # the limit when the call runs, not when it was built
-        limit = ctx.outer_graph.capture_call_time_value(lambda: tf.constant(sys.getrecursionlimit()),
-                                                        tf.TensorSpec([], tf.int32))
 
     def cond(*fields):
         state = MachineState(*fields)
@@ -154,23 +143,6 @@ def _run(ctx, cycle, entry, calls):
     ctx.observe(cycle.observe, [out.steps, out.n, out.ran])
     ctx.recursion.append(cycle)
     return [pack(m.returns[entry], [r[i] for r in out.results]) for i in range(m.roots)]
-
-
-def _machine(ctx, cycle, entry, calls) -> Machine:
-    """Type the frame variables (shared tensors become static) and lay out their tables."""
-    specs, returns, stateful = infer_specs(ctx, cycle, entry, calls[0])
-    # Tensors every call passes along unchanged are the entry's value in every frame: no table.
-    shared = {cycle.invariant[(entry, p)]: a for i, (p, a) in enumerate(zip(cycle.functions[entry].params, calls[0]))
-              if (entry, p) in cycle.invariant and is_tensors(a) and all(c[i] is a for c in calls)}
-    shared = {cls: tf.nest.map_structure(Widened.of, value) for cls, value in shared.items()}
-    for key, cls in cycle.invariant.items():
-        if cls in shared:
-            specs[key] = Spec(tf.int32, (), static=shared[cls], is_static=True)
-    index, leaf_specs = table_layout(cycle, specs)
-    elementwise = {(f, b.id) for f, cf in cycle.functions.items() for b in cf.blocks
-                   if (f, b.id) not in stateful and is_elementwise(cf, f, b, specs)}
-    return Machine(ctx, cycle, entry, len(calls), specs, returns, stateful, index, leaf_specs,
-                   leaves(returns[entry]), elementwise)
 
 
 def _initial_state(m: Machine, calls) -> MachineState:
@@ -212,15 +184,13 @@ def _run_block(m: Machine, f, cf, block, state: MachineState) -> MachineState:
     gid = m.cycle.offsets[f] + block.id
     idx = tf.cast(tf.reshape(tf.where(tf.logical_and(state.active, tf.equal(state.pc, gid))), [-1]), tf.int32)
     # Only the variables the block reads or assigns are gathered, only those it assigns scattered back.
-    reads = exposed_reads(block.stmts, block.term.exprs(), set(cf.vars))
-    assigned = set(assigned_names(block.stmts))
-    written = [v for v in cf.vars if (f, v) in m.index and v in assigned]
-    table_vars = [v for v in cf.vars if (f, v) in m.index and (v in reads or v in written)]
+    table_vars, written = block_vars(m, f, cf, block)
     vals = [idx] + [tf.gather(state.tables[j], idx) for v in table_vars for j in m.index[(f, v)]]
     terminator = TERMINATORS[type(block.term)](m, f, block)
 
     def per_frame(frame_vals):
-        return _per_frame(m, f, cf, block, terminator, table_vars, written, frame_vals)
+        out, term = run_builder(m, f, cf, block, table_vars, written, frame_vals[1:])
+        return out, terminator.frame_leaves(term)
 
     def no_frames():
         return [empty(m.leaf_specs[j]) for v in written for j in m.index[(f, v)]], terminator.no_frames()
@@ -240,30 +210,6 @@ def _run_block(m: Machine, f, cf, block, state: MachineState) -> MachineState:
     for j, value in zip([j for v in written for j in m.index[(f, v)]], new_leaves):
         tables[j] = scatter(tables[j], idx, value)
     return terminator.advance(state._replace(ran=ran, tables=tables), idx, k, term)
-
-
-def _per_frame(m: Machine, f, cf, block, terminator, table_vars, written, frame_vals):
-    """The block's builder on one frame: its assigned variables' new leaves and its terminator's."""
-    flat = list(frame_vals[1:])
-    given = {v: pack(m.specs[(f, v)], flat) for v in table_vars}
-    full = []
-    for v in cf.vars:
-        spec = m.specs[(f, v)]
-        if isinstance(spec, Spec) and spec.is_static:
-            full.append(tf.nest.map_structure(Widened.narrow, spec.static))
-        else:
-            full.append(wrap(given[v], spec) if v in given else UNDEF)
-    converted = m.cycle.builders[(f, block.id)]
-    m.ctx.frames.append(Frame(converted))
-    try:
-        new_vars, term = converted.builder(*full)
-    finally:
-        m.ctx.frames.pop()
-    out = []
-    for v, value in zip(cf.vars, new_vars):
-        if v in written:        # an `if` may leave it unassigned: then it keeps its value
-            out += cast_all(given[v] if isinstance(value, Undefined) else value, m.specs[(f, v)])
-    return out, terminator.frame_leaves(term)
 
 
 # -- terminators: how frames leave a block ------------------------------------------------------------

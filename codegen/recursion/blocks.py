@@ -1,0 +1,90 @@
+"""What every execution of a recursive cycle shares: the typed machine and one block on one frame.
+
+`build_machine` types the frame variables of a cycle for one set of root calls
+(tensors every call passes along unchanged become static) and lays out their
+tables; `run_builder` runs one block's builder on one frame's values, as both
+the batched machine (`codegen.recursion.machine`, inside `tf.vectorized_map`)
+and the depth-first chain machine (`codegen.recursion.chain`) do.  Which block
+reads and writes which variables is `block_vars`.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import tensorflow as tf
+
+from codegen.operators.context import Frame
+from codegen.operators.values import UNDEF, Undefined
+from codegen.recursion.cycles import Cycle
+from codegen.recursion.elementwise import is_elementwise
+from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack
+from codegen.recursion.frames import Widened, cast_all, is_tensors, table_layout, wrap
+from codegen.syntax.analysis import assigned_names
+
+
+@dataclasses.dataclass
+class Machine:
+    """What every step of one machine reads: the cycle, the types of its frame variables and where
+    their leaves live in the tables."""
+    ctx: object
+    cycle: Cycle
+    entry: object
+    roots: int                  # frames 0 .. roots-1 are the calls, in order
+    specs: dict                 # (function, variable) -> Spec, or a tuple of them
+    returns: dict               # function -> the Spec of its return value
+    stateful: set               # (function, block id) of blocks with stateful ops
+    index: dict                 # (function, variable) -> its table positions (not for static variables)
+    leaf_specs: list            # the Spec of each table, in position order
+    ret_leaves: list            # the Specs of the entry's return value's leaves
+    elementwise: set            # (function, block id) of blocks run without tf.vectorized_map
+
+
+def build_machine(ctx, cycle, entry, calls) -> Machine:
+    """Type the frame variables (shared tensors become static) and lay out their tables."""
+    specs, returns, stateful = infer_specs(ctx, cycle, entry, calls[0])
+    # Tensors every call passes along unchanged are the entry's value in every frame: no table.
+    shared = {cycle.invariant[(entry, p)]: a for i, (p, a) in enumerate(zip(cycle.functions[entry].params, calls[0]))
+              if (entry, p) in cycle.invariant and is_tensors(a) and all(c[i] is a for c in calls)}
+    shared = {cls: tf.nest.map_structure(Widened.of, value) for cls, value in shared.items()}
+    for key, cls in cycle.invariant.items():
+        if cls in shared:
+            specs[key] = Spec(tf.int32, (), static=shared[cls], is_static=True)
+    index, leaf_specs = table_layout(cycle, specs)
+    elementwise = {(f, b.id) for f, cf in cycle.functions.items() for b in cf.blocks
+                   if (f, b.id) not in stateful and is_elementwise(cf, f, b, specs)}
+    return Machine(ctx, cycle, entry, len(calls), specs, returns, stateful, index, leaf_specs,
+                   leaves(returns[entry]), elementwise)
+
+
+def block_vars(m: Machine, f, cf, block) -> tuple[list, list]:
+    """The table variables `block` needs (it reads or assigns them) and those it assigns."""
+    reads = exposed_reads(block.stmts, block.term.exprs(), set(cf.vars))
+    assigned = set(assigned_names(block.stmts))
+    written = [v for v in cf.vars if (f, v) in m.index and v in assigned]
+    table_vars = [v for v in cf.vars if (f, v) in m.index and (v in reads or v in written)]
+    return table_vars, written
+
+
+def run_builder(m: Machine, f, cf, block, table_vars, written, flat):
+    """The block's builder on one frame whose `table_vars` leaves are `flat`: the new leaves of
+    the `written` variables, and the raw value the builder gives for the terminator."""
+    flat = list(flat)
+    given = {v: pack(m.specs[(f, v)], flat) for v in table_vars}
+    full = []
+    for v in cf.vars:
+        spec = m.specs[(f, v)]
+        if isinstance(spec, Spec) and spec.is_static:
+            full.append(tf.nest.map_structure(Widened.narrow, spec.static))
+        else:
+            full.append(wrap(given[v], spec) if v in given else UNDEF)
+    converted = m.cycle.builders[(f, block.id)]
+    m.ctx.frames.append(Frame(converted))
+    try:
+        new_vars, term = converted.builder(*full)
+    finally:
+        m.ctx.frames.pop()
+    out = []
+    for v, value in zip(cf.vars, new_vars):
+        if v in written:        # an `if` may leave it unassigned: then it keeps its value
+            out += cast_all(given[v] if isinstance(value, Undefined) else value, m.specs[(f, v)])
+    return out, term

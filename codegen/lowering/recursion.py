@@ -151,6 +151,16 @@ class _Hoist(ast.NodeTransformer):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda = _refuse
 
 
+def _unpacks(stmt, temps) -> bool:
+    """`a, b = tmp` or `a = tmp` for a call's temporary `tmp`: a copy without side effects."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Name)
+            and stmt.value.id in temps):
+        return False
+    target = stmt.targets[0]
+    names = target.elts if isinstance(target, ast.Tuple) else [target]
+    return all(isinstance(n, ast.Name) for n in names)
+
+
 def _contains(node, pred) -> bool:
     return any(pred(sub) for sub in ast.walk(node))
 
@@ -231,6 +241,31 @@ class CycleFunction:
             return Call(self.namer.new("ret"), call_key(stmt.value.func), _call_args(stmt.value))
         return None
 
+    def _group(self, stmts, i, call):
+        """The calls from `stmts[i]` on that do not depend on each other's results, issued together:
+        (the calls, the unpackings of their results met between them, the index of the last call).
+        An unpacking (`h, loss = tmp`) only copies a result into names, so it may wait until the
+        group has returned, unless a later call reads one of those names."""
+        group, unpacked = [call], []
+        written = {call.target}
+        j = i + 1
+        while j < len(stmts):
+            stmt = stmts[j]
+            nxt = self._call_of(stmt)
+            if nxt is None and _unpacks(stmt, {c.target for c in group}):
+                unpacked.append(stmt)
+                written |= set(assigned_names([stmt]))
+                j += 1
+                continue
+            if nxt is None or any(isinstance(n, ast.Name) and n.id in written for a in nxt.args for n in ast.walk(a)):
+                break
+            group.append(nxt)
+            written.add(nxt.target)
+            i = j
+            j += 1
+        moved = [s for s in unpacked if stmts.index(s) < i]        # those after the last call stay where they are
+        return group, moved, i
+
     def _lower(self, stmts, cont) -> int:
         """Blocks for `stmts`, continuing at block `cont` (None: return None). Returns the entry."""
         cur = self._new()
@@ -240,19 +275,11 @@ class CycleFunction:
             stmt = stmts[i]
             call = self._call_of(stmt)
             if call is not None:
-                group = [call]
-                written = {call.target}
-                while i + 1 < len(stmts):
-                    nxt = self._call_of(stmts[i + 1])
-                    if nxt is None or any(isinstance(n, ast.Name) and n.id in written
-                                          for a in nxt.args for n in ast.walk(a)):
-                        break
-                    group.append(nxt)
-                    written.add(nxt.target)
-                    i += 1
+                group, unpacked, i = self._group(stmts, i, call)
                 nxt_block = self._new()
                 cur.term = CallGroup(group, nxt_block.id)
                 cur = nxt_block
+                cur.stmts.extend(unpacked)
             elif isinstance(stmt, ast.Return):
                 cur.term = Return(stmt.value)
                 return entry

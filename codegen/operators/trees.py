@@ -21,13 +21,22 @@ from profiler.library import is_user_function
 _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
+_NOT_NODES = frozenset({type(None), bool, int, float, str, bytes, tuple, list, dict, set})
+_NODE_CLASSES: dict = {}        # class -> whether its instances are nodes (flattening asks per attribute)
+
+
 def is_node(value) -> bool:
     """An instance of a user class: a tree node when a recursion walks it."""
     cls = type(value)
-    return hasattr(value, "__dict__") and not isinstance(value, type) and \
-        any(is_user_function(v) for v in vars(cls).values()) or (
-            hasattr(value, "__dict__") and cls.__module__ not in ("builtins",)
-            and not cls.__module__.split(".")[0] in ("tensorflow", "keras", "numpy"))
+    if cls in _NOT_NODES or not hasattr(value, "__dict__"):
+        return False
+    known = _NODE_CLASSES.get(cls)
+    if known is None:
+        known = not isinstance(value, type) and any(is_user_function(v) for v in vars(cls).values()) or (
+            cls.__module__ not in ("builtins",) and not cls.__module__.split(".")[0] in ("tensorflow", "keras", "numpy"))
+        if len(_NODE_CLASSES) < 4096:
+            _NODE_CLASSES[cls] = known
+    return known
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,38 +121,41 @@ def schema_of(root, methods=()) -> Schema:
 def flatten(root, schema: Schema):
     """The schema's columns for this tree (node 0 is the root), or None if it does not fit."""
     order, index = _nodes(root)
-    computed = [dict(_method_values(node, schema.methods)) for node in order] if schema.methods else None
-    get = (lambda i, node, name: computed[i][name] if name.endswith("()") else getattr(node, name, None)) \
-        if computed else (lambda i, node, name: getattr(node, name, None))
+    if schema.methods:
+        rows = [{**vars(node), **dict(_method_values(node, schema.methods))} for node in order]
+    else:
+        rows = [vars(node) for node in order]
     out, pointers = [], []
     for col in schema.columns:
+        name = col.name
+        if not all(name in row for row in rows):     # a class attribute, or none at all
+            rows = [row if name in row else {**row, name: getattr(node, name, None)} for node, row in zip(order, rows)]
         if col.pointer:
-            values = []
-            for i, node in enumerate(order):
-                child = get(i, node, col.name)
-                if child is None:
-                    values.append(-1)
-                elif id(child) in index:
-                    values.append(index[id(child)])
-                else:
-                    return None
+            values = [-1 if (child := row[name]) is None else index.get(id(child), -2) for row in rows]
+            if -2 in values:
+                return None                     # a child that is not a node of this tree
             pointers.append(values)
             out.append(tf.constant(values, tf.int32))
-        else:
-            dtype = tf.as_dtype(col.dtype)
-            default = np.zeros(col.shape, dtype.as_numpy_dtype)
-            values = [default if get(i, node, col.name) is None else get(i, node, col.name)
-                      for i, node in enumerate(order)]
-            try:
-                out.append(tf.constant(np.asarray([np.asarray(v) for v in values], dtype.as_numpy_dtype)))
-            except (TypeError, ValueError):
-                return None
+            continue
+        dtype = tf.as_dtype(col.dtype).as_numpy_dtype
+        values = [row[name] for row in rows]
+        try:
+            if col.shape == () and all(type(v) in (int, float, bool) for v in values):
+                out.append(tf.constant(np.array(values, dtype)))
+                continue
+            default = np.zeros(col.shape, dtype)
+            out.append(tf.constant(np.asarray([default if v is None else np.asarray(v) for v in values], dtype)))
+        except (TypeError, ValueError):
+            return None
     return out if _acyclic(len(order), pointers) else None
 
 
 def _acyclic(n: int, pointers: list) -> bool:
     """Whether the child pointers form no cycle (a node reachable from itself): a recursion
     over a cyclic structure never ends, and eager raises RecursionError there."""
+    later = np.arange(n)
+    if all(bool(np.all((c < 0) | (c > later))) for c in map(np.asarray, pointers)):
+        return True                   # every child numbered after its parent (a tree in visit order)
     indegree = [0] * n
     for column in pointers:
         for child in column:

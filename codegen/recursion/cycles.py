@@ -113,7 +113,8 @@ class Strategy:
     why: str                    # why this strategy, and not the other
 
     def describe(self) -> str:
-        how = "depth-first, compiled with XLA" if self.name == "chain" else "every ready frame at each step"
+        how = {"chain": "depth-first, compiled with XLA", "levels": "one step per tree level",
+               "wavefront": "every ready frame at each step"}[self.name]
         return f"{self.name} ({how}): {self.why}"
 
 

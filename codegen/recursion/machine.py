@@ -26,7 +26,7 @@ from codegen.errors import NeedsTree, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import current
 from codegen.operators.trees import Pointer, Tables, is_node
-from codegen.recursion import chain
+from codegen.recursion import chain, levels
 from codegen.recursion.blocks import Machine, block_vars, build_machine, run_builder
 from codegen.recursion.constants import share_constants
 from codegen.recursion.cycles import Cycle, Strategy
@@ -111,14 +111,10 @@ def _run(ctx, cycle, entry, calls):
     with ctx.outer_graph.as_default():         # the limit when the call runs, not when it was built
         limit = ctx.outer_graph.capture_call_time_value(lambda: tf.constant(sys.getrecursionlimit()),
                                                         tf.TensorSpec([], tf.int32))
-    why = chain.why_not(m)
-    if why is None:
-        result, not_xla = chain.run(m, calls[0], limit)
-        if not_xla is None:
-            cycle.strategy = Strategy("chain", "every call waits for its one callee: one frame runs at a time")
-            ctx.recursion.append(cycle)
-            return [result]
-        why = f"the calls form a chain, but XLA cannot run it: {not_xla}"
+    done, why = _other_strategy(m, calls, limit)
+    if done is not None:
+        ctx.recursion.append(cycle)
+        return done
     cycle.strategy = Strategy("wavefront", why)
 
     # tf.while_loop passes the fields of its loop variables' structure as separate arguments.
@@ -143,6 +139,24 @@ def _run(ctx, cycle, entry, calls):
     ctx.observe(cycle.observe, [out.steps, out.n, out.ran])
     ctx.recursion.append(cycle)
     return [pack(m.returns[entry], [r[i] for r in out.results]) for i in range(m.roots)]
+
+
+def _other_strategy(m: Machine, calls, limit):
+    """Run the cycle level by level or as a chain when one fits: (the results, None), or (None, why
+    the wavefront machine runs it)."""
+    not_levels = levels.why_not(m, calls)
+    if not_levels is None:
+        m.cycle.strategy = Strategy("levels", "the calls' control depends only on the trees")
+        return levels.run(m, calls, limit), None
+    not_chain = chain.why_not(m)
+    if not_chain is None:
+        result, not_xla = chain.run(m, calls[0], limit)
+        if not_xla is None:
+            m.cycle.strategy = Strategy("chain", "every call waits for its one callee: one frame runs at a time")
+            return [result], None
+        return None, f"the calls form a chain, but XLA cannot run it: {not_xla}"
+    on_trees = any(isinstance(a, Pointer) for args in calls for a in args)
+    return None, (f"not level by level: {not_levels}" if on_trees else not_chain)
 
 
 def _initial_state(m: Machine, calls) -> MachineState:

@@ -211,8 +211,10 @@ def _loops(concrete):
     graph = concrete.graph
     whiles = [op for op in graph.get_operations() if op.type in ("While", "StatelessWhile")]
     bodies = [graph._functions[op.get_attr("body").name].graph for op in whiles]
-    forward = [b for op, b in zip(whiles, bodies) if "_grad" not in op.name]
     backward = [b for op, b in zip(whiles, bodies) if "_grad" in op.name]
+    grads = " ".join(op.name for op in whiles if "_grad" in op.name)
+    # the machine's loop is the one differentiated (the level machine's schedule loops are not)
+    forward = [b for op, b in zip(whiles, bodies) if "_grad" not in op.name and f"/{op.name}_grad" in grads]
     assert len(forward) == 1 and len(backward) == 1, [op.name for op in whiles]
     return forward[0], backward[0]
 

@@ -1,0 +1,284 @@
+"""The structure-driven machine: a recursion over trees whose control depends only on the trees.
+
+TreeRNN's `encode(node)` is the model: `if node.is_leaf(): return leaf(node)`,
+else call itself on `node.left` and `node.right` and combine their results.
+Which block a frame runs is then a fact about its node, known before any
+tensor is computed, and every node is one frame.  So the machine needs no
+call stack and no program counter: it classifies every node once (leaf path
+or calling path, from the branch tests on the node's own columns), finds the
+children each calling node passes, numbers the levels bottom-up (a leaf is
+level 0, a calling node one above its highest child), and then runs
+  - each leaf path once, batched over all its nodes, and
+  - one `tf.while_loop` step per level: gather the children's results into
+    the calling nodes' temporaries, run the blocks after the calls batched
+    over the nodes of that level, scatter their results -
+the TF Fold / DyNet schedule, derived from the user's blocks.  A balanced
+tree of depth d takes d steps, and the gradient runs the same loop backwards.
+
+What fits (`why_not`), checked on the blocks: one function; one tree
+parameter, the others the same in every call; one call group, of calls on
+attributes of the node; before it, only branches without statements whose
+test reads the node's own columns; after the calls and on each leaf path, a
+chain of blocks without branches ending in a return; no stateful op (a node
+reached twice runs once).  Anything else runs as the wavefront machine.
+Only nodes the roots reach run; a node whose calling path meets a `None`
+child fails the run (a gather at -1), so the call runs in Python and raises
+as eager does.
+"""
+from __future__ import annotations
+
+import ast
+
+import tensorflow as tf
+
+from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
+from codegen.operators.trees import Pointer
+from codegen.recursion.blocks import Machine, block_vars, run_builder
+from codegen.recursion.elementwise import run_batched
+from codegen.recursion.frame_specs import leaves, pack
+from codegen.recursion.frames import cast, cast_all, empty, scatter, take
+from codegen.syntax.analysis import assigned_names
+
+_STRUCTURAL = (ast.Name, ast.Load, ast.Attribute, ast.Call, ast.Compare, ast.Is, ast.IsNot, ast.Eq, ast.NotEq,
+               ast.Constant, ast.UnaryOp, ast.Not)
+
+
+class _Shape:
+    """The blocks of a fitting cycle: its routes, the call group, the chain after the calls."""
+
+    def __init__(self, f, cf, param, routes, group, post):
+        self.f, self.cf, self.param = f, cf, param
+        self.routes = routes        # [(tests: [(branch block, outcome)], chain of blocks or None for the call)]
+        self.group = group          # the call group block
+        self.post = post            # the blocks after the calls, ending in a return
+
+
+def why_not(m: Machine, calls) -> str | None:
+    """Why the cycle does not run level by level, or None (see the module docstring)."""
+    shape = _shape(m, calls)
+    return shape if isinstance(shape, str) else None
+
+
+def _shape(m: Machine, calls):
+    if len(m.cycle.functions) != 1:
+        return "several functions recurse together"
+    (f, cf), = m.cycle.functions.items()
+    trees = [p for p in cf.params if p in cf.tree_params]
+    if len(trees) != 1 or not all(isinstance(args[cf.params.index(trees[0])], Pointer) for args in calls):
+        return "it does not walk one tree parameter"
+    param = trees[0]
+    if any((f, q) in m.index for q in cf.params if q != param):
+        return "a parameter besides the tree changes from call to call"
+    if m.stateful:
+        return "a block has stateful ops"
+    if any(param in assigned_names(b.stmts) for b in cf.blocks):
+        return f"`{param}` is reassigned"
+    groups = [b for b in cf.blocks if isinstance(b.term, CallGroup)]
+    if len(groups) != 1 or not _bare(groups[0]):
+        return "the recursive calls are not one group of calls on the node's children"
+    group = groups[0]
+    for call in group.term.calls:
+        arg = call.args[cf.params.index(param)] if len(call.args) == len(cf.params) else None
+        if m.cycle.names[f][call.callee] is not f or not (
+                isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == param):
+            return "a recursive call is not on an attribute of the node"
+    routes: list = []
+    why = _routes(cf, param, group, cf.entry, [], routes, 0)
+    if why:
+        return why
+    post = _chain(cf, group.term.resume)
+    if post is None:
+        return "the code after the recursive calls branches or recurses again"
+    return _Shape(f, cf, param, routes, group, post)
+
+
+def _routes(cf, param, group, bid, tests, out, depth):
+    """Collect the routes from block `bid` (to the call group, or down a leaf chain)."""
+    block = cf.blocks[bid]
+    if block is group:
+        out.append((tests, None))
+        return None
+    if isinstance(block.term, Branch) and _bare(block) and depth < 8:
+        if not _structural(block.term.test, param):
+            return "a branch before the recursive calls tests more than the node's own columns"
+        return (_routes(cf, param, group, block.term.if_true, tests + [(block, True)], out, depth + 1)
+                or _routes(cf, param, group, block.term.if_false, tests + [(block, False)], out, depth + 1))
+    chain = _chain(cf, bid)
+    if chain is None:
+        return "a path without recursive calls branches on computed values"
+    out.append((tests, chain))
+    return None
+
+
+def _chain(cf, bid):
+    """The blocks from `bid` along gotos to a return, or None if a branch or a call comes first."""
+    chain = []
+    while len(chain) <= len(cf.blocks):
+        block = cf.blocks[bid]
+        chain.append(block)
+        if isinstance(block.term, Return):
+            return chain
+        if not isinstance(block.term, Goto):
+            return None
+        bid = block.term.target
+    return None
+
+
+def _bare(block) -> bool:
+    """Whether the block has no statements but string constants (a docstring)."""
+    return all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in block.stmts)
+
+
+def _structural(test, param) -> bool:
+    for node in ast.walk(test):
+        if not isinstance(node, _STRUCTURAL):
+            return False
+        if isinstance(node, ast.Name) and node.id != param:
+            return False
+        if isinstance(node, ast.Call) and (node.args or node.keywords or not isinstance(node.func, ast.Attribute)):
+            return False
+        if isinstance(node, ast.Attribute) and not isinstance(node.value, ast.Name):
+            return False                      # the node's own columns only, not a child's
+    return True
+
+
+def run(m: Machine, calls, limit) -> list:
+    """Build the level-by-level machine for the root calls `calls`; returns their results."""
+    shape = _shape(m, calls)
+    f, cf = shape.f, shape.cf
+    at = cf.params.index(shape.param)
+    tables = calls[0][at].tables
+    n = tf.shape(tables.columns[tables.schema.columns[0].name][1])[0]
+    nodes = tf.range(n)
+    roots = tf.stack([tf.cast(args[at].index, tf.int32) for args in calls])
+    rows = [tf.zeros([n, *s.shape], s.dtype) for s in m.leaf_specs]
+    (param_row,) = m.index[(f, shape.param)]
+    rows[param_row] = nodes
+    route = _route(m, shape, rows, n)
+    calling = tf.reduce_any(tf.stack([tf.equal(route, r) for r, (_, chain) in enumerate(shape.routes)
+                                      if chain is None] + [tf.zeros([n], tf.bool)]), 0)
+    children = _children(m, shape, rows, calling)
+    reached, level = _levels(roots, calling, children, n)
+    results = [tf.zeros([n, *s.shape], s.dtype) for s in leaves(m.returns[f])]
+    ran = {}
+    for r, (tests, chain) in enumerate(shape.routes):
+        if chain is not None:
+            idx = _where(tf.logical_and(reached, tf.equal(route, r)))
+            rows, results = _run_chain(m, shape, chain, idx, rows, results, ran)
+    height = tf.reduce_max(tf.concat([tf.gather(level, roots), [0]], 0))
+
+    def body(step, rows, results):
+        idx = _where(tf.logical_and(tf.logical_and(reached, calling), tf.equal(level, step)))
+        rows = _receive(m, shape, idx, children, rows, results)
+        rows, results = _run_chain(m, shape, shape.post, idx, rows, results, {})
+        return step + 1, rows, results
+
+    _, rows, results = tf.while_loop(lambda step, *_: step <= height, body, (tf.constant(1), rows, results))
+    with tf.control_dependencies([tf.debugging.Assert(height <= limit, [
+            "recursion deeper than the interpreter's recursion limit", limit])]):
+        results = [tf.identity(r) for r in results]
+    frames = tf.reduce_sum(tf.cast(reached, tf.int32))
+    inner = tf.reduce_sum(tf.cast(tf.logical_and(reached, calling), tf.int32))
+    counts = [ran.get(b.id, inner if (b is shape.group or b in shape.post) else frames) for b in cf.blocks]
+    m.ctx.observe(m.cycle.observe, [height, frames, tf.stack([tf.cast(c, tf.int32) for c in counts])])
+    per_root = [take(r, roots) for r in results]
+    return [pack(m.returns[f], [leaf[i] for leaf in per_root]) for i in range(len(calls))]
+
+
+def _where(mask):
+    return tf.cast(tf.reshape(tf.where(mask), [-1]), tf.int32)
+
+
+def _direct(m: Machine, shape: _Shape, block, rows):
+    """The terminator value of a block without statements, computed once on every node's frame."""
+    table_vars, written = block_vars(m, shape.f, shape.cf, block)
+    flat = [rows[j] for v in table_vars for j in m.index[(shape.f, v)]]
+    _, term = run_builder(m, shape.f, shape.cf, block, table_vars, written, flat)
+    return term
+
+
+def _route(m: Machine, shape: _Shape, rows, n):
+    """Per node, the number of the route its branch tests choose."""
+    tests: dict = {}
+    route = tf.fill([n], -1)
+    for r, (path, _) in enumerate(shape.routes):
+        mask = tf.ones([n], tf.bool)
+        for block, outcome in path:
+            if block.id not in tests:
+                tests[block.id] = tf.broadcast_to(tf.cast(_direct(m, shape, block, rows), tf.bool), [n])
+            mask = tf.logical_and(mask, tests[block.id] if outcome else tf.logical_not(tests[block.id]))
+        route = tf.where(mask, r, route)
+    return route
+
+
+def _children(m: Machine, shape: _Shape, rows, calling) -> list:
+    """Per call of the group, the node each calling node passes (-1 for the other nodes)."""
+    term = _direct(m, shape, shape.group, rows)
+    at = shape.cf.params.index(shape.param)
+    return [tf.where(calling, tf.cast(args[at].index, tf.int32), -1) for args in term]
+
+
+def _levels(roots, calling, children, n):
+    """Which nodes the roots reach, and each reached node's level (leaves 0, callers one above
+    their highest child)."""
+    def spread(reached, _):
+        more = reached
+        for child in children:
+            hit = _where(tf.logical_and(reached, calling))
+            more = tf.tensor_scatter_nd_update(more, tf.expand_dims(tf.gather(child, hit), 1),
+                                               tf.ones_like(hit, tf.bool))
+        return more, tf.reduce_any(tf.not_equal(more, reached))
+
+    start = tf.tensor_scatter_nd_update(tf.zeros([n], tf.bool), tf.expand_dims(roots, 1), tf.ones_like(roots, tf.bool))
+    reached, _ = tf.while_loop(lambda r, changed: changed, spread, (start, tf.constant(True)))
+
+    def rise(level, _):
+        highest = tf.reduce_max(tf.stack([tf.gather(level, tf.maximum(c, 0)) for c in children]), 0)
+        new = tf.where(tf.logical_and(reached, calling), highest + 1, 0)
+        return new, tf.reduce_any(tf.not_equal(new, level))
+
+    level, _ = tf.while_loop(lambda lv, changed: changed, rise, (tf.zeros([n], tf.int32), tf.constant(True)))
+    return reached, level
+
+
+def _receive(m: Machine, shape: _Shape, idx, children, rows, results) -> list:
+    """The calling nodes `idx` get their children's results in the calls' temporaries."""
+    rows = list(rows)
+    for call, child in zip(shape.group.term.calls, children):
+        target = (shape.f, call.target)
+        below = tf.gather(child, idx)
+        for j, r, spec in zip(m.index[target], results, leaves(m.specs[target])):
+            rows[j] = scatter(rows[j], idx, cast(take(r, below), spec))
+    return rows
+
+
+def _run_chain(m: Machine, shape: _Shape, chain, idx, rows, results, ran):
+    """Run the blocks of `chain` on the frames `idx`, batched; its return fills their results."""
+    f, cf = shape.f, shape.cf
+    k = tf.size(idx)
+    rows = list(rows)
+    for block in chain:
+        ran[block.id] = k
+        table_vars, written = block_vars(m, f, cf, block)
+        vals = [idx] + [tf.gather(rows[j], idx) for v in table_vars for j in m.index[(f, v)]]
+        is_return = isinstance(block.term, Return)
+
+        def per_frame(frame_vals, block=block, table_vars=table_vars, written=written, is_return=is_return):
+            out, term = run_builder(m, f, cf, block, table_vars, written, frame_vals[1:])
+            value = (term if block.term.value is not None else 0) if is_return else None
+            return out, (cast_all(value, m.returns[f]) if is_return else [])
+
+        def none(written=written, is_return=is_return):
+            return ([empty(m.leaf_specs[j]) for v in written for j in m.index[(f, v)]],
+                    [empty(s) for s in leaves(m.returns[f])] if is_return else [])
+
+        if (f, block.id) in m.elementwise:
+            new_leaves, term = run_batched(per_frame, vals, k)
+        else:
+            new_leaves, term = tf.cond(k > 0, lambda pf=per_frame, vals=vals: tf.vectorized_map(
+                pf, vals, fallback_to_while_loop=True), none)
+        for j, value in zip([j for v in written for j in m.index[(f, v)]], new_leaves):
+            rows[j] = scatter(rows[j], idx, value)
+        if is_return:
+            results = [scatter(r, idx, cast(t, s)) for r, t, s in zip(results, term, leaves(m.returns[f]))]
+    return rows, results

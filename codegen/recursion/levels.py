@@ -219,25 +219,22 @@ def _children(m: Machine, shape: _Shape, rows, calling) -> list:
 
 
 def _levels(roots, calling, children, n):
-    """Which nodes the roots reach, and each reached node's level (leaves 0, callers one above
-    their highest child)."""
-    def spread(reached, _):
+    """Which nodes the roots reach, and each node's level (leaves 0, callers one above their
+    highest child): one loop that spreads both until neither changes."""
+    def spread(reached, level, _):
         more = reached
+        hit = _where(tf.logical_and(reached, calling))
         for child in children:
-            hit = _where(tf.logical_and(reached, calling))
             more = tf.tensor_scatter_nd_update(more, tf.expand_dims(tf.gather(child, hit), 1),
                                                tf.ones_like(hit, tf.bool))
-        return more, tf.reduce_any(tf.not_equal(more, reached))
+        highest = tf.reduce_max(tf.stack([tf.gather(level, tf.maximum(c, 0)) for c in children]), 0)
+        new = tf.where(calling, highest + 1, 0)
+        return more, new, tf.logical_or(tf.reduce_any(tf.not_equal(more, reached)),
+                                        tf.reduce_any(tf.not_equal(new, level)))
 
     start = tf.tensor_scatter_nd_update(tf.zeros([n], tf.bool), tf.expand_dims(roots, 1), tf.ones_like(roots, tf.bool))
-    reached, _ = tf.while_loop(lambda r, changed: changed, spread, (start, tf.constant(True)))
-
-    def rise(level, _):
-        highest = tf.reduce_max(tf.stack([tf.gather(level, tf.maximum(c, 0)) for c in children]), 0)
-        new = tf.where(tf.logical_and(reached, calling), highest + 1, 0)
-        return new, tf.reduce_any(tf.not_equal(new, level))
-
-    level, _ = tf.while_loop(lambda lv, changed: changed, rise, (tf.zeros([n], tf.int32), tf.constant(True)))
+    reached, level, _ = tf.while_loop(lambda r, lv, changed: changed, spread,
+                                      (start, tf.zeros([n], tf.int32), tf.constant(True)))
     return reached, level
 
 

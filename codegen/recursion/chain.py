@@ -28,6 +28,7 @@ eager does.
 """
 from __future__ import annotations
 
+import ast
 from typing import NamedTuple
 
 import tensorflow as tf
@@ -132,7 +133,8 @@ def run(m: Machine, args, limit) -> tuple:
         return (s.pc >= 0) & (s.deepest <= limit) & ~s.fault
 
     state = _initial_state(m, args)
-    out = ChainState(*tf.while_loop(outer_cond, lambda *f: runner(_grow(ChainState(*f))), state,
+    fills = [fill for _, _, fill in _row_specs(m)]
+    out = ChainState(*tf.while_loop(outer_cond, lambda *f: runner(_grow(ChainState(*f), fills)), state,
                                     shape_invariants=_shapes(state)))
     with tf.control_dependencies([
             tf.debugging.Assert(~out.fault, ["integer division by zero in a recursive function"]),
@@ -152,8 +154,10 @@ def _state_specs(m: Machine) -> ChainState:
 
 
 def _row_specs(m: Machine) -> list:
-    """(dtype, row shape, fill) of each per-depth tensor, in `ChainState.rows` order."""
-    return [(s.dtype, s.shape, 0) for s in m.leaf_specs] + [(tf.int32, (), -1), (tf.int32, (), -1)]
+    """(dtype, row shape, fill) of each per-depth tensor, in `ChainState.rows` order: the frame
+    variables' leaves, then the resume block, the call site, and the tail calls folded into the
+    rows up to this one (a frame's depth in Python is its row plus that count)."""
+    return [(s.dtype, s.shape, 0) for s in m.leaf_specs] + [(tf.int32, (), -1), (tf.int32, (), -1), (tf.int32, (), 0)]
 
 
 def _initial_state(m: Machine, args) -> ChainState:
@@ -176,7 +180,7 @@ def _shapes(state: ChainState) -> ChainState:
                       [tf.TensorShape([None] + t.shape[1:].as_list()) for t in state.rows])
 
 
-def _grow(s: ChainState) -> ChainState:
+def _grow(s: ChainState, fills: list) -> ChainState:
     """Every per-depth tensor doubled when the next call would not fit, else as it is."""
     size = tf.shape(s.rows[-1])[0]
     extra = tf.where(s.sp + 3 > size, size, 0)       # the next frame's row, and the spare last one
@@ -186,7 +190,7 @@ def _grow(s: ChainState) -> ChainState:
         out = tf.pad(t, paddings, constant_values=tf.cast(fill, t.dtype))
         out.set_shape([None] + t.shape[1:])
         return out
-    return s._replace(rows=[pad(t, -1 if j >= len(s.rows) - 2 else 0) for j, t in enumerate(s.rows)])
+    return s._replace(rows=[pad(t, fill) for t, fill in zip(s.rows, fills)])
 
 
 def _put(table, i, value):
@@ -220,7 +224,7 @@ class _Plan:
         self.m = m
         self.blocks = [(f, cf, b) for f, cf in m.cycle.functions.items() for b in cf.blocks]
         self.specs = _row_specs(m)
-        self.resume, self.slot = len(self.specs) - 2, len(self.specs) - 1
+        self.resume, self.slot, self.tails = len(self.specs) - 3, len(self.specs) - 2, len(self.specs) - 1
         self.checked: set = set()          # names of the integer divisions whose divisor is checked
         self.frame = None                  # the running frame's row of each per-depth tensor, while a step is traced
         self.caller_resume = None
@@ -292,21 +296,39 @@ class _Plan:
         return self._return(f, t, term, path)
 
     def _call(self, f, t: CallGroup, term, path: _Path) -> _Effect:
-        """The one call of the group: the callee's frame is the next row; the caller waits."""
+        """The one call of the group: the callee's frame is the next row and the caller waits; or,
+        for a tail call (`return f(...)`), the callee's frame replaces the caller's in its row."""
         m = self.m
         (call,), (args,) = t.calls, term
         callee = m.cycle.names[f][call.callee]
         ccf = m.cycle.functions[callee]
-        child = path.sp + 1
-        other = {self.slot: (child, tf.constant(call.site), True)}
+        folded = self._read(path, self.tails)
+        params = {}
         for p, a in zip(ccf.params, args):
-            for j, leaf in zip(m.index.get((callee, p), []), cast_all(a, m.specs[(callee, p)])):
-                other[j] = (child, leaf, True)
+            params.update(zip(m.index.get((callee, p), []), cast_all(a, m.specs[(callee, p)])))
+        entry = tf.constant(m.cycle.offsets[callee] + ccf.entry)
+        if self._is_tail(f, t, callee):
+            path = path._replace(local={**params, self.tails: folded + 1}, dirty=frozenset(params) | {self.tails},
+                                 calls=path.calls + 1, deepest=tf.maximum(path.deepest, path.sp + folded + 1))
+            return self._effect(path, pc=entry, sp=path.sp, own=path.dirty)
+        child = path.sp + 1
+        other = {j: (child, leaf, True) for j, leaf in params.items()}
+        other[self.slot] = (child, tf.constant(call.site), True)
+        other[self.tails] = (child, folded, True)
         path = path._replace(local={**path.local, self.resume: tf.constant(m.cycle.offsets[f] + t.resume)},
                              dirty=path.dirty | {self.resume}, calls=path.calls + 1,
-                             deepest=tf.maximum(path.deepest, child))
-        return self._effect(path, pc=tf.constant(m.cycle.offsets[callee] + ccf.entry), sp=child, own=path.dirty,
-                            other=other)
+                             deepest=tf.maximum(path.deepest, child + folded))
+        return self._effect(path, pc=entry, sp=child, own=path.dirty, other=other)
+
+    def _is_tail(self, f, t: CallGroup, callee) -> bool:
+        """`return f(...)`: the block after the call only returns the call's result, of the same type."""
+        m, cf = self.m, self.m.cycle.functions[f]
+        after = cf.blocks[t.resume]
+        bare = all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in after.stmts)
+        value = after.term.value if isinstance(after.term, Return) else None
+        kinds = [[(s.dtype, s.shape) for s in leaves(spec)]
+                 for spec in (m.returns[callee], m.returns[f], m.specs[(f, t.calls[0].target)])]
+        return bare and isinstance(value, ast.Name) and value.id == t.calls[0].target and kinds[0] == kinds[1] == kinds[2]
 
     def _return(self, f, t: Return, term, path: _Path) -> _Effect:
         """The value goes to the caller's temporary of the site the frame was called from, and the
@@ -317,13 +339,17 @@ class _Plan:
         caller = tf.maximum(path.sp - 1, 0)
         site = self._read(path, self.slot)
         other = {}
+        kinds = [(v.dtype, tuple(v.shape)) for v in values]
         for cs in m.cycle.sites:
-            if cs.callee is m.cycle.functions[f]:
-                target = (cs.caller.fn, cs.target)
-                for j, value, spec in zip(m.index.get(target, []), values, leaves(m.specs[target])):
+            # The site the frame returns to calls this function, or (through tail calls) one
+            # returning the same type.
+            target = (cs.caller.fn, cs.target)
+            specs = leaves(m.specs[target])
+            if cs.callee is m.cycle.functions[f] or [(sp.dtype, tuple(sp.shape)) for sp in specs] == kinds:
+                for j, value, spec in zip(m.index.get(target, []), values, specs):
                     other[j] = (caller, cast(value, spec), tf.equal(site, cs.id))
         results = path.results
-        if f is m.entry:
+        if f is m.entry or [(sp.dtype, tuple(sp.shape)) for sp in m.ret_leaves] == kinds:   # the root, or tail-called by it
             results = [tf.where(root, cast(v, spec), r) for v, spec, r in zip(values, m.ret_leaves, results)]
         pc = tf.where(root, -1, self.caller_resume)
         return self._effect(path._replace(results=results), pc=pc, sp=caller, own=frozenset(), other=other)

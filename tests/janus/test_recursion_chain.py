@@ -42,6 +42,21 @@ def is_odd(n):
     return is_even(n - 1)
 
 
+def count(n):
+    """Primes in [2, n]: the root tail-calls `trial`, which returns at the root."""
+    if n < 2:
+        return 0
+    return trial(n, 2)
+
+
+def trial(n, d):
+    if d * d > n:
+        return 1 + count(n - 1)
+    if n % d == 0:
+        return count(n - 1)
+    return trial(n, d + 1)
+
+
 def mod_sum(n, d):
     if n == 0:
         return 0
@@ -96,7 +111,8 @@ def _strategy(spec):
     (down, [(5,), (0,), (40,), (7,)]),
     (is_even, [(4,), (7,), (0,), (31,)]),
     (mod_sum, [(10, 3), (6, 4), (30, 7)]),
-], ids=["ack", "down", "is_even", "mod_sum"])
+    (count, [(10,), (2,), (30,), (97,), (5,)]),
+], ids=["ack", "down", "is_even", "mod_sum", "count"])
 def test_integer_chains_run_depth_first_under_xla_and_equal_eager(fn, calls):
     spec = janus.speculate(fn, profile_runs=1)
     for args in calls:
@@ -205,3 +221,26 @@ def test_threads_share_a_chain():
         t.join()
     assert not errors, errors
     assert all(v == 2 * n + 3 for (k, n), v in results.items()) and len(results) == 12
+
+
+def countdown(n):
+    if n == 0:
+        return 0
+    return countdown(n - 1)
+
+
+@pytest.mark.parametrize("fn", [countdown, is_even], ids=["self", "mutual"])
+def test_tail_calls_share_a_row_but_count_toward_the_recursion_limit(fn):
+    """`return f(...)` replaces the caller's frame in its row; the depth Python would reach still
+    decides RecursionError."""
+    spec = janus.speculate(fn, profile_runs=1)
+    spec(tf.constant(3))
+    for n in (50, 300, 0, 1):
+        _same(fn, spec, tf.constant(n))
+    assert spec.graphs[0].recursion[0].last_steps <= 3        # one step per call, none for returns
+    depth = sys.getrecursionlimit() + 200
+    with pytest.raises(RecursionError):
+        fn(tf.constant(depth))
+    with pytest.raises(RecursionError):
+        spec(tf.constant(depth))
+    assert _strategy(spec).startswith("chain"), spec.report()

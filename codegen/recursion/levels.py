@@ -170,7 +170,7 @@ def run(m: Machine, calls, limit) -> list:
     def body(step, rows, results):
         idx = _where(tf.logical_and(tf.logical_and(reached, calling), tf.equal(level, step)))
         rows = _receive(m, shape, idx, children, rows, results)
-        rows, results = _run_chain(m, shape, shape.post, idx, rows, results, {})
+        rows, results = _run_chain(m, shape, shape.post, idx, rows, results, {}, some=True)
         return step + 1, rows, results
 
     _, rows, results = tf.while_loop(lambda step, *_: step <= height, body, (tf.constant(1), rows, results))
@@ -249,8 +249,10 @@ def _receive(m: Machine, shape: _Shape, idx, children, rows, results) -> list:
     return rows
 
 
-def _run_chain(m: Machine, shape: _Shape, chain, idx, rows, results, ran):
-    """Run the blocks of `chain` on the frames `idx`, batched; its return fills their results."""
+def _run_chain(m: Machine, shape: _Shape, chain, idx, rows, results, ran, some=False):
+    """Run the blocks of `chain` on the frames `idx`, batched; its return fills their results.
+    `some`: `idx` is never empty (every level below the highest root has a node), so the blocks
+    need no `tf.cond` on it."""
     f, cf = shape.f, shape.cf
     k = tf.size(idx)
     rows = list(rows)
@@ -271,6 +273,8 @@ def _run_chain(m: Machine, shape: _Shape, chain, idx, rows, results, ran):
 
         if (f, block.id) in m.elementwise:
             new_leaves, term = run_batched(per_frame, vals, k)
+        elif some:
+            new_leaves, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
         else:
             new_leaves, term = tf.cond(k > 0, lambda pf=per_frame, vals=vals: tf.vectorized_map(
                 pf, vals, fallback_to_while_loop=True), none)

@@ -100,31 +100,36 @@ def symbolic(model, train):
 
 
 def make_workloads(name, model_cls, infer_fn, train_fn, symbolic_fn, hidden=(16, 64)):
-    def builder(train):
+    """Rows for inference and training: mini-batches of 8 and 4 trees, of 25 trees, and one tree
+    per call (8 calls per repetition)."""
+    def builder(train, batch, per_rep):
         def build(quick):
-            batch, per_rep = (1, 1) if quick else ((4, 1) if train else (8, 1))
+            size, calls = (1, 1) if quick else (batch, per_rep)
             reps = 20 if quick else 40                          # enough fresh trees for warm-up + timing
-            vocab, batches = sst.tree_batches(quick, reps * per_rep, batch, max_leaves=8 if quick else None)
+            vocab, batches = sst.tree_batches(quick, reps * calls, size, max_leaves=8 if quick else None)
             h = hidden[0] if quick else hidden[1]
             lr = tf.constant(0.05)
 
             def make(way, wrap):
                 model = model_cls(len(vocab), h)
                 step = symbolic_fn(model, train) if way == "symbolic" else wrap(train_fn if train else infer_fn)
-                it = iter(range(0, len(batches), per_rep))
+                it = iter(range(0, len(batches), calls))
 
                 def rep():
                     k = next(it)
                     if train:
-                        return [step(model, b, lr) for b in batches[k:k + per_rep]]
-                    return [step(model, b) for b in batches[k:k + per_rep]]
+                        return [step(model, b, lr) for b in batches[k:k + calls]]
+                    return [step(model, b) for b in batches[k:k + calls]]
                 return rep
-            return Setup(units=batch * per_rep, make=make,
-                         notes=f"hidden {h}, {per_rep} batch(es) of {batch} fresh trees per repetition"
+            return Setup(units=size * calls, make=make,
+                         notes=f"hidden {h}, {calls} batch(es) of {size} fresh trees per repetition"
                                + (", trees of 8 leaves" if quick else ""))
         return build
-    return [Workload(f"{name}-infer", "trees/s", builder(False), rtol=1e-4),
-            Workload(f"{name}-train", "trees/s", builder(True), rtol=1e-3)]
+    rows = []
+    for suffix, infer_batch, train_batch, per_rep in (("", 8, 4, 1), ("-25", 25, 25, 1), ("-1", 1, 1, 8)):
+        rows += [Workload(f"{name}-infer{suffix}", "trees/s", builder(False, infer_batch, per_rep), rtol=1e-4),
+                 Workload(f"{name}-train{suffix}", "trees/s", builder(True, train_batch, per_rep), rtol=1e-3)]
+    return rows
 
 
 WORKLOADS = make_workloads("treernn", TreeRNN, infer, train_step, symbolic)

@@ -326,9 +326,12 @@ class _Plan:
         after = cf.blocks[t.resume]
         bare = all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in after.stmts)
         value = after.term.value if isinstance(after.term, Return) else None
-        kinds = [[(s.dtype, s.shape) for s in leaves(spec)]
-                 for spec in (m.returns[callee], m.returns[f], m.specs[(f, t.calls[0].target)])]
-        return bare and isinstance(value, ast.Name) and value.id == t.calls[0].target and kinds[0] == kinds[1] == kinds[2]
+        # The callee's value reaches the temporaries of f's callers (and the root's result) as it is.
+        specs = [m.returns[callee], m.returns[f], m.specs[(f, t.calls[0].target)]] + \
+            [m.specs[(cs.caller.fn, cs.target)] for cs in m.cycle.sites if cs.callee is cf]
+        kinds = [[(s.dtype, tuple(s.shape)) for s in leaves(spec)] for spec in specs]
+        return bare and isinstance(value, ast.Name) and value.id == t.calls[0].target \
+            and all(k == kinds[0] for k in kinds)
 
     def _return(self, f, t: Return, term, path: _Path) -> _Effect:
         """The value goes to the caller's temporary of the site the frame was called from, and the

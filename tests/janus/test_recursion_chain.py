@@ -14,47 +14,13 @@ import tensorflow as tf
 
 import janus
 from tests.harness import run_capturing
-
-
-def ack(m, n):
-    if m == 0:
-        return n + 1
-    if n == 0:
-        return ack(m - 1, 1)
-    return ack(m - 1, ack(m, n - 1))
+from tests.janus.test_recursion import ack, count, is_even
 
 
 def down(n):
     if n == 0:
         return 0
     return 1 + down(n - 1)
-
-
-def is_even(n):
-    if n == 0:
-        return True
-    return is_odd(n - 1)
-
-
-def is_odd(n):
-    if n == 0:
-        return False
-    return is_even(n - 1)
-
-
-def count(n):
-    """Primes in [2, n]: the root tail-calls `trial`, which returns at the root."""
-    if n < 2:
-        return 0
-    return trial(n, 2)
-
-
-def trial(n, d):
-    if d * d > n:
-        return 1 + count(n - 1)
-    if n % d == 0:
-        return count(n - 1)
-    return trial(n, d + 1)
 
 
 def mod_sum(n, d):

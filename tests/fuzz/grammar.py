@@ -3,8 +3,8 @@
 Each program is a module with a function `f(x, n, box)`: `x` a float tensor,
 `n` a Python int, `box` an object with state.  Its body mixes tensor and
 Python arithmetic, `if` on tensors and on Python values, `for` over ranges
-and lists, `while` on tensors, a recursive helper (on a tensor or a Python
-int, possibly writing state), `break`/`continue`/early `return`, calls of a
+and lists, `while` on tensors, recursive helpers (integer chains with tail
+calls, and one on a tensor or a Python int, possibly writing state), `break`/`continue`/early `return`, calls of a
 helper, writes to attributes, lists, dicts, a global and a `tf.Variable`,
 ops that fail for some inputs after such writes (an out-of-range
 `tf.gather`, a `tf.debugging` assertion), `print` and f-strings, and
@@ -61,6 +61,26 @@ def rec(v, m, box):
     return rec(v * 0.5, m - 1, box) + 1.0
 
 
+def ichain(m, d):
+    if m <= 0:
+        return m % 3
+    if m % 2 == 0:
+        return ichain(m - 1, d)
+    return ichain(m - 2, d) + m % d
+
+
+def ieven(m):
+    if m <= 0:
+        return 1
+    return iodd(m - 1)
+
+
+def iodd(m):
+    if m <= 0:
+        return 0
+    return ieven(m - 1) + 1
+
+
 def f(x, n, box):
     global COUNT
     t = x * 1.0
@@ -102,6 +122,9 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "TABLE[k % 3] = k",
         lambda: "box.v.assign_add(tf.reduce_sum(t))",
         lambda: f"t = rec(t, {draw(st.sampled_from(['tf.constant(abs(n) % 3)', 'abs(k) % 3']))}, box)",
+        # Integer chains (depth-first under XLA): tail calls, mutual recursion, a divisor that may be 0.
+        lambda: "t = t + tf.cast(ichain(tf.constant(abs(n) % 9), tf.constant(abs(k) % 3)), tf.float32)",
+        lambda: "k = k + int(ieven(tf.constant(abs(k) % 7)))",
         lambda: "t = t + tf.gather(x, k % 4)",
         lambda: "tf.gather(x, n % 5)",               # an unused value that may fail
         lambda: "tf.debugging.assert_less(tf.reduce_sum(t), 20.0)",

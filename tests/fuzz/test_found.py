@@ -377,3 +377,22 @@ def test_a_float_after_an_int_argument_was_relaxed_to_a_tensor():
     as an int64 tensor; a later float (2.5) was then fed as int64 too and the entry guard raised
     TypeError where eager returns 2.5.  A number of the other type stays a constant."""
     differential(scaled_sum, [(tf.constant([1.0]), s) for s in [1, 2.5, True, 3, 0.5, 1, 2.5, True, 3, 0.5]])
+
+
+def evens(m):
+    if m <= 0:
+        return 1
+    return odds(m - 1)
+
+
+def odds(m):
+    if m <= 0:
+        return 0
+    return evens(m - 1) + 1
+
+
+def test_a_root_that_tail_calls_another_function_returns_that_functions_value():
+    """Found by the benchmark's correctness check (prime counting): in the chain machine a tail
+    call replaces the caller's frame, so the root row may hold another function when it returns;
+    the machine's result was taken from the entry function's returns only and stayed 0."""
+    differential(evens, [(tf.constant(m),) for m in (4, 7, 0, 12, 1, 9)], profile_runs=1)

@@ -109,8 +109,8 @@ class CallSite:
 @dataclasses.dataclass
 class Strategy:
     """How the last graph built runs a cycle, and why."""
-    name: str                   # "chain" (depth-first under XLA) or "wavefront" (all ready frames at once)
-    why: str                    # why this strategy, and not the other
+    name: str                   # "levels", "chain" (depth-first under XLA) or "wavefront" (all ready frames at once)
+    why: str                    # why this strategy fits, or why the others do not
 
     def describe(self) -> str:
         how = {"chain": "depth-first, compiled with XLA", "levels": "one step per tree level",

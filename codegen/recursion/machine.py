@@ -1,5 +1,10 @@
 """The static Call/Return machine that runs a recursive cycle inside one graph.
 
+A cycle whose calls fit a cheaper schedule runs that instead (`_other_strategy`):
+a recursion over trees whose control reads only the nodes runs level by level
+(`codegen.recursion.levels`), a chain of integer frames runs depth-first under
+XLA (`codegen.recursion.chain`).  Everything else runs as the wavefront below.
+
 The cycle's functions appear once in the graph, as blocks (see
 `codegen.lowering.recursion`).  Frames live in tables with a leading frame
 axis (see `codegen.recursion.frames`): one table per function variable, plus

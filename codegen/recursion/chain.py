@@ -10,8 +10,11 @@ into the next blocks (up to `FUSE` of them) before it ends, so a call costs
 about two steps.  A call writes the callee's arguments into row `sp + 1` and
 the caller's resume block into `resume[sp]`; a return writes its value into
 the caller's temporary of the call site it came from (`slot[sp]`) at row
-`sp - 1`.  No frame is ever batched, so no block needs `tf.vectorized_map`,
-and the machine runs the calls in eager's order.
+`sp - 1`.  A tail call (`return g(...)`) puts the callee's frame in the
+caller's row instead, and each row counts the tail calls folded into the rows
+up to it, so the depth checked against the recursion limit is Python's.  No
+frame is ever batched, so no block needs `tf.vectorized_map`, and the machine
+runs the calls in eager's order.
 
 The inner loop is compiled with XLA, which is what makes a step cheap (about
 a microsecond here, where the graph executor pays tens for the `Case` alone);

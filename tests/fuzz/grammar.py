@@ -21,8 +21,11 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 OPEN_BUG_RULES: dict[str, str] = {
-    # No rule of the grammar makes a known, open bug today.  A rule that does is generated only
-    # under --fuzz-open, listed here with a one-line repro, until the bug is fixed.
+    # A rule that makes a known, open bug is generated only under --fuzz-open, listed here with a
+    # one-line repro, until the bug is fixed.
+    "print(mixed(...))": "a recursion whose eager result is a tensor on one path and a Python int on "
+                         "another gives one type under janus: mixed(tensor 0) is a tensor, mixed(tensor 1) "
+                         "is 7; janus returns the type the profiled call returned",
 }
 
 HEADER = '''import queue
@@ -79,6 +82,14 @@ def iodd(m):
     if m <= 0:
         return 0
     return ieven(m - 1) + 1
+
+
+def mixed(m):
+    if m <= 0:
+        return m + 1
+    if m == 1:
+        return 7
+    return mixed(m - 2)
 
 
 def f(x, n, box):
@@ -141,6 +152,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
     ]
     if in_loop:
         choices += [lambda: f"if {draw(python_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}"]
+    if open_rules:
+        choices += [lambda: 'print("mixed", mixed(tf.constant(abs(n) % 4)))']
     return draw(st.sampled_from(choices))()
 
 

@@ -9,6 +9,7 @@ reads and writes which variables is `block_vars`.
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 
 import tensorflow as tf
@@ -54,6 +55,11 @@ def build_machine(ctx, cycle, entry, calls) -> Machine:
                    if (f, b.id) not in stateful and is_elementwise(cf, f, b, specs)}
     return Machine(ctx, cycle, entry, len(calls), specs, returns, stateful, index, leaf_specs,
                    leaves(returns[entry]), elementwise)
+
+
+def is_bare(block) -> bool:
+    """Whether the block has no statements but string constants (a docstring)."""
+    return all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in block.stmts)
 
 
 def block_vars(m: Machine, f, cf, block) -> tuple[list, list]:

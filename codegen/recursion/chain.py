@@ -38,7 +38,7 @@ import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.failing_ops import body_graphs
-from codegen.recursion.blocks import Machine, block_vars, run_builder
+from codegen.recursion.blocks import Machine, block_vars, is_bare, run_builder
 from codegen.recursion.constants import share_constants
 from codegen.recursion.frame_specs import leaves, pack
 from codegen.recursion.frames import cast, cast_all
@@ -327,13 +327,12 @@ class _Plan:
         """`return f(...)`: the block after the call only returns the call's result, of the same type."""
         m, cf = self.m, self.m.cycle.functions[f]
         after = cf.blocks[t.resume]
-        bare = all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in after.stmts)
         value = after.term.value if isinstance(after.term, Return) else None
         # The callee's value reaches the temporaries of f's callers (and the root's result) as it is.
         specs = [m.returns[callee], m.returns[f], m.specs[(f, t.calls[0].target)]] + \
             [m.specs[(cs.caller.fn, cs.target)] for cs in m.cycle.sites if cs.callee is cf]
         kinds = [[(s.dtype, tuple(s.shape)) for s in leaves(spec)] for spec in specs]
-        return bare and isinstance(value, ast.Name) and value.id == t.calls[0].target \
+        return is_bare(after) and isinstance(value, ast.Name) and value.id == t.calls[0].target \
             and all(k == kinds[0] for k in kinds)
 
     def _return(self, f, t: Return, term, path: _Path) -> _Effect:

@@ -33,10 +33,10 @@ import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.trees import Pointer
-from codegen.recursion.blocks import Machine, block_vars, run_builder
+from codegen.recursion.blocks import Machine, block_vars, is_bare, run_builder
 from codegen.recursion.elementwise import run_batched
 from codegen.recursion.frame_specs import leaves, pack
-from codegen.recursion.frames import cast, cast_all, empty, scatter, take
+from codegen.recursion.frames import cast, cast_all, empty, positions, scatter, take
 from codegen.syntax.analysis import assigned_names
 
 _STRUCTURAL = (ast.Name, ast.Load, ast.Attribute, ast.Call, ast.Compare, ast.Is, ast.IsNot, ast.Eq, ast.NotEq,
@@ -74,7 +74,7 @@ def _shape(m: Machine, calls):
     if any(param in assigned_names(b.stmts) for b in cf.blocks):
         return f"`{param}` is reassigned"
     groups = [b for b in cf.blocks if isinstance(b.term, CallGroup)]
-    if len(groups) != 1 or not _bare(groups[0]):
+    if len(groups) != 1 or not is_bare(groups[0]):
         return "the recursive calls are not one group of calls on the node's children"
     group = groups[0]
     for call in group.term.calls:
@@ -98,7 +98,7 @@ def _routes(cf, param, group, bid, tests, out, depth):
     if block is group:
         out.append((tests, None))
         return None
-    if isinstance(block.term, Branch) and _bare(block) and depth < 8:
+    if isinstance(block.term, Branch) and is_bare(block) and depth < 8:
         if not _structural(block.term.test, param):
             return "a branch before the recursive calls tests more than the node's own columns"
         return (_routes(cf, param, group, block.term.if_true, tests + [(block, True)], out, depth + 1)
@@ -122,11 +122,6 @@ def _chain(cf, bid):
             return None
         bid = block.term.target
     return None
-
-
-def _bare(block) -> bool:
-    """Whether the block has no statements but string constants (a docstring)."""
-    return all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in block.stmts)
 
 
 def _structural(test, param) -> bool:
@@ -186,7 +181,7 @@ def run(m: Machine, calls, limit) -> list:
 
 
 def _where(mask):
-    return tf.cast(tf.reshape(tf.where(mask), [-1]), tf.int32)
+    return tf.cast(positions(mask), tf.int32)
 
 
 def _direct(m: Machine, shape: _Shape, block, rows):

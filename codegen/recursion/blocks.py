@@ -17,7 +17,7 @@ import tensorflow as tf
 from codegen.operators.context import Frame
 from codegen.operators.values import UNDEF, Undefined
 from codegen.recursion.cycles import Cycle
-from codegen.recursion.elementwise import is_elementwise
+from codegen.recursion.elementwise import is_elementwise, run_batched
 from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack
 from codegen.recursion.frames import Widened, cast_all, is_tensors, table_layout, wrap
 from codegen.syntax.analysis import assigned_names
@@ -94,3 +94,15 @@ def run_builder(m: Machine, f, cf, block, table_vars, written, flat):
         if v in written:        # an `if` may leave it unassigned: then it keeps its value
             out += cast_all(given[v] if isinstance(value, Undefined) else value, m.specs[(f, v)])
     return out, term
+
+
+def run_frames(m: Machine, f, block, per_frame, vals, k, no_frames, only_if_any: bool):
+    """`per_frame` on the `k` frames whose values are `vals`, batched: elementwise blocks in one go
+    (`run_batched`), the others through `tf.vectorized_map`; with `only_if_any`, under a `tf.cond`
+    that returns `no_frames()` when no frame waits (pfor's fallback keeps the stateful ops of its
+    trace alive and feeds them frame 0, which does not exist then)."""
+    if (f, block.id) in m.elementwise:
+        return run_batched(per_frame, vals, k)
+    if only_if_any:
+        return tf.cond(k > 0, lambda: tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True), no_frames)
+    return tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)

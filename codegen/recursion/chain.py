@@ -331,7 +331,7 @@ class _Plan:
         # The callee's value reaches the temporaries of f's callers (and the root's result) as it is.
         specs = [m.returns[callee], m.returns[f], m.specs[(f, t.calls[0].target)]] + \
             [m.specs[(cs.caller.fn, cs.target)] for cs in m.cycle.sites if cs.callee is cf]
-        kinds = [[(s.dtype, tuple(s.shape)) for s in leaves(spec)] for spec in specs]
+        kinds = [_kinds(leaves(spec)) for spec in specs]
         return is_bare(after) and isinstance(value, ast.Name) and value.id == t.calls[0].target \
             and all(k == kinds[0] for k in kinds)
 
@@ -344,17 +344,17 @@ class _Plan:
         caller = tf.maximum(path.sp - 1, 0)
         site = self._read(path, self.slot)
         other = {}
-        kinds = [(v.dtype, tuple(v.shape)) for v in values]
+        kinds = _kinds(values)
         for cs in m.cycle.sites:
             # The site the frame returns to calls this function, or (through tail calls) one
             # returning the same type.
             target = (cs.caller.fn, cs.target)
             specs = leaves(m.specs[target])
-            if cs.callee is m.cycle.functions[f] or [(sp.dtype, tuple(sp.shape)) for sp in specs] == kinds:
+            if cs.callee is m.cycle.functions[f] or _kinds(specs) == kinds:
                 for j, value, spec in zip(m.index.get(target, []), values, specs):
                     other[j] = (caller, cast(value, spec), tf.equal(site, cs.id))
         results = path.results
-        if f is m.entry or [(sp.dtype, tuple(sp.shape)) for sp in m.ret_leaves] == kinds:   # the root, or tail-called by it
+        if f is m.entry or _kinds(m.ret_leaves) == kinds:        # the root, or tail-called by it
             results = [tf.where(root, cast(v, spec), r) for v, spec, r in zip(values, m.ret_leaves, results)]
         pc = tf.where(root, -1, self.caller_resume)
         return self._effect(path._replace(results=results), pc=pc, sp=caller, own=frozenset(), other=other)
@@ -373,6 +373,11 @@ class _Plan:
                 at.append(tf.reshape(tf.stack([own_at, other_at]), [2, 1]))
                 values.append(tf.stack([path.local[j] if j in own else zero, other[j][1] if j in other else zero]))
         return _Effect(path.calls, sp, pc, path.deepest, path.fault, path.ran, path.results, at, values)
+
+
+def _kinds(items) -> list:
+    """(dtype, shape) of each leaf spec or tensor: values of equal kinds go through a table as they are."""
+    return [(x.dtype, tuple(x.shape)) for x in items]
 
 
 def _dtype_refusal(m: Machine) -> str | None:

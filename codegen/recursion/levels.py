@@ -33,8 +33,7 @@ import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.trees import Pointer
-from codegen.recursion.blocks import Machine, block_vars, is_bare, run_builder
-from codegen.recursion.elementwise import run_batched
+from codegen.recursion.blocks import Machine, block_vars, is_bare, run_builder, run_frames
 from codegen.recursion.frame_specs import leaves, pack
 from codegen.recursion.frames import cast, cast_all, empty, positions, scatter, take
 from codegen.syntax.analysis import assigned_names
@@ -266,13 +265,7 @@ def _run_chain(m: Machine, shape: _Shape, chain, idx, rows, results, ran, some=F
             return ([empty(m.leaf_specs[j]) for v in written for j in m.index[(f, v)]],
                     [empty(s) for s in leaves(m.returns[f])] if is_return else [])
 
-        if (f, block.id) in m.elementwise:
-            new_leaves, term = run_batched(per_frame, vals, k)
-        elif some:
-            new_leaves, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
-        else:
-            new_leaves, term = tf.cond(k > 0, lambda pf=per_frame, vals=vals: tf.vectorized_map(
-                pf, vals, fallback_to_while_loop=True), none)
+        new_leaves, term = run_frames(m, f, block, per_frame, vals, k, none, not some)
         for j, value in zip([j for v in written for j in m.index[(f, v)]], new_leaves):
             rows[j] = scatter(rows[j], idx, value)
         if is_return:

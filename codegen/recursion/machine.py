@@ -32,10 +32,9 @@ from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import current
 from codegen.operators.trees import Pointer, Tables, is_node
 from codegen.recursion import chain, levels
-from codegen.recursion.blocks import Machine, block_vars, build_machine, run_builder
+from codegen.recursion.blocks import Machine, block_vars, build_machine, run_builder, run_frames
 from codegen.recursion.constants import share_constants
 from codegen.recursion.cycles import Cycle, Strategy
-from codegen.recursion.elementwise import run_batched
 from codegen.recursion.frame_specs import leaves, pack, spec_of
 from codegen.recursion.frames import MachineState, cast, cast_all, empty, grow, positions, rows, scatter, take
 
@@ -216,15 +215,8 @@ def _run_block(m: Machine, f, cf, block, state: MachineState) -> MachineState:
 
     k = tf.size(idx)
     ran = tf.tensor_scatter_nd_add(state.ran, [[gid]], [k])
-    if (f, block.id) in m.stateful:
-        # pfor's fallback keeps the stateful ops of its trace alive and feeds them frame 0, which
-        # does not exist when no frame waits here: run the block only when some frame does.
-        new_leaves, term = tf.cond(k > 0, lambda: tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True),
-                                   no_frames)
-    elif (f, block.id) in m.elementwise:
-        new_leaves, term = run_batched(per_frame, vals, k)
-    else:
-        new_leaves, term = tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
+    # A block with stateful ops runs only when some frame waits at it.
+    new_leaves, term = run_frames(m, f, block, per_frame, vals, k, no_frames, (f, block.id) in m.stateful)
     tables = list(state.tables)
     for j, value in zip([j for v in written for j in m.index[(f, v)]], new_leaves):
         tables[j] = scatter(tables[j], idx, value)

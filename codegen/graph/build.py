@@ -225,6 +225,11 @@ def _leaf_value(leaf, inputs):
     if leaf.kind is Feed.TREE:
         n = len(leaf.value.columns)
         return Pointer(tf.constant(0), Tables(leaf.value, inputs[leaf.input_index:leaf.input_index + n]))
+    if leaf.kind is Feed.FOREST:
+        n = len(leaf.value.schema.columns)
+        tables = Tables(leaf.value.schema, inputs[leaf.input_index:leaf.input_index + n])
+        roots = inputs[leaf.input_index + n]
+        return leaf.value.container(Pointer(roots[i], tables) for i in range(leaf.value.size))
     if leaf.kind is Feed.COMPOSITE:
         n = len(components(leaf.value))
         return tf.nest.pack_sequence_as(leaf.value, list(inputs[leaf.input_index:leaf.input_index + n]),

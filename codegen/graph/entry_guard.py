@@ -16,6 +16,7 @@ import tensorflow as tf
 from codegen.assumptions import SCALARS, Kind
 from codegen.graph.signature import Feed, Signature, components
 from codegen.operators.trees import flatten as flatten_tree
+from codegen.operators.trees import flatten_forest
 from codegen.operators.values import EAGER
 
 
@@ -155,6 +156,16 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
     if leaf.kind is Feed.TREE:
         src.consts["flatten_tree"] = flatten_tree
         src.line(f"c{index} = flatten_tree({var}, {src.const(leaf.value, 'S')})")
+        src.require(f"c{index} is not None", f"{what} flattens to the tree tables")
+        return f"*c{index}"
+    if leaf.kind is Feed.FOREST:
+        forest = leaf.value
+        if forest.container is list:
+            src.containers.append(var)
+        src.require(f"type({var}) is {forest.container.__name__} and len({var}) == {forest.size}",
+                    f"TYPE_MATCH {access}")
+        src.consts["flatten_forest"] = flatten_forest
+        src.line(f"c{index} = flatten_forest({var}, {src.const(forest.schema, 'S')})")
         src.require(f"c{index} is not None", f"{what} flattens to the tree tables")
         return f"*c{index}"
     if leaf.kind is Feed.COMPOSITE:

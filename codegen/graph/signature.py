@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from codegen.assumptions import Kind, Source, check_kind
 from codegen.errors import ConversionError, Reason
-from codegen.operators.trees import schema_of
+from codegen.operators.trees import Forest, schema_of
 from codegen.operators.values import is_composite
 
 
@@ -29,12 +29,14 @@ class Feed(str, enum.Enum):
     SCALAR_TENSOR = "scalar-tensor"   # a Python number fed as a tensor; its type checked
     OBJECT = "object"                 # read by the builder; its identity checked
     TREE = "tree"                     # a tree walked by recursion, fed as tables
+    FOREST = "forest"                 # a list or tuple of such trees, fed as one set of tables
     COMPOSITE = "composite"           # a composite tensor (ragged, sparse, per-replica), fed by components
 
     @property
     def check(self) -> Kind:
         return {Feed.TENSOR: Kind.TENSOR_MATCH, Feed.SCALAR: Kind.CONSTANT, Feed.SCALAR_TENSOR: Kind.TENSOR_MATCH,
-                Feed.OBJECT: Kind.ID_MATCH, Feed.TREE: Kind.TYPE_MATCH, Feed.COMPOSITE: Kind.TENSOR_MATCH}[self]
+                Feed.OBJECT: Kind.ID_MATCH, Feed.TREE: Kind.TYPE_MATCH,
+                Feed.FOREST: Kind.TYPE_MATCH, Feed.COMPOSITE: Kind.TENSOR_MATCH}[self]
 
 
 @dataclasses.dataclass
@@ -63,8 +65,8 @@ class Signature:
     def specs(self):
         out = []
         for leaf in self.inputs:
-            if leaf.kind is Feed.TREE:
-                out += leaf.value.specs()          # one input per column of the flattened tree
+            if leaf.kind in (Feed.TREE, Feed.FOREST):
+                out += leaf.value.specs()          # one input per column of the flattened trees (and the roots)
             elif leaf.kind is Feed.COMPOSITE:
                 out += components(leaf.value)
             else:
@@ -101,10 +103,16 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
     def visit(value, path):
         t = type(value)
         if path in tree_paths and hasattr(value, "__dict__"):
-            schema = schema_of(value, tree_paths[path] if isinstance(tree_paths, dict) else ())
+            schema = schema_of([value], _methods(tree_paths, [path]))
             leaf = Leaf(path, Feed.TREE, value=schema, input_index=n_inputs[0])
             n_inputs[0] += len(schema.columns)
             leaves.append(leaf)
+            return ("leaf", len(leaves) - 1)
+        if t in (list, tuple) and 0 < len(value) <= 1024 and _is_forest(value, path, tree_paths):
+            paths = [path.item(i) for i in range(len(value))]
+            forest = Forest(schema_of(value, _methods(tree_paths, paths)), t, len(value))
+            leaves.append(Leaf(path, Feed.FOREST, value=forest, input_index=n_inputs[0]))
+            n_inputs[0] += len(forest.schema.columns) + 1
             return ("leaf", len(leaves) - 1)
         if t in (list, tuple) and len(value) <= 1024:
             return (t.__name__, [visit(v, path.item(i)) for i, v in enumerate(value)])
@@ -147,6 +155,19 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
     items = [visit(a, Source.arg(i)) for i, a in enumerate(args)]
     kw = {k: visit(v, Source.kwarg(k)) for k, v in kwargs.items()}
     return Signature(leaves, (items, kw), len(args), tuple(kwargs))
+
+
+def _methods(tree_paths, paths) -> tuple:
+    """The node methods the recursion calls on the trees at `paths`, in a stable order."""
+    if not isinstance(tree_paths, dict):
+        return ()
+    return tuple(dict.fromkeys(m for p in paths for m in tree_paths.get(p, ())))
+
+
+def _is_forest(items, path, tree_paths) -> bool:
+    """Whether every item is a tree the recursion walks: the list is fed as one set of tables."""
+    return all(path.item(i) in tree_paths and hasattr(v, "__dict__") and not isinstance(v, type)
+               for i, v in enumerate(items))
 
 
 def rebuild(template, leaf_values):

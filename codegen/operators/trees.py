@@ -22,7 +22,7 @@ _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
 _NOT_NODES = frozenset({type(None), bool, int, float, str, bytes, tuple, list, dict, set})
-_NODE_CLASSES: dict = {}        # class -> whether its instances are nodes (flattening asks per attribute)
+_NODE_CLASSES: dict = dict.fromkeys(_NOT_NODES, False)   # class -> whether its instances are nodes
 
 
 def is_node(value) -> bool:
@@ -58,37 +58,40 @@ class Schema:
         return [tf.TensorSpec((None,) + c.shape, tf.as_dtype(c.dtype)) for c in self.columns]
 
 
-def _nodes(root):
-    order, index, stack = [], {}, [root]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in index:
-            continue
-        index[id(node)] = len(order)
-        order.append(node)
-        for value in reversed(list(vars(node).values())):
-            if is_node(value):
-                stack.append(value)
+def _nodes(roots):
+    """The nodes reachable from `roots`, each once, depth-first from each root in turn."""
+    order, index, known = [], {}, _NODE_CLASSES
+    for root in roots:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in index:
+                continue
+            index[id(node)] = len(order)
+            order.append(node)
+            children = [v for v in vars(node).values() if (k := known.get(type(v))) or (k is None and is_node(v))]
+            children.reverse()
+            stack += children
     return order, index
 
 
 def _method_values(node, methods):
     """(name + "()", value) of the zero-argument user methods the recursion calls on nodes."""
-    out = []
-    for m in methods:
-        fn = getattr(type(node), m, None)
-        code = getattr(fn, "__code__", None)
-        if code is not None and code.co_argcount == 1:
-            out.append((m + "()", getattr(node, m)()))
-    return out
+    return [(m + "()", getattr(node, m)()) for m in methods if _plain_method(type(node), m)]
+
+
+def _plain_method(cls, name) -> bool:
+    code = getattr(getattr(cls, name, None), "__code__", None)
+    return code is not None and code.co_argcount == 1
 
 
 def _items(node, methods):
     return list(vars(node).items()) + _method_values(node, methods)
 
 
-def schema_of(root, methods=()) -> Schema:
-    order, _ = _nodes(root)
+def schema_of(roots: list, methods=()) -> Schema:
+    """The columns of the nodes reachable from `roots`."""
+    order, _ = _nodes(roots)
     columns: dict[str, Column] = {}
     only_none: set[str] = set()
     skipped: set[str] = set()
@@ -120,27 +123,35 @@ def schema_of(root, methods=()) -> Schema:
 
 def flatten(root, schema: Schema):
     """The schema's columns for this tree (node 0 is the root), or None if it does not fit."""
-    order, index = _nodes(root)
-    if schema.methods:
-        rows = [{**vars(node), **dict(_method_values(node, schema.methods))} for node in order]
-    else:
-        rows = [vars(node) for node in order]
+    return _columns(*_nodes([root]), schema)
+
+
+def flatten_forest(roots, schema: Schema):
+    """The schema's columns for all the trees of `roots` in one set of tables (a node they share
+    is one row), then the row of each root; None if they do not fit."""
+    order, index = _nodes(roots)
+    columns = _columns(order, index, schema)
+    if columns is None:
+        return None
+    columns.append(tf.constant(np.array([index[id(r)] for r in roots], np.int32)))
+    return columns
+
+
+def _columns(order, index, schema: Schema):
+    rows = [vars(node) for node in order]
     out, pointers = [], []
     for col in schema.columns:
-        name = col.name
-        if not all(name in row for row in rows):     # a class attribute, or none at all
-            rows = [row if name in row else {**row, name: getattr(node, name, None)} for node, row in zip(order, rows)]
+        values = _values(order, rows, col.name, schema.methods)
         if col.pointer:
-            values = [-1 if (child := row[name]) is None else index.get(id(child), -2) for row in rows]
+            values = [-1 if child is None else index.get(id(child), -2) for child in values]
             if -2 in values:
-                return None                     # a child that is not a node of this tree
+                return None                     # a child that is not a node of these trees
             pointers.append(values)
-            out.append(tf.constant(values, tf.int32))
+            out.append(tf.constant(np.array(values, np.int32)))
             continue
         dtype = tf.as_dtype(col.dtype).as_numpy_dtype
-        values = [row[name] for row in rows]
         try:
-            if col.shape == () and all(type(v) in (int, float, bool) for v in values):
+            if col.shape == () and set(map(type, values)) <= {int, float, bool}:
                 out.append(tf.constant(np.array(values, dtype)))
                 continue
             default = np.zeros(col.shape, dtype)
@@ -148,6 +159,18 @@ def flatten(root, schema: Schema):
         except (TypeError, ValueError):
             return None
     return out if _acyclic(len(order), pointers) else None
+
+
+def _values(order, rows, name, methods) -> list:
+    """Column `name` of every node: an instance attribute, the value of a zero-argument method
+    (`name` is "m()"), a class attribute, or None."""
+    if name.endswith("()") and name[:-2] in methods:
+        m = name[:-2]
+        return [getattr(node, m)() if _plain_method(type(node), m) else None for node in order]
+    try:
+        return [row[name] for row in rows]
+    except KeyError:
+        return [row[name] if name in row else getattr(node, name, None) for node, row in zip(order, rows)]
 
 
 def _acyclic(n: int, pointers: list) -> bool:
@@ -228,6 +251,18 @@ class WeakNumber:
     @property
     def shape(self):
         return self.tensor.shape
+
+
+@dataclasses.dataclass(frozen=True)
+class Forest:
+    """A list or tuple of trees fed as one set of tables, and the row of each tree's root."""
+
+    schema: Schema
+    container: type
+    size: int
+
+    def specs(self):
+        return self.schema.specs() + [tf.TensorSpec((self.size,), tf.int32)]
 
 
 class Tables:

@@ -145,7 +145,7 @@ def run(m: Machine, calls, limit) -> list:
     n = tf.shape(tables.columns[tables.schema.columns[0].name][1])[0]
     nodes = tf.range(n)
     roots = tf.stack([tf.cast(args[at].index, tf.int32) for args in calls])
-    rows = [tf.zeros([n, *s.shape], s.dtype) for s in m.leaf_specs]
+    rows = [None] * len(m.leaf_specs)          # the branch tests and the calls read only the node
     (param_row,) = m.index[(f, shape.param)]
     rows[param_row] = nodes
     route = _route(m, shape, rows, n)
@@ -158,16 +158,15 @@ def run(m: Machine, calls, limit) -> list:
     for r, (tests, chain) in enumerate(shape.routes):
         if chain is not None:
             idx = _where(tf.logical_and(reached, tf.equal(route, r)))
-            rows, results = _run_chain(m, shape, chain, idx, rows, results, ran)
+            results = _run_chain(m, shape, chain, idx, {shape.param: [idx]}, results, ran)
     height = tf.reduce_max(tf.concat([tf.gather(level, roots), [0]], 0))
 
-    def body(step, rows, results):
+    def body(step, results):
         idx = _where(tf.logical_and(tf.logical_and(reached, calling), tf.equal(level, step)))
-        rows = _receive(m, shape, idx, children, rows, results)
-        rows, results = _run_chain(m, shape, shape.post, idx, rows, results, {}, some=True)
-        return step + 1, rows, results
+        vals = _receive(m, shape, idx, children, results)
+        return step + 1, _run_chain(m, shape, shape.post, idx, vals, results, {}, some=True)
 
-    _, rows, results = tf.while_loop(lambda step, *_: step <= height, body, (tf.constant(1), rows, results))
+    _, results = tf.while_loop(lambda step, _: step <= height, body, (tf.constant(1), results))
     with tf.control_dependencies([tf.debugging.Assert(height <= limit, [
             "recursion deeper than the interpreter's recursion limit", limit])]):
         results = [tf.identity(r) for r in results]
@@ -232,28 +231,33 @@ def _levels(roots, calling, children, n):
     return reached, level
 
 
-def _receive(m: Machine, shape: _Shape, idx, children, rows, results) -> list:
-    """The calling nodes `idx` get their children's results in the calls' temporaries."""
-    rows = list(rows)
+def _receive(m: Machine, shape: _Shape, idx, children, results) -> dict:
+    """The frame values of the calling nodes `idx` after their calls: the node, and each call's
+    temporary holding the result of the child it passed."""
+    vals = {shape.param: [idx]}
     for call, child in zip(shape.group.term.calls, children):
-        target = (shape.f, call.target)
         below = tf.gather(child, idx)
-        for j, r, spec in zip(m.index[target], results, leaves(m.specs[target])):
-            rows[j] = scatter(rows[j], idx, cast(take(r, below), spec))
-    return rows
+        vals[call.target] = [cast(take(r, below), spec) for r, spec in zip(results, leaves(m.specs[(shape.f, call.target)]))]
+    return vals
 
 
-def _run_chain(m: Machine, shape: _Shape, chain, idx, rows, results, ran, some=False):
+def _run_chain(m: Machine, shape: _Shape, chain, idx, vals, results, ran, some=False):
     """Run the blocks of `chain` on the frames `idx`, batched; its return fills their results.
-    `some`: `idx` is never empty (every level below the highest root has a node), so the blocks
-    need no `tf.cond` on it."""
+    `vals` holds the frames' values of the variables set before the chain (the node, the calls'
+    temporaries): every block before a chain is bare, so nothing else is set, and the values
+    pass from block to block without going through per-node tables.  `some`: `idx` is never
+    empty (every level below the highest root has a node), so the blocks need no `tf.cond`."""
     f, cf = shape.f, shape.cf
     k = tf.size(idx)
-    rows = list(rows)
+    vals = dict(vals)
     for block in chain:
         ran[block.id] = k
         table_vars, written = block_vars(m, f, cf, block)
-        vals = [idx] + [tf.gather(rows[j], idx) for v in table_vars for j in m.index[(f, v)]]
+        for v in table_vars:
+            if v not in vals:                 # not set yet on this path: the zeros of a fresh table
+                vals[v] = [tf.zeros([k, *m.leaf_specs[j].shape], m.leaf_specs[j].dtype)
+                           for j in m.index[(f, v)]]
+        flat = [idx] + [leaf for v in table_vars for leaf in vals[v]]
         is_return = isinstance(block.term, Return)
 
         def per_frame(frame_vals, block=block, table_vars=table_vars, written=written, is_return=is_return):
@@ -265,9 +269,9 @@ def _run_chain(m: Machine, shape: _Shape, chain, idx, rows, results, ran, some=F
             return ([empty(m.leaf_specs[j]) for v in written for j in m.index[(f, v)]],
                     [empty(s) for s in leaves(m.returns[f])] if is_return else [])
 
-        new_leaves, term = run_frames(m, f, block, per_frame, vals, k, none, not some)
-        for j, value in zip([j for v in written for j in m.index[(f, v)]], new_leaves):
-            rows[j] = scatter(rows[j], idx, value)
+        new_leaves, term = run_frames(m, f, block, per_frame, flat, k, none, not some)
+        for v in written:
+            vals[v], new_leaves = new_leaves[:len(m.index[(f, v)])], new_leaves[len(m.index[(f, v)]):]
         if is_return:
             results = [scatter(r, idx, cast(t, s)) for r, t, s in zip(results, term, leaves(m.returns[f]))]
-    return rows, results
+    return results

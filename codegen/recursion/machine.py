@@ -87,6 +87,8 @@ def _joined_trees(calls):
         if isinstance(first, Pointer):
             if not all(isinstance(a, Pointer) and a.tables.schema == first.tables.schema for a in column):
                 return None
+            if all(a.tables is first.tables for a in column):
+                continue                       # one forest: the roots already index the same tables
             schema = first.tables.schema
             if not schema.columns:
                 return None

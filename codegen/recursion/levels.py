@@ -242,36 +242,45 @@ def _receive(m: Machine, shape: _Shape, idx, children, results) -> dict:
 
 
 def _run_chain(m: Machine, shape: _Shape, chain, idx, vals, results, ran, some=False):
-    """Run the blocks of `chain` on the frames `idx`, batched; its return fills their results.
-    `vals` holds the frames' values of the variables set before the chain (the node, the calls'
-    temporaries): every block before a chain is bare, so nothing else is set, and the values
-    pass from block to block without going through per-node tables.  `some`: `idx` is never
-    empty (every level below the highest root has a node), so the blocks need no `tf.cond`."""
+    """Run the blocks of `chain` on the frames `idx`, batched, as one function of a frame; its
+    return fills their results.  `vals` holds the frames' values of the variables set before the
+    chain (the node, the calls' temporaries): every block before a chain is bare, so nothing
+    else is set, and the values pass from block to block inside the function.  `some`: `idx` is
+    never empty (every level below the highest root has a node), so it needs no `tf.cond`."""
     f, cf = shape.f, shape.cf
     k = tf.size(idx)
-    vals = dict(vals)
+    given = list(vals)
     for block in chain:
         ran[block.id] = k
-        table_vars, written = block_vars(m, f, cf, block)
-        for v in table_vars:
-            if v not in vals:                 # not set yet on this path: the zeros of a fresh table
-                vals[v] = [tf.zeros([k, *m.leaf_specs[j].shape], m.leaf_specs[j].dtype)
-                           for j in m.index[(f, v)]]
-        flat = [idx] + [leaf for v in table_vars for leaf in vals[v]]
-        is_return = isinstance(block.term, Return)
 
-        def per_frame(frame_vals, block=block, table_vars=table_vars, written=written, is_return=is_return):
-            out, term = run_builder(m, f, cf, block, table_vars, written, frame_vals[1:])
-            value = (term if block.term.value is not None else 0) if is_return else None
-            return out, (cast_all(value, m.returns[f]) if is_return else [])
+    def per_frame(frame_vals):
+        local = dict(zip(given, _split(m, f, given, frame_vals[1:])))
+        for block in chain:
+            table_vars, written = block_vars(m, f, cf, block)
+            flat = [leaf for v in table_vars for leaf in local.get(v) or _zeros(m, f, v)]
+            out, term = run_builder(m, f, cf, block, table_vars, written, flat)
+            local.update(zip(written, _split(m, f, written, out)))
+        value = term if block.term.value is not None else 0
+        return [], cast_all(value, m.returns[f])
 
-        def none(written=written, is_return=is_return):
-            return ([empty(m.leaf_specs[j]) for v in written for j in m.index[(f, v)]],
-                    [empty(s) for s in leaves(m.returns[f])] if is_return else [])
+    def none():
+        return [], [empty(s) for s in leaves(m.returns[f])]
 
-        new_leaves, term = run_frames(m, f, block, per_frame, flat, k, none, not some)
-        for v in written:
-            vals[v], new_leaves = new_leaves[:len(m.index[(f, v)])], new_leaves[len(m.index[(f, v)]):]
-        if is_return:
-            results = [scatter(r, idx, cast(t, s)) for r, t, s in zip(results, term, leaves(m.returns[f]))]
-    return results
+    flat = [idx] + [leaf for v in given for leaf in vals[v]]
+    _, term = run_frames(m, f, chain, per_frame, flat, k, none, not some)
+    return [scatter(r, idx, cast(t, s)) for r, t, s in zip(results, term, leaves(m.returns[f]))]
+
+
+def _split(m: Machine, f, names, flat) -> list:
+    """`flat`, the leaves of the variables `names` in order, as one list of leaves per variable."""
+    out, at = [], 0
+    for v in names:
+        n = len(m.index[(f, v)])
+        out.append(list(flat[at:at + n]))
+        at += n
+    return out
+
+
+def _zeros(m: Machine, f, v) -> list:
+    """One frame's value of a variable not set yet on its path: the zeros of a fresh table row."""
+    return [tf.zeros(m.leaf_specs[j].shape, m.leaf_specs[j].dtype) for j in m.index[(f, v)]]

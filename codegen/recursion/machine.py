@@ -218,7 +218,7 @@ def _run_block(m: Machine, f, cf, block, state: MachineState) -> MachineState:
     k = tf.size(idx)
     ran = tf.tensor_scatter_nd_add(state.ran, [[gid]], [k])
     # A block with stateful ops runs only when some frame waits at it.
-    new_leaves, term = run_frames(m, f, block, per_frame, vals, k, no_frames, (f, block.id) in m.stateful)
+    new_leaves, term = run_frames(m, f, [block], per_frame, vals, k, no_frames, (f, block.id) in m.stateful)
     tables = list(state.tables)
     for j, value in zip([j for v in written for j in m.index[(f, v)]], new_leaves):
         tables[j] = scatter(tables[j], idx, value)

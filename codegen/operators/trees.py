@@ -118,6 +118,9 @@ def schema_of(roots: list, methods=()) -> Schema:
             columns[name] = col
     for name in only_none - set(columns) - skipped:
         columns[name] = Column(name, True)          # always None here: a child pointer that is -1
+    for name in list(columns):                      # some node lacks it: reading it there must raise
+        if any(_lacks(node, name, methods) for node in order):
+            columns[name + "?"] = Column(name + "?", False, "bool")
     return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), tuple(methods))
 
 
@@ -139,9 +142,18 @@ def flatten_forest(roots, schema: Schema):
 
 def _columns(order, index, schema: Schema):
     rows = [vars(node) for node in order]
-    out, pointers = [], []
+    names = {c.name for c in schema.columns}
+    out, pointers, memo = [], [], {}
     for col in schema.columns:
-        values = _values(order, rows, col.name, schema.methods)
+        if col.name.endswith("?") and col.name[:-1] in names:     # where the attribute exists
+            base = memo.get(col.name[:-1]) or _values(order, rows, col.name[:-1], schema.methods)
+            out.append(tf.constant(np.array([v is not _ABSENT for v in base], np.bool_)))
+            continue
+        values = memo[col.name] = _values(order, rows, col.name, schema.methods)
+        if col.name + "?" in names:
+            values = [None if v is _ABSENT else v for v in values]
+        elif any(v is _ABSENT for v in values):
+            return None                         # a node lacks an attribute the schema has everywhere
         if col.pointer:
             values = [-1 if child is None else index.get(id(child), -2) for child in values]
             if -2 in values:
@@ -161,16 +173,25 @@ def _columns(order, index, schema: Schema):
     return out if _acyclic(len(order), pointers) else None
 
 
+_ABSENT = object()        # a node without the attribute (or method)
+
+
+def _lacks(node, name, methods) -> bool:
+    if name.endswith("()") and name[:-2] in methods:
+        return not _plain_method(type(node), name[:-2])
+    return name not in vars(node) and not hasattr(node, name)
+
+
 def _values(order, rows, name, methods) -> list:
     """Column `name` of every node: an instance attribute, the value of a zero-argument method
-    (`name` is "m()"), a class attribute, or None."""
+    (`name` is "m()"), a class attribute, or `_ABSENT`."""
     if name.endswith("()") and name[:-2] in methods:
         m = name[:-2]
-        return [getattr(node, m)() if _plain_method(type(node), m) else None for node in order]
+        return [getattr(node, m)() if _plain_method(type(node), m) else _ABSENT for node in order]
     try:
         return [row[name] for row in rows]
     except KeyError:
-        return [row[name] if name in row else getattr(node, name, None) for node, row in zip(order, rows)]
+        return [row[name] if name in row else getattr(node, name, _ABSENT) for node, row in zip(order, rows)]
 
 
 def _acyclic(n: int, pointers: list) -> bool:
@@ -286,16 +307,25 @@ class Pointer:
         entry = self.tables.columns.get(name)
         if entry is None and name + "()" in self.tables.columns:
             col, table = self.tables.columns[name + "()"]
-            value = tf.gather(table, tf.maximum(self.index, 0))
+            value = tf.gather(table, self._row(name + "()"))
             return lambda: Pointer(value, self.tables) if col.pointer else value
         if entry is None:
             raise AttributeError(f"tree node has no data attribute '{name}' (methods and properties of "
                                  f"tree nodes are not converted)")
         col, table = entry
-        value = tf.gather(table, tf.maximum(self.index, 0))
+        value = tf.gather(table, self._row(name))
         if col.pointer:
             return Pointer(value, self.tables)
         return WeakNumber(value) if col.shape == () and col.dtype in ("int32", "float32") else value
+
+    def _row(self, column):
+        """The node's row for reading `column`; -1, which makes the read fail and so the graph
+        run (the call then runs in Python and raises as eager does), when the node is None or
+        lacks the attribute."""
+        present = self.tables.columns.get(column + "?")
+        if present is None:
+            return self.index
+        return tf.where(tf.gather(present[1], tf.maximum(self.index, 0)), self.index, -1)
 
     def __repr__(self):
         return f"Pointer({self.index!r})"

@@ -143,15 +143,11 @@ def run(m: Machine, calls, limit) -> list:
     at = cf.params.index(shape.param)
     tables = calls[0][at].tables
     n = tf.shape(tables.columns[tables.schema.columns[0].name][1])[0]
-    nodes = tf.range(n)
     roots = tf.stack([tf.cast(args[at].index, tf.int32) for args in calls])
-    rows = [None] * len(m.leaf_specs)          # the branch tests and the calls read only the node
-    (param_row,) = m.index[(f, shape.param)]
-    rows[param_row] = nodes
-    route = _route(m, shape, rows, n)
+    route = _route(m, shape, n)
     calling = tf.reduce_any(tf.stack([tf.equal(route, r) for r, (_, chain) in enumerate(shape.routes)
                                       if chain is None] + [tf.zeros([n], tf.bool)]), 0)
-    children = _children(m, shape, rows, calling)
+    children = _children(m, shape, calling, n)
     reached, level = _levels(roots, calling, children, n)
     results = [tf.zeros([n, *s.shape], s.dtype) for s in leaves(m.returns[f])]
     ran = {}
@@ -182,33 +178,41 @@ def _where(mask):
     return tf.cast(positions(mask), tf.int32)
 
 
-def _direct(m: Machine, shape: _Shape, block, rows):
-    """The terminator value of a block without statements, computed once on every node's frame."""
-    table_vars, written = block_vars(m, shape.f, shape.cf, block)
-    flat = [rows[j] for v in table_vars for j in m.index[(shape.f, v)]]
-    _, term = run_builder(m, shape.f, shape.cf, block, table_vars, written, flat)
+def _direct(m: Machine, shape: _Shape, block, idx):
+    """The terminator value of a block without statements, computed once on the frames of the
+    nodes `idx` (only on nodes that reach the block: a test or call may read an attribute that
+    other nodes lack, and that read fails the run)."""
+    table_vars, _ = block_vars(m, shape.f, shape.cf, block)
+    rows = {v: [idx] if v == shape.param else [] for v in table_vars}
+    _, term = run_builder(m, shape.f, shape.cf, block, table_vars, [], [t for v in table_vars for t in rows[v]])
     return term
 
 
-def _route(m: Machine, shape: _Shape, rows, n):
+def _route(m: Machine, shape: _Shape, n):
     """Per node, the number of the route its branch tests choose."""
     tests: dict = {}
     route = tf.fill([n], -1)
     for r, (path, _) in enumerate(shape.routes):
         mask = tf.ones([n], tf.bool)
-        for block, outcome in path:
-            if block.id not in tests:
-                tests[block.id] = tf.broadcast_to(tf.cast(_direct(m, shape, block, rows), tf.bool), [n])
-            mask = tf.logical_and(mask, tests[block.id] if outcome else tf.logical_not(tests[block.id]))
+        for i, (block, outcome) in enumerate(path):
+            key = (block.id, tuple((b.id, o) for b, o in path[:i]))
+            if key not in tests:
+                idx = _where(mask)
+                test = tf.broadcast_to(tf.cast(_direct(m, shape, block, idx), tf.bool), tf.shape(idx))
+                tests[key] = tf.scatter_nd(tf.expand_dims(idx, 1), test, [n])
+            mask = tf.logical_and(mask, tests[key] if outcome else tf.logical_not(tests[key]))
         route = tf.where(mask, r, route)
     return route
 
 
-def _children(m: Machine, shape: _Shape, rows, calling) -> list:
+def _children(m: Machine, shape: _Shape, calling, n) -> list:
     """Per call of the group, the node each calling node passes (-1 for the other nodes)."""
-    term = _direct(m, shape, shape.group, rows)
+    idx = _where(calling)
+    term = _direct(m, shape, shape.group, idx)
     at = shape.cf.params.index(shape.param)
-    return [tf.where(calling, tf.cast(args[at].index, tf.int32), -1) for args in term]
+    return [tf.tensor_scatter_nd_update(tf.fill([n], -1), tf.expand_dims(idx, 1),
+                                        tf.broadcast_to(tf.cast(args[at].index, tf.int32), tf.shape(idx)))
+            for args in term]
 
 
 def _levels(roots, calling, children, n):

@@ -18,6 +18,7 @@ from codegen.operators.context import Frame
 from codegen.operators.values import UNDEF, Undefined
 from codegen.recursion.cycles import Cycle
 from codegen.recursion.elementwise import is_elementwise, run_batched
+from codegen.recursion.rows import run_rows
 from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack
 from codegen.recursion.frames import Widened, cast_all, is_tensors, table_layout, wrap
 from codegen.syntax.analysis import assigned_names
@@ -104,6 +105,10 @@ def run_frames(m: Machine, f, blocks, per_frame, vals, k, no_frames, only_if_any
     which does not exist then)."""
     if all((f, block.id) in m.elementwise for block in blocks):
         return run_batched(per_frame, vals, k)
+    if not any((f, block.id) in m.stateful for block in blocks):
+        done = run_rows(per_frame, vals, k)
+        if done is not None:
+            return done
     if only_if_any:
         return tf.cond(k > 0, lambda: tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True), no_frames)
     return tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)

@@ -13,6 +13,9 @@ import ast
 import dataclasses
 
 import tensorflow as tf
+from tensorflow.python.eager import execute
+from tensorflow.python.framework import func_graph
+from tensorflow.python.framework import ops as ops_lib
 
 from codegen.operators.context import Frame
 from codegen.operators.values import UNDEF, Undefined
@@ -39,6 +42,7 @@ class Machine:
     leaf_specs: list            # the Spec of each table, in position order
     ret_leaves: list            # the Specs of the entry's return value's leaves
     elementwise: set            # (function, block id) of blocks run without tf.vectorized_map
+    reads: dict = dataclasses.field(default_factory=dict)   # variable -> global ids of blocks reading it
 
 
 def build_machine(ctx, cycle, entry, calls) -> Machine:
@@ -112,3 +116,41 @@ def run_frames(m: Machine, f, blocks, per_frame, vals, k, no_frames, only_if_any
     if only_if_any:
         return tf.cond(k > 0, lambda: tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True), no_frames)
     return tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
+
+
+_READS = ("ReadVariableOp", "ResourceGather", "ResourceGatherNd")
+
+
+def ops_since(count: int) -> list:
+    """The ops added to the current graph after it had `count` of them."""
+    return tf.compat.v1.get_default_graph().get_operations()[count:]
+
+
+def variables_read(ops) -> set:
+    """The variables (by the id of their eager handle) that `ops` read, through the captures of
+    the loop and branch functions they sit in."""
+    out = set()
+    for op in ops:
+        if op.type in _READS:
+            handle = op.inputs[0]
+            while isinstance(handle.graph, func_graph.FuncGraph):
+                outer = next((e for e, i in handle.graph.captures if i is handle), None)
+                if outer is None:
+                    break
+                handle = outer
+                if not hasattr(handle, "graph") or isinstance(handle, ops_lib.EagerTensor):
+                    break
+            out.add(id(handle))
+    return out
+
+
+def read_guards(reads: dict) -> list:
+    """Under a gradient tape: for each variable the blocks read, an assertion that some frame did
+    read it.  When none does (a batch of single-leaf trees never runs the inner nodes' cell),
+    eager never reads the variable and its gradient is None; the graph would give zeros.  The
+    assertion fails the run there, and the call runs in Python."""
+    if not execute.must_record_gradient():
+        return []
+    return [tf.debugging.Assert(tf.add_n([tf.cast(c, tf.int32) for c in counts]) > 0, [
+                "a variable the recursion reads was read by no call: eager's gradient is None"])
+            for counts in reads.values()]

@@ -33,7 +33,8 @@ import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.trees import Pointer
-from codegen.recursion.blocks import Machine, block_vars, is_bare, run_builder, run_frames
+from codegen.recursion.blocks import (Machine, block_vars, is_bare, ops_since, read_guards, run_builder,
+                                      run_frames, variables_read)
 from codegen.recursion.frame_specs import leaves, pack
 from codegen.recursion.frames import cast, cast_all, empty, positions, scatter, take
 from codegen.syntax.analysis import assigned_names
@@ -150,24 +151,31 @@ def run(m: Machine, calls, limit) -> list:
     children = _children(m, shape, calling, n)
     reached, level = _levels(roots, calling, children, n)
     results = [tf.zeros([n, *s.shape], s.dtype) for s in leaves(m.returns[f])]
-    ran = {}
+    ran, reads = {}, {}
+    inner = tf.reduce_sum(tf.cast(tf.logical_and(reached, calling), tf.int32))
     for r, (tests, chain) in enumerate(shape.routes):
         if chain is not None:
             idx = _where(tf.logical_and(reached, tf.equal(route, r)))
+            before = len(tf.compat.v1.get_default_graph().get_operations())
             results = _run_chain(m, shape, chain, idx, {shape.param: [idx]}, results, ran)
+            for var in variables_read(ops_since(before)):
+                reads.setdefault(var, []).append(tf.size(idx))
     height = tf.reduce_max(tf.concat([tf.gather(level, roots), [0]], 0))
 
     def body(step, results):
         idx = _where(tf.logical_and(tf.logical_and(reached, calling), tf.equal(level, step)))
         vals = _receive(m, shape, idx, children, results)
-        return step + 1, _run_chain(m, shape, shape.post, idx, vals, results, {}, some=True)
+        before = len(tf.compat.v1.get_default_graph().get_operations())
+        results = _run_chain(m, shape, shape.post, idx, vals, results, {}, some=True)
+        for var in variables_read(ops_since(before)):
+            reads.setdefault(var, []).append(inner)
+        return step + 1, results
 
     _, results = tf.while_loop(lambda step, _: step <= height, body, (tf.constant(1), results))
     with tf.control_dependencies([tf.debugging.Assert(height <= limit, [
-            "recursion deeper than the interpreter's recursion limit", limit])]):
+            "recursion deeper than the interpreter's recursion limit", limit])] + read_guards(reads)):
         results = [tf.identity(r) for r in results]
     frames = tf.reduce_sum(tf.cast(reached, tf.int32))
-    inner = tf.reduce_sum(tf.cast(tf.logical_and(reached, calling), tf.int32))
     counts = [ran.get(b.id, inner if (b is shape.group or b in shape.post) else frames) for b in cf.blocks]
     m.ctx.observe(m.cycle.observe, [height, frames, tf.stack([tf.cast(c, tf.int32) for c in counts])])
     per_root = [take(r, roots) for r in results]

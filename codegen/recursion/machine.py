@@ -32,7 +32,8 @@ from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import current
 from codegen.operators.trees import Pointer, Tables, is_node
 from codegen.recursion import chain, levels
-from codegen.recursion.blocks import Machine, block_vars, build_machine, run_builder, run_frames
+from codegen.recursion.blocks import (Machine, block_vars, build_machine, ops_since, read_guards, run_builder, run_frames,
+                                      variables_read)
 from codegen.recursion.constants import share_constants
 from codegen.recursion.cycles import Cycle, Strategy
 from codegen.recursion.frame_specs import leaves, pack, spec_of
@@ -139,8 +140,9 @@ def _run(ctx, cycle, entry, calls):
     share_constants(tf.compat.v1.get_default_graph())     # the tree tables' slicing, before the loop
     # Deeper than the interpreter's recursion limit: eager raises RecursionError there, so the run
     # stops with an op error and the call runs in Python (which raises it).
+    reads = {var: [out.ran[gid] for gid in sorted(gids)] for var, gids in m.reads.items()}
     with tf.control_dependencies([tf.debugging.Assert(out.deepest <= limit, [
-            "recursion deeper than the interpreter's recursion limit", limit])]):
+            "recursion deeper than the interpreter's recursion limit", limit])] + read_guards(reads)):
         out = out._replace(results=[tf.identity(r) for r in out.results])
     ctx.observe(cycle.observe, [out.steps, out.n, out.ran])
     ctx.recursion.append(cycle)
@@ -218,7 +220,10 @@ def _run_block(m: Machine, f, cf, block, state: MachineState) -> MachineState:
     k = tf.size(idx)
     ran = tf.tensor_scatter_nd_add(state.ran, [[gid]], [k])
     # A block with stateful ops runs only when some frame waits at it.
+    before = len(tf.compat.v1.get_default_graph().get_operations())
     new_leaves, term = run_frames(m, f, [block], per_frame, vals, k, no_frames, (f, block.id) in m.stateful)
+    for var in variables_read(ops_since(before)):
+        m.reads.setdefault(var, set()).add(gid)
     tables = list(state.tables)
     for j, value in zip([j for v in written for j in m.index[(f, v)]], new_leaves):
         tables[j] = scatter(tables[j], idx, value)

@@ -125,3 +125,42 @@ def test_a_tree_whose_nodes_gain_an_attribute_later_is_flattened_again():
     late.left.left = Leaf(9)          # a Leaf that now has `left`: the read succeeds in eager too
     spec = differential(trained(reads_left_of_a_leaf), first + [([late, mixed_tree(1)],)])
     assert spec is not None
+
+
+E2 = tf.Variable(tf.fill([5, 3], 0.1))
+W2 = tf.Variable(tf.fill([6, 3], 0.2))
+
+
+def levels_cell(node):
+    if node.left is None:
+        return tf.gather(E2, [node.v])
+    return tf.tanh(tf.matmul(tf.concat([levels_cell(node.left), levels_cell(node.right)], 1), W2))
+
+
+def wavefront_cell(node):
+    h = tf.gather(E2, [node.v])
+    if node.left is None or tf.reduce_sum(h) > 100.0:      # a computed test: not level by level
+        return h
+    return tf.tanh(tf.matmul(tf.concat([wavefront_cell(node.left), wavefront_cell(node.right)], 1), W2))
+
+
+def gradients_of(fn):
+    def step(trees):
+        with tf.GradientTape() as tape:
+            loss = tf.add_n([tf.reduce_sum(fn(t)) for t in trees])
+        grads = tape.gradient(loss, [E2, W2])
+        return loss, [None if g is None else tf.convert_to_tensor(g) for g in grads]
+    return step
+
+
+def test_a_variable_no_call_reads_gets_a_none_gradient_as_in_eager():
+    """A batch of single-leaf trees never runs the inner nodes' cell: eager never reads W2, so its
+    gradient is None; the graph must not hand back zeros."""
+    def small():
+        return N(1, N(2, N(1), N(3)), N(4))
+    calls = [([small(), small()],), ([small()],), ([small(), small()],), ([N(1), N(2)],), ([small()],),
+             ([N(4)],), ([small(), N(3)],)]
+    for fn, strategy in ((levels_cell, "levels"), (wavefront_cell, "wavefront")):
+        spec = differential(gradients_of(fn), calls)
+        assert any(strategy in line for line in _strategy(spec)), spec.report()
+        assert spec.stats()["graph_runs"] >= 2, spec.report()

@@ -40,8 +40,8 @@ def calls(m, n):
     return count
 
 
-def ackermann_symbolic(depth):
-    @tf.function(input_signature=[tf.TensorSpec([], tf.int32)] * 2, autograph=False)
+def ackermann_symbolic(depth, jit_compile=False):
+    @tf.function(input_signature=[tf.TensorSpec([], tf.int32)] * 2, autograph=False, jit_compile=jit_compile)
     def run(m, n):
         stack = tf.tensor_scatter_nd_update(tf.zeros([depth], tf.int32), [[0]], [m])
 

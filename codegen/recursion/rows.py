@@ -92,6 +92,8 @@ def _rewrite(op, args, k) -> list:
     """The batched outputs of `op` ((kind, value) each) from its batched inputs `args`."""
     if op.control_inputs or (op.op_def.is_stateful and op.type not in _READS):
         raise _Refused(f"{op.type} must run once per frame, in order")
+    if any(a.HasField("func") or len(a.list.func) for a in op.node_def.attr.values()):
+        raise _Refused(f"{op.type} calls a function of the one-frame trace")
     if all(kind == FREE for kind, _ in args):
         return [(FREE, out) for out in _emit(op, [v for _, v in args])]
     t = op.type

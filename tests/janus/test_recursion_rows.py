@@ -94,3 +94,17 @@ def test_cells_with_and_without_a_frame_axis_equal_eager(kind):
 def test_per_frame_values_that_are_not_rows_equal_eager(fn):
     spec = differential(lambda trees: [fn(t) for t in trees], CALLS)
     assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def branchy(node):
+    """A `tf.cond` on frame-independent values inside the cell: its branches are functions of the
+    one-frame trace, so the block keeps `tf.vectorized_map`."""
+    if node.is_leaf():
+        return tf.gather(E, [node.word])
+    scale = tf.cond(tf.reduce_sum(W) > 0.0, lambda: tf.constant(1.0), lambda: tf.constant(-1.0))
+    return scale * tf.tanh(tf.matmul(tf.concat([branchy(node.left), branchy(node.right)], 1), W))
+
+
+def test_a_function_inside_the_cell_keeps_vectorized_map():
+    spec = differential(lambda trees: [branchy(t) for t in trees], CALLS)
+    assert spec.stats()["graph_runs"] >= 2, spec.report()

@@ -6,7 +6,7 @@ hand-written symbolic graph; the table gives throughputs (median of the timed
 repetitions after warm-up), the janus ratios and whether each way's results
 match eager's.
 
-    python -m benchmarks [--quick] [--only NAME[,NAME...]] [--json PATH] [--plot PATH] [--list]
+    python -m benchmarks [--quick] [--only NAME[,NAME...]] [--ways WAY,...] [--json PATH] [--plot PATH] [--list]
 """
 from __future__ import annotations
 
@@ -61,11 +61,21 @@ def main(argv=None):
     parser.add_argument("--plot", metavar="PATH", help="write a PNG bar chart of the ratios (needs matplotlib)")
     parser.add_argument("--list", action="store_true", help="list the workloads and exit")
     parser.add_argument("--reports", action="store_true", help="print janus's report for each workload")
+    parser.add_argument("--ways", metavar="WAYS",
+                        help="a comma list of the ways to run (default: eager,janus,tf_function,symbolic); eager "
+                             "always runs, as the reference")
     args = parser.parse_args(argv)
 
     from benchmarks import harness
 
     workloads = select(all_workloads(), args.only)
+    ways = harness.WAYS
+    if args.ways:
+        asked = {w.strip() for w in args.ways.split(",") if w.strip()} | {"eager"}
+        unknown = asked - set(harness.WAYS)
+        if unknown:
+            raise SystemExit(f"unknown way(s) {sorted(unknown)}; known: {', '.join(harness.WAYS)}")
+        ways = tuple(w for w in harness.WAYS if w in asked)
     if args.list:
         for w in workloads:
             print(f"{w.name:<18} {w.unit:<10} {w.notes}")
@@ -74,14 +84,14 @@ def main(argv=None):
 
     def steps(w):
         return ((min(w.warmup, harness.PROFILE_RUNS + 1) + 3) if args.quick else (w.warmup + max(w.reps, 5))) \
-            * len(harness.WAYS)
+            * len(ways)
 
     progress = harness.Progress(sum(steps(w) for w in workloads))
     results = []
     start = time.perf_counter()
     for w in workloads:
         t0 = time.perf_counter()
-        r = harness.run_workload(w, args.quick, progress)
+        r = harness.run_workload(w, args.quick, progress, ways)
         results.append(r)
         progress.log(f"{w.name}: done in {time.perf_counter() - t0:.1f}s")
         if args.reports:

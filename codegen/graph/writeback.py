@@ -18,10 +18,11 @@ import tensorflow as tf
 
 from profiler.library import is_library_module
 
-from codegen.errors import Reason, StagingError
+from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
+from codegen.operators.trees import Pointer, WeakNumber
 from codegen.operators.values import Undefined, is_symbolic as _is_symbolic
 
 
@@ -53,9 +54,15 @@ def flatten(value, tensors: list, heap):
             return ("arg", heap.arg_tensors[value.tensor.ref()])
         tensors.append(value.tensor)
         return ("tensor", len(tensors) - 1, np.asarray)     # a NumPy array again after the run
-    if isinstance(value, PyNumber):
+    if isinstance(value, PyNumber) or (isinstance(value, WeakNumber) and value.ptype is not None):
         tensors.append(value.tensor)
         return ("tensor", len(tensors) - 1, value.ptype)     # a Python number again after the run
+    if isinstance(value, (Pointer, WeakNumber)):
+        raise ConversionError(Reason(
+            "tree-value-escapes", "",
+            "a tree node" + (" attribute" if isinstance(value, WeakNumber) else "") + " read inside the graph "
+            "leaves the function (returned or stored): janus cannot hand back the Python object it stands for",
+            "return or store a tensor computed from it (or keep the node out of the speculated function)"))
     if _is_symbolic(value):
         tensors.append(value)
         return ("tensor", len(tensors) - 1, None)

@@ -45,6 +45,7 @@ class Column:
     pointer: bool
     dtype: str = "int32"
     shape: tuple = ()
+    python: str = ""        # "int" / "float": every value is that Python type (read back as one)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,6 +119,12 @@ def schema_of(roots: list, methods=()) -> Schema:
             columns[name] = col
     for name in only_none - set(columns) - skipped:
         columns[name] = Column(name, True)          # always None here: a child pointer that is -1
+    for name, col in list(columns.items()):         # numbers that are all Python ints (or floats)
+        if not col.pointer and col.shape == () and col.dtype in ("int32", "float32"):
+            kinds = {type(v) for v in _values(order, [vars(n) for n in order], name, ()) if v is not None
+                     and v is not _ABSENT} if not name.endswith("()") else set()
+            if kinds in ({int}, {float}):
+                columns[name] = dataclasses.replace(col, python=kinds.pop().__name__)
     for name in list(columns):                      # some node lacks it: reading it there must raise
         if any(_lacks(node, name, methods) for node in order):
             columns[name + "?"] = Column(name + "?", False, "bool")
@@ -162,6 +169,8 @@ def _columns(order, index, schema: Schema):
             out.append(tf.constant(np.array(values, np.int32)))
             continue
         dtype = tf.as_dtype(col.dtype).as_numpy_dtype
+        if col.python and not {type(v) for v in values if v is not None} <= {_PYTHON[col.python]}:
+            return None                         # read back as Python numbers: they must still be
         try:
             if col.shape == () and set(map(type, values)) <= {int, float, bool}:
                 out.append(tf.constant(np.array(values, dtype)))
@@ -174,6 +183,7 @@ def _columns(order, index, schema: Schema):
 
 
 _ABSENT = object()        # a node without the attribute (or method)
+_PYTHON = {"int": int, "float": float}
 
 
 def _lacks(node, name, methods) -> bool:
@@ -224,10 +234,11 @@ class WeakNumber:
     Python number it stands for, takes the other operand's dtype in arithmetic
     (`loss / node.size` divides a float tensor by an int attribute, as eager does)."""
 
-    __slots__ = ("tensor",)
+    __slots__ = ("tensor", "ptype")
 
-    def __init__(self, tensor):
+    def __init__(self, tensor, ptype=None):
         self.tensor = tensor
+        self.ptype = ptype      # int / float when every node holds that Python type; else None
 
     def __tf_tensor__(self, dtype=None, name=None):
         if dtype is not None and dtype != self.tensor.dtype:
@@ -258,7 +269,7 @@ class WeakNumber:
     del _binary
 
     def __neg__(self):
-        return WeakNumber(-self.tensor)
+        return WeakNumber(-self.tensor, self.ptype)
 
     def __bool__(self):
         return bool(self.tensor)
@@ -316,7 +327,9 @@ class Pointer:
         value = tf.gather(table, self._row(name))
         if col.pointer:
             return Pointer(value, self.tables)
-        return WeakNumber(value) if col.shape == () and col.dtype in ("int32", "float32") else value
+        if col.shape == () and col.dtype in ("int32", "float32"):
+            return WeakNumber(value, _PYTHON.get(col.python))
+        return value
 
     def _row(self, column):
         """The node's row for reading `column`; -1, which makes the read fail and so the graph

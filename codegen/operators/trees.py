@@ -125,8 +125,10 @@ def schema_of(roots: list, methods=()) -> Schema:
                      and v is not _ABSENT} if not name.endswith("()") else set()
             if kinds in ({int}, {float}):
                 columns[name] = dataclasses.replace(col, python=kinds.pop().__name__)
-    for name in list(columns):                      # some node lacks it: reading it there must raise
-        if any(_lacks(node, name, methods) for node in order):
+    for name, col in list(columns.items()):         # some node lacks it (or holds None for a number):
+        rows = [vars(n) for n in order]             # reading it there must raise
+        if any(_lacks(node, name, methods) for node in order) or (
+                not col.pointer and not name.endswith("()") and any(v is None for v in _values(order, rows, name, ()))):
             columns[name + "?"] = Column(name + "?", False, "bool")
     return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), tuple(methods))
 
@@ -149,18 +151,19 @@ def flatten_forest(roots, schema: Schema):
 
 def _columns(order, index, schema: Schema):
     rows = [vars(node) for node in order]
-    names = {c.name for c in schema.columns}
+    names = {c.name: c for c in schema.columns}
     out, pointers, memo = [], [], {}
     for col in schema.columns:
-        if col.name.endswith("?") and col.name[:-1] in names:     # where the attribute exists
+        if col.name.endswith("?") and col.name[:-1] in names:     # where the attribute holds a value
             base = memo.get(col.name[:-1]) or _values(order, rows, col.name[:-1], schema.methods)
-            out.append(tf.constant(np.array([v is not _ABSENT for v in base], np.bool_)))
+            child = names[col.name[:-1]].pointer                   # a None child is a value (-1)
+            out.append(tf.constant(np.array([v is not _ABSENT and (child or v is not None) for v in base], np.bool_)))
             continue
         values = memo[col.name] = _values(order, rows, col.name, schema.methods)
         if col.name + "?" in names:
             values = [None if v is _ABSENT else v for v in values]
-        elif any(v is _ABSENT for v in values):
-            return None                         # a node lacks an attribute the schema has everywhere
+        elif any(v is _ABSENT or (v is None and not col.pointer) for v in values):
+            return None                         # a node lacks a value the schema has everywhere
         if col.pointer:
             values = [-1 if child is None else index.get(id(child), -2) for child in values]
             if -2 in values:

@@ -164,3 +164,32 @@ def test_a_variable_no_call_reads_gets_a_none_gradient_as_in_eager():
         spec = differential(gradients_of(fn), calls)
         assert any(strategy in line for line in _strategy(spec)), spec.report()
         assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def leaf_values(node):
+    if node.left is None:
+        return tf.constant(1.0) * node.v
+    return leaf_values(node.left) + leaf_values(node.right)
+
+
+def test_a_number_attribute_that_is_none_raises_where_it_is_used():
+    """Inner nodes hold `v = None` and are never read: fine.  A leaf holding None is read: eager
+    raises there, and so does janus (the read fails the run; the call runs in Python)."""
+    calls = [(N(None, N(1), N(2)),), (N(None, N(3), N(None, N(1), N(2))),), (N(None, N(1), N(2)),),
+             (N(None, N(1), N(2)),), (N(None, N(1), N(None)),), (N(None, N(4), N(5)),), (N(None, N(1), N(2)),)]
+    spec = differential(leaf_values, calls)
+    assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def array_leaves(node):
+    if node.left is None:
+        return tf.reduce_sum(node.v)
+    return array_leaves(node.left) * array_leaves(node.right)
+
+
+def test_array_attributes_with_none_on_inner_nodes():
+    import numpy as np
+    leaf = lambda k: N(np.full([2], float(k), np.float32))     # noqa: E731
+    calls = [(N(None, leaf(1), leaf(2)),), (N(None, leaf(3), N(None, leaf(1), leaf(2))),), (N(None, leaf(1), leaf(2)),),
+             (N(None, leaf(1), leaf(2)),), (N(None, leaf(2), leaf(2)),)]
+    differential(array_leaves, calls)

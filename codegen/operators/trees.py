@@ -160,9 +160,12 @@ def _columns(order, index, schema: Schema):
             out.append(tf.constant(np.array([v is not _ABSENT and (child or v is not None) for v in base], np.bool_)))
             continue
         values = memo[col.name] = _values(order, rows, col.name, schema.methods)
+        kinds = set(map(type, values))          # `_ABSENT` is the only value of type `object`
         if col.name + "?" in names:
-            values = [None if v is _ABSENT else v for v in values]
-        elif any(v is _ABSENT or (v is None and not col.pointer) for v in values):
+            if object in kinds:
+                values = [None if v is _ABSENT else v for v in values]
+                kinds = (kinds - {object}) | {type(None)}
+        elif object in kinds or (type(None) in kinds and not col.pointer):
             return None                         # a node lacks a value the schema has everywhere
         if col.pointer:
             values = [-1 if child is None else index.get(id(child), -2) for child in values]
@@ -172,10 +175,10 @@ def _columns(order, index, schema: Schema):
             out.append(tf.constant(np.array(values, np.int32)))
             continue
         dtype = tf.as_dtype(col.dtype).as_numpy_dtype
-        if col.python and not {type(v) for v in values if v is not None} <= {_PYTHON[col.python]}:
+        if col.python and not kinds - {type(None)} <= {_PYTHON[col.python]}:
             return None                         # read back as Python numbers: they must still be
         try:
-            if col.shape == () and set(map(type, values)) <= {int, float, bool}:
+            if col.shape == () and kinds <= {int, float, bool}:
                 out.append(tf.constant(np.array(values, dtype)))
                 continue
             default = np.zeros(col.shape, dtype)

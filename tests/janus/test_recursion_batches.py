@@ -116,3 +116,19 @@ def test_a_number_read_from_a_node_leaves_as_a_python_number():
     floats = [(T(0.5, T(1.5), T(2.5)),)] * 5
     differential(stores_a_number, floats)
     assert type(HELD.value) is float
+
+
+def sized(d, v=1):
+    tree = full(d, v)
+    tree.size = 2 ** (d + 1) - 1          # only the roots have `size`
+    return tree
+
+
+def per_node(trees):
+    return [total(t) / t.size for t in trees]
+
+
+def test_an_attribute_only_the_roots_have_keeps_the_graph():
+    calls = [([sized(2), sized(3)],), ([sized(1), sized(2)],), ([sized(2), sized(2)],), ([sized(3), sized(1)],),
+             ([sized(2), sized(1)],)]
+    _graph_runs(differential(per_node, calls))

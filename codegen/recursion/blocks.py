@@ -103,10 +103,11 @@ def run_builder(m: Machine, f, cf, block, table_vars, written, flat):
 
 def run_frames(m: Machine, f, blocks, per_frame, vals, k, no_frames, only_if_any: bool):
     """`per_frame` (which runs the list `blocks`) on the `k` frames whose values are `vals`,
-    batched: when every block is elementwise in one go (`run_batched`), else through
-    `tf.vectorized_map`; with `only_if_any`, under a `tf.cond` that returns `no_frames()` when no
-    frame waits (pfor's fallback keeps the stateful ops of its trace alive and feeds them frame 0,
-    which does not exist then)."""
+    batched: when every block is elementwise in one go (`run_batched`); else, without stateful
+    ops, as rows when every op allows it (`run_rows`); else through `tf.vectorized_map`, with
+    `only_if_any` under a `tf.cond` that returns `no_frames()` when no frame waits (pfor's
+    fallback keeps the stateful ops of its trace alive and feeds them frame 0, which does not
+    exist then)."""
     if all((f, block.id) in m.elementwise for block in blocks):
         return run_batched(per_frame, vals, k)
     if not any((f, block.id) in m.stateful for block in blocks):

@@ -119,18 +119,25 @@ def schema_of(roots: list, methods=()) -> Schema:
             columns[name] = col
     for name in only_none - set(columns) - skipped:
         columns[name] = Column(name, True)          # always None here: a child pointer that is -1
-    for name, col in list(columns.items()):         # numbers that are all Python ints (or floats)
-        if not col.pointer and col.shape == () and col.dtype in ("int32", "float32"):
-            kinds = {type(v) for v in _values(order, [vars(n) for n in order], name, ()) if v is not None
-                     and v is not _ABSENT} if not name.endswith("()") else set()
-            if kinds in ({int}, {float}):
-                columns[name] = dataclasses.replace(col, python=kinds.pop().__name__)
-    for name, col in list(columns.items()):         # some node lacks it (or holds None for a number):
-        rows = [vars(n) for n in order]             # reading it there must raise
-        if any(_lacks(node, name, methods) for node in order) or (
-                not col.pointer and not name.endswith("()") and any(v is None for v in _values(order, rows, name, ()))):
-            columns[name + "?"] = Column(name + "?", False, "bool")
+    columns = _refined(columns, order, methods)
     return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), tuple(methods))
+
+
+def _refined(columns: dict, order, methods) -> dict:
+    """The columns with what only all the nodes together show: numbers that are Python ints (or
+    floats) on every node are read back as such; a column some node lacks, or where a number is
+    None, gets a presence column (reading it there must raise)."""
+    rows = [vars(n) for n in order]
+    out = dict(columns)
+    for name, col in columns.items():
+        values = [] if name.endswith("()") else _values(order, rows, name, ())
+        kinds = {type(v) for v in values} - {type(None), object}
+        if not col.pointer and col.shape == () and col.dtype in ("int32", "float32") and kinds in ({int}, {float}):
+            out[name] = dataclasses.replace(col, python=kinds.pop().__name__)
+        if any(_lacks(node, name, methods) for node in order) or (
+                not col.pointer and any(v is None for v in values)):
+            out[name + "?"] = Column(name + "?", False, "bool")
+    return out
 
 
 def flatten(root, schema: Schema):

@@ -122,6 +122,11 @@ def run_frames(m: Machine, f, blocks, per_frame, vals, k, no_frames, only_if_any
 _READS = ("ReadVariableOp", "ResourceGather", "ResourceGatherNd")
 
 
+def op_count() -> int:
+    """How many ops the current graph has (`ops_since` takes it)."""
+    return len(tf.compat.v1.get_default_graph().get_operations())
+
+
 def ops_since(count: int) -> list:
     """The ops added to the current graph after it had `count` of them."""
     return tf.compat.v1.get_default_graph().get_operations()[count:]

@@ -33,7 +33,7 @@ import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.trees import Pointer
-from codegen.recursion.blocks import (Machine, block_vars, is_bare, ops_since, read_guards, run_builder,
+from codegen.recursion.blocks import (Machine, block_vars, is_bare, op_count, ops_since, read_guards, run_builder,
                                       run_frames, variables_read)
 from codegen.recursion.frame_specs import leaves, pack
 from codegen.recursion.frames import cast, cast_all, empty, positions, scatter, take
@@ -156,7 +156,7 @@ def run(m: Machine, calls, limit) -> list:
     for r, (tests, chain) in enumerate(shape.routes):
         if chain is not None:
             idx = _where(tf.logical_and(reached, tf.equal(route, r)))
-            before = len(tf.compat.v1.get_default_graph().get_operations())
+            before = op_count()
             results = _run_chain(m, shape, chain, idx, {shape.param: [idx]}, results, ran)
             for var in variables_read(ops_since(before)):
                 reads.setdefault(var, []).append(tf.size(idx))
@@ -165,7 +165,7 @@ def run(m: Machine, calls, limit) -> list:
     def body(step, results):
         idx = _where(tf.logical_and(tf.logical_and(reached, calling), tf.equal(level, step)))
         vals = _receive(m, shape, idx, children, results)
-        before = len(tf.compat.v1.get_default_graph().get_operations())
+        before = op_count()
         results = _run_chain(m, shape, shape.post, idx, vals, results, {}, some=True)
         for var in variables_read(ops_since(before)):
             reads.setdefault(var, []).append(inner)
@@ -249,7 +249,8 @@ def _receive(m: Machine, shape: _Shape, idx, children, results) -> dict:
     vals = {shape.param: [idx]}
     for call, child in zip(shape.group.term.calls, children):
         below = tf.gather(child, idx)
-        vals[call.target] = [cast(take(r, below), spec) for r, spec in zip(results, leaves(m.specs[(shape.f, call.target)]))]
+        specs = leaves(m.specs[(shape.f, call.target)])
+        vals[call.target] = [cast(take(r, below), spec) for r, spec in zip(results, specs)]
     return vals
 
 

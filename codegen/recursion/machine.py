@@ -32,8 +32,8 @@ from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import current
 from codegen.operators.trees import Pointer, Tables, is_node
 from codegen.recursion import chain, levels
-from codegen.recursion.blocks import (Machine, block_vars, build_machine, ops_since, read_guards, run_builder, run_frames,
-                                      variables_read)
+from codegen.recursion.blocks import (Machine, block_vars, build_machine, op_count, ops_since, read_guards,
+                                      run_builder, run_frames, variables_read)
 from codegen.recursion.constants import share_constants
 from codegen.recursion.cycles import Cycle, Strategy
 from codegen.recursion.frame_specs import leaves, pack, spec_of
@@ -220,7 +220,7 @@ def _run_block(m: Machine, f, cf, block, state: MachineState) -> MachineState:
     k = tf.size(idx)
     ran = tf.tensor_scatter_nd_add(state.ran, [[gid]], [k])
     # A block with stateful ops runs only when some frame waits at it.
-    before = len(tf.compat.v1.get_default_graph().get_operations())
+    before = op_count()
     new_leaves, term = run_frames(m, f, [block], per_frame, vals, k, no_frames, (f, block.id) in m.stateful)
     for var in variables_read(ops_since(before)):
         m.reads.setdefault(var, set()).add(gid)

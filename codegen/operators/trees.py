@@ -18,6 +18,8 @@ import tensorflow as tf
 
 from profiler.library import is_user_function
 
+from codegen.errors import ConversionError, Reason
+
 _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
@@ -113,14 +115,24 @@ def schema_of(roots: list, methods=()) -> Schema:
             else:
                 skipped.add(name)          # strings, lists, other objects: not a column
                 continue
-            prev = columns.get(name)
-            if prev is not None and prev != col:
-                raise TypeError(f"tree attribute `{name}` holds both {prev} and {col}")
-            columns[name] = col
+            columns[name] = _merged(columns.get(name), col)
     for name in only_none - set(columns) - skipped:
         columns[name] = Column(name, True)          # always None here: a child pointer that is -1
     columns = _refined(columns, order, methods)
     return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), tuple(methods))
+
+
+def _merged(prev, col) -> Column:
+    """One column for two nodes' values: ints and floats make a float column (as `1.0 * n` is a
+    float); any other mix (a number and a node, two shapes) is not a table, and the function runs
+    in Python."""
+    if prev is None or prev == col:
+        return col
+    if {prev.dtype, col.dtype} == {"int32", "float32"} and not prev.pointer and not col.pointer \
+            and prev.shape == col.shape == ():
+        return Column(col.name, False, "float32")
+    raise ConversionError(Reason("tree-attribute-types", "", f"tree attribute `{col.name}` holds both {prev} and {col}",
+                                 "give the attribute one type on every node"))
 
 
 def _refined(columns: dict, order, methods) -> dict:
@@ -184,12 +196,17 @@ def _columns(order, index, schema: Schema):
         dtype = tf.as_dtype(col.dtype).as_numpy_dtype
         if col.python and not kinds - {type(None)} <= {_PYTHON[col.python]}:
             return None                         # read back as Python numbers: they must still be
+        if any(issubclass(k, _NUMBERS) and not issubclass(k, _FITS.get(col.dtype, ())) for k in kinds):
+            return None                         # a float in an int column, a number in a bool one
         try:
             if col.shape == () and kinds <= {int, float, bool}:
                 out.append(tf.constant(np.array(values, dtype)))
                 continue
             default = np.zeros(col.shape, dtype)
-            out.append(tf.constant(np.asarray([default if v is None else np.asarray(v) for v in values], dtype)))
+            arrays = [default if v is None else np.asarray(v) for v in values]
+            if any(a.dtype.kind != default.dtype.kind for a in arrays):
+                return None                     # converting would change the values (2.5 to 2)
+            out.append(tf.constant(np.asarray(arrays, dtype)))
         except (TypeError, ValueError):
             return None
     return out if _acyclic(len(order), pointers) else None
@@ -197,6 +214,9 @@ def _columns(order, index, schema: Schema):
 
 _ABSENT = object()        # a node without the attribute (or method)
 _PYTHON = {"int": int, "float": float}
+_NUMBERS = (int, float, np.number, np.bool_)
+_FITS = {"float32": (int, float, np.integer, np.floating, bool, np.bool_), "int32": (int, np.integer),
+         "bool": (bool, np.bool_)}
 
 
 def _lacks(node, name, methods) -> bool:

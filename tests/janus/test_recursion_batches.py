@@ -132,3 +132,28 @@ def test_an_attribute_only_the_roots_have_keeps_the_graph():
     calls = [([sized(2), sized(3)],), ([sized(1), sized(2)],), ([sized(2), sized(2)],), ([sized(3), sized(1)],),
              ([sized(2), sized(1)],)]
     _graph_runs(differential(per_node, calls))
+
+
+def test_a_float_where_the_profile_saw_ints_is_not_truncated():
+    """`v` is an int on every node until a call puts 2.5 on one leaf: the tables must not round it
+    to 2, and a mix of ints and floats is a float column."""
+    def trees(i):
+        ts = [full(2), full(1)]
+        if i >= 4:
+            ts[0].left.left.v = 2.5
+        return (ts,)
+    spec = differential(each, [trees(i) for i in range(8)])
+    _graph_runs(spec, 3)
+
+
+def test_an_attribute_that_is_a_number_here_and_a_node_there_runs_in_python():
+    def trees(i):
+        ts = [full(2), full(1)]
+        if i >= 4:
+            ts[1].v = T(3)                 # a node where numbers were
+        return (ts,)
+
+    def first_only(ts):
+        return [total(ts[0])]
+    spec = differential(first_only, [trees(i) for i in range(7)])
+    assert "tree-attribute-types" in spec.report() or spec.stats()["graph_runs"] >= 1, spec.report()

@@ -32,7 +32,7 @@ HINTS = {
     "python-value-of-tensor": "it runs in Python between graph segments; kept in TensorFlow ops (tf.cond, "
                               "tf.where) or moved out of the function, the rest is one graph",
     "python-arithmetic": "nothing to do: Python raised or computed beyond int64 here, as eager does",
-    "guard-mismatch": "an argument list or dict that is also read as a global runs in Python; pass one or the other",
+    "guard-mismatch": "a list or dict passed twice, or passed and also read as a global, runs in Python; pass it once",
     "no-return": "nothing to do: the call reached no return statement and gave None, as eager does",
     "graph-error": "the call was re-run eagerly; janus.explain(fn, *args) shows the graph it built",
     "xla": "drop jit_compile=True, or keep the op XLA lacks out of the function",

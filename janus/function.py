@@ -268,11 +268,11 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
 
     def _signature(self, args, kwargs):
         r = self.relaxations
-        sig = analyze(args, kwargs, r.dims, r.scalars, r.trees, r.specs)
+        sig = analyze(args, kwargs, r.dims, r.scalars, r.trees, r.specs, r.lists)
         notes = r.against_cache(self.graphs, sig)
         for note in notes:
             log("graphs", self, note)
-        return analyze(args, kwargs, r.dims, r.scalars, r.trees, r.specs) if notes else sig
+        return analyze(args, kwargs, r.dims, r.scalars, r.trees, r.specs, r.lists) if notes else sig
 
     def _trace(self, converted, sig):
         r = self.relaxations

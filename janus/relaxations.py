@@ -27,6 +27,8 @@ class Relaxations:
         self.state_lengths: set[Source] = set()   # state containers whose len() is fed per call
         self.trees: dict[Source, tuple] = {}   # arguments flattened to tree tables -> node methods
         self.specs: dict[Source, object] = {}  # composite tensor arguments -> the wider spec fed
+        self.lists: set[Source] = set()        # argument lists whose length varies: fed by identity
+        self.pinned_lists: set[Source] = set()     # the graph reads these lists: fed item by item
         self.pinned_dims: set[Source] = set()      # Python reads these dims as numbers: keep them
         self.pinned_scalars: set[Source] = set()   # these numbers do not trace as tensors: keep values
         self.pinned_state: set[Source] = set()     # same, for numbers read from state
@@ -40,6 +42,11 @@ class Relaxations:
         """Dimensions that differ become None; Python numbers that differ become tensors."""
         notes = []
         for graph in graphs:
+            for path, n in sig.lengths.items():
+                before = graph.signature.lengths.get(path)
+                if before is not None and before != n and path not in self.lists | self.pinned_lists:
+                    self.lists.add(path)
+                    notes.append(f"{path} changes length; fed by identity, its appends written back")
             old = {leaf.path: leaf for leaf in graph.signature.leaves}
             for leaf in sig.leaves:
                 prev = old.get(leaf.path)
@@ -117,6 +124,11 @@ class Relaxations:
         """Undo the relaxation that most likely made tracing fail; None when there is none left.
         Python code may use a dimension as a number (`range(x.shape[0])`), or need the value of a
         Python number fed as a tensor (`lst[n]`, `str(n)`): specialise on it again."""
+        lists = [leaf.path for leaf in sig.leaves if leaf.kind is Feed.LIST]
+        if lists:
+            self.lists -= set(lists)
+            self.pinned_lists |= set(lists)
+            return f"{[str(p) for p in lists]} are fed item by item again"
         dims = [leaf.path for leaf in sig.leaves if leaf.kind is Feed.TENSOR and self.dims.get(leaf.path)
                 and leaf.path not in self.pinned_dims]
         if dims:

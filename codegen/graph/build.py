@@ -157,6 +157,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             ctx.frames.append(Frame(converted))
             result = _call_top(ctx, converted, args, kwargs)
             ctx.frames.pop()
+            _only_appended(ctx.heap, sig, values, converted.filename)
             tensors: list = []
             holder["template"] = writeback.flatten(result, tensors, ctx.heap)
             holder["n"] = len(tensors)
@@ -221,7 +222,19 @@ def run_every_op(outputs: list) -> list:
     return outputs + failing_ops.unused_failing(tf.compat.v1.get_default_graph(), outputs)
 
 
+def _only_appended(heap, sig, values, filename):
+    """A list fed by identity (its length varies between calls) may only be appended to: the
+    graph has none of its items, and writes back only what it appended."""
+    for leaf, value in zip(sig.leaves, values):
+        sh = heap.by_copy.get(id(value)) if leaf.kind is Feed.LIST else None
+        if sh is not None and (sh.read or sh.length_read or sh.mutated):
+            raise StagingError(Reason("list-read", filename, f"{leaf.path} changes length between calls and the "
+                                      "graph reads or rearranges it", "pass its items as a tensor"))
+
+
 def _leaf_value(leaf, inputs):
+    if leaf.kind is Feed.LIST:
+        return list(leaf.value)     # the items the caller's list had at build time: never read
     if leaf.kind is Feed.TREE:
         n = len(leaf.value.columns)
         return Pointer(tf.constant(0), Tables(leaf.value, inputs[leaf.input_index:leaf.input_index + n]))

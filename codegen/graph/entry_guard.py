@@ -182,6 +182,8 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
     if leaf.kind is Feed.SCALAR:
         src.require(_value_check(src, Kind.CONSTANT, var, leaf.value), f"{what} == {leaf.value!r}")
     else:
+        if leaf.kind is Feed.LIST:
+            src.containers.append(var)
         src.require(_value_check(src, Kind.ID_MATCH, var, leaf.value), f"{what} is the same object")
     return None
 
@@ -202,6 +204,12 @@ def _generate(sig: Signature, checks) -> _GuardText:
         located += _structure(src, t, f"kwargs[{k!r}]")
     src.inputs = [fed for index, access in located
                   if (fed := _leaf_requirements(src, index, sig.leaves[index], access)) is not None]
+    if len(src.containers) > 1:
+        # Each argument list or dict is copied into the graph on its own: the very same list
+        # passed twice (`f(log, log)`, `f([log], log)`) would be two lists there.
+        src.consts["distinct"] = _distinct
+        src.require(f"distinct(({', '.join(src.containers)},))",
+                    "ALIASING no list or dict is passed twice among the arguments")
     outside = []
     for check in checks:
         access = src.const(check.holder, "H") + check_access(check)
@@ -216,6 +224,10 @@ def _generate(sig: Signature, checks) -> _GuardText:
         src.require(f"disjoint(({', '.join(src.containers)},), ({', '.join(outside)},))",
                     "ALIASING no argument list or dict is also a list or dict the graph reads from outside")
     return src
+
+
+def _distinct(containers) -> bool:
+    return len({id(x) for x in containers}) == len(containers)
 
 
 def _disjoint(mine, theirs) -> bool:

@@ -31,12 +31,14 @@ class Feed(str, enum.Enum):
     TREE = "tree"                     # a tree walked by recursion, fed as tables
     FOREST = "forest"                 # a list or tuple of such trees, fed as one set of tables
     COMPOSITE = "composite"           # a composite tensor (ragged, sparse, per-replica), fed by components
+    LIST = "list"                     # a list whose length varies, only appended to: by identity
 
     @property
     def check(self) -> Kind:
         return {Feed.TENSOR: Kind.TENSOR_MATCH, Feed.SCALAR: Kind.CONSTANT, Feed.SCALAR_TENSOR: Kind.TENSOR_MATCH,
                 Feed.OBJECT: Kind.ID_MATCH, Feed.TREE: Kind.TYPE_MATCH,
-                Feed.FOREST: Kind.TYPE_MATCH, Feed.COMPOSITE: Kind.TENSOR_MATCH}[self]
+                Feed.FOREST: Kind.TYPE_MATCH, Feed.COMPOSITE: Kind.TENSOR_MATCH,
+                Feed.LIST: Kind.ID_MATCH}[self]
 
 
 @dataclasses.dataclass
@@ -57,6 +59,7 @@ class Signature:
     template: object          # nested ("list"/"tuple"/"dict", ...) structure with ("leaf", i)
     n_args: int
     kw_names: tuple
+    lengths: dict = dataclasses.field(default_factory=dict)   # path of each argument list -> its length
 
     @property
     def inputs(self) -> list[Leaf]:
@@ -76,7 +79,8 @@ class Signature:
     def key(self):
         """What identifies this signature for relaxation: paths with kinds, dtypes, shapes, values."""
         return tuple((leaf.path, leaf.kind, str(leaf.dtype), leaf.shape,
-                      leaf.value if leaf.kind is Feed.SCALAR else id(leaf.value) if leaf.kind is Feed.OBJECT else None)
+                      leaf.value if leaf.kind is Feed.SCALAR else
+                      id(leaf.value) if leaf.kind in (Feed.OBJECT, Feed.LIST) else None)
                      for leaf in self.leaves)
 
 
@@ -93,11 +97,13 @@ def components(value_or_spec) -> list:
 
 
 def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict, tree_paths=(),
-            relaxed_specs=None) -> Signature:
+            relaxed_specs=None, identity_lists=()) -> Signature:
     """`relaxed_scalars` maps the paths of Python scalars fed as tensors to their dtype name;
-    `relaxed_specs` the paths of composite tensors to the widened type spec they are fed as."""
+    `relaxed_specs` the paths of composite tensors to the widened type spec they are fed as;
+    `identity_lists` the paths of argument lists fed by identity (`Feed.LIST`)."""
 
     leaves: list[Leaf] = []
+    lengths: dict = {}
     n_inputs = [0]
 
     def visit(value, path):
@@ -114,6 +120,11 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
             leaves.append(Leaf(path, Feed.FOREST, value=forest, input_index=n_inputs[0]))
             n_inputs[0] += len(forest.schema.columns) + 1
             return ("leaf", len(leaves) - 1)
+        if t is list:
+            lengths[path] = len(value)
+            if path in identity_lists:
+                leaves.append(Leaf(path, Feed.LIST, value=value))
+                return ("leaf", len(leaves) - 1)
         if t in (list, tuple) and len(value) <= 1024:
             return (t.__name__, [visit(v, path.item(i)) for i, v in enumerate(value)])
         if t is dict and len(value) <= 64 and all(type(k) in (str, int) for k in value):
@@ -154,7 +165,7 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
 
     items = [visit(a, Source.arg(i)) for i, a in enumerate(args)]
     kw = {k: visit(v, Source.kwarg(k)) for k, v in kwargs.items()}
-    return Signature(leaves, (items, kw), len(args), tuple(kwargs))
+    return Signature(leaves, (items, kw), len(args), tuple(kwargs), lengths)
 
 
 def _methods(tree_paths, paths) -> tuple:

@@ -109,6 +109,14 @@ class _Env:
     def _python(self, stmt, bound, in_loop):
         """A statement holding a break: kept in Python (its header, `for x in ...:`, runs in Python
         too, wherever the break is), its bodies split in turn."""
+        if isinstance(stmt, (ast.Try, ast.TryStar)):
+            return self._python_try(stmt, bound, in_loop)
+        if isinstance(stmt, ast.Match):
+            stmt = copy.copy(stmt)
+            stmt.cases = [copy.copy(c) for c in stmt.cases]
+            for case in stmt.cases:      # (names a pattern captures are not counted as bound)
+                case.body = self.block(case.body, bound, top=False, in_loop=in_loop)
+            return stmt
         if not isinstance(stmt, _NESTED_BODIES):
             return stmt
         stmt = copy.copy(stmt)
@@ -117,6 +125,26 @@ class _Env:
         stmt.body = self.block(stmt.body, inner, top=False, in_loop=in_loop or loop)
         if getattr(stmt, "orelse", None):
             stmt.orelse = self.block(stmt.orelse, bound, top=False, in_loop=in_loop)
+        return stmt
+
+    def _python_try(self, stmt, bound, in_loop):
+        """A `try` kept in Python: its body, handlers, `else` and `finally` are split in turn.  A
+        handler or `finally` may start after any statement of the body: only what was bound
+        before the `try` is surely bound there.  A segment that raises re-runs in Python and
+        raises there, so the handler sees eager's exception after eager's effects."""
+        stmt = copy.copy(stmt)
+        stmt.body = self.block(stmt.body, bound, top=False, in_loop=in_loop)
+        handlers = []
+        for handler in stmt.handlers:
+            handler = copy.copy(handler)
+            inner = bound | ({handler.name} if handler.name else set())
+            handler.body = self.block(handler.body, inner, top=False, in_loop=in_loop)
+            handlers.append(handler)
+        stmt.handlers = handlers
+        if stmt.orelse:
+            stmt.orelse = self.block(stmt.orelse, _after(stmt.body, bound), top=False, in_loop=in_loop)
+        if stmt.finalbody:
+            stmt.finalbody = self.block(stmt.finalbody, bound, top=False, in_loop=in_loop)
         return stmt
 
     def _run(self, run, bound, top, in_loop, ends) -> list:
@@ -315,6 +343,16 @@ def _after(stmts, bound: set) -> set:
             bound = _after(s.body, bound | _stored_targets(s))
         elif isinstance(s, ast.If):
             bound = _after(s.body, bound) & _after(s.orelse, bound)
+        elif isinstance(s, ast.Match):
+            ends = [_after(c.body, bound) for c in s.cases]
+            if not _irrefutable(s.cases[-1]):
+                ends.append(bound)              # no case may match
+            bound = set.intersection(*ends)
+        elif isinstance(s, (ast.Try, ast.TryStar)):
+            # Past the `try`: its body and `else` ran to their end, or a handler did.
+            ends = [_after(s.body + s.orelse, bound)]
+            ends += [_after(h.body, bound | ({h.name} if h.name else set())) for h in s.handlers]
+            bound = _after(s.finalbody, set.intersection(*ends))
         elif isinstance(s, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
             bound |= _stored([s])
         elif isinstance(s, ast.Delete):
@@ -322,3 +360,8 @@ def _after(stmts, bound: set) -> set:
         elif isinstance(s, ast.Expr):
             bound |= {n.target.id for n in ast.walk(s) if isinstance(n, ast.NamedExpr)}
     return bound
+
+
+def _irrefutable(case) -> bool:
+    """`case _:` or `case name:` without a guard: matches whatever reaches it."""
+    return case.guard is None and isinstance(case.pattern, ast.MatchAs) and case.pattern.pattern is None

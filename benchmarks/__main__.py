@@ -21,7 +21,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 # Workload modules, in the order of the table (each defines WORKLOADS).
 MODULES = [
-    "cnn_digits", "gan_digits", "lstm_lm", "treernn", "treelstm", "actor_critic",
+    "cnn_digits", "gan_digits", "lstm_lm", "treernn", "treelstm", "actor_critic", "actor_critic_tutorial",
     "graph_breaks", "fib", "ackermann", "takeuchi", "primes", "power_gd",
 ]
 

@@ -35,6 +35,7 @@ HINTS = {
     "guard-mismatch": "a list or dict passed twice, or passed and also read as a global, runs in Python; pass it once",
     "no-return": "nothing to do: the call reached no return statement and gave None, as eager does",
     "graph-error": "the call was re-run eagerly; janus.explain(fn, *args) shows the graph it built",
+    "python-in-graph": "the Python a graph calls runs once per call; an op failing after it raises the graph's error, as tf.function does",
     "xla": "drop jit_compile=True, or keep the op XLA lacks out of the function",
     "outer-trace": "call the function eagerly (outside tf.function, Keras graph mode or an export) to speculate",
 }

@@ -349,7 +349,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
             assumption = graph.failed_assumption(exc)
             with self._lock:                      # relaxing and re-profiling change shared state
                 if assumption is None:
-                    return self._after_graph_error(exc, args, kwargs)
+                    return self._after_graph_error(graph, exc, args, kwargs)
                 return self._guard_failed(graph, assumption, args, kwargs, keep)
         finally:
             self.time_in["graph"] += time.perf_counter() - start
@@ -388,7 +388,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
                                                  f"{MAX_GUARD_FAILURES} in-graph guards failed"))
         return self._profiled(args, kwargs)
 
-    def _after_graph_error(self, exc, args, kwargs):
+    def _after_graph_error(self, graph, exc, args, kwargs):
         message = getattr(exc, "message", None) or str(exc)
         lines = [ln for ln in message.strip().splitlines()
                  if ln.strip() and not ln.startswith(("Graph execution error", "Detected at node", "  "))]
@@ -398,6 +398,12 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
             # does, instead of quietly running eagerly on every call.
             self._note(codegen.Reason("xla", "", f"XLA cannot compile the graph ({first[0][:300] if first else ''})",
                                       "drop jit_compile=True, or keep the op XLA lacks out of the function"))
+            raise exc
+        if graph.calls_python:
+            # The Python the graph calls (tf.numpy_function, tf.py_function) may have run before
+            # the op failed: running the call again in Python would run it twice.
+            self._note(codegen.Reason("python-in-graph", "", f"{type(exc).__name__} in a graph that calls Python"
+                                      + (f" ({first[0][:300]})" if first else "") + "; raised as the graph's"))
             raise exc
         self._note(codegen.Reason("graph-error", "", f"{type(exc).__name__} while running the graph"
                                   + (f" ({first[0][:300]})" if first else "") + "; re-running eagerly", ""))

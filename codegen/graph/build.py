@@ -61,6 +61,7 @@ class GraphArtifact:
     written_variables: list = dataclasses.field(default_factory=list)   # tf.Variables a run may write
     restored_variables: list = dataclasses.field(default_factory=list)  # those a write may change before a failure
     xla: str = ""                     # under jit_compile: "on", or why the graph runs without XLA
+    calls_python: bool = False        # runs Python itself (tf.numpy_function, tf.py_function)
 
     def __post_init__(self):
         self._snapshot = variable_writes.Snapshot(self.restored_variables)
@@ -82,7 +83,9 @@ class GraphArtifact:
     def run(self, inputs):
         """Run the graph; returns all outputs. Raises what the graph raises, after restoring the
         variables it wrote (an op failing midway leaves the state the call started with)."""
-        saved = self._snapshot.take() if self.restored_variables else None
+        # (Python a graph calls may have run before an op failed and cannot be undone: the
+        # failure is raised as the graph's, with the writes eager would have made by then.)
+        saved = self._snapshot.take() if self.restored_variables and not self.calls_python else None
         try:
             with QUIET:                     # a failing guard is janus's business, not the user's log
                 outs = self.concrete(*inputs)
@@ -184,7 +187,8 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                              len(concrete.graph.get_operations()), elapsed, list(ctx.heap.reads),
                              list(ctx.heap.writes), len(ctx.print_tensors),
                              [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
-                             variable_writes.written_variables(concrete), _restored_variables(concrete))
+                             variable_writes.written_variables(concrete), _restored_variables(concrete),
+                             calls_python=calls_python(concrete.graph))
     if jit_compile:
         _compile_with_xla(artifact, sig)
     return artifact
@@ -203,6 +207,16 @@ def _compile_with_xla(artifact: GraphArtifact, sig: Signature):
     artifact.concrete = tf.function(lambda *inputs: inner(*inputs), autograph=False,
                                     jit_compile=True).get_concrete_function(*sig.specs())
     artifact.xla = "on"
+
+
+PYTHON_OPS = {"PyFunc", "PyFuncStateless", "EagerPyFunc"}
+
+
+def calls_python(graph) -> bool:
+    """Whether `graph` (or a loop or branch body in its library) calls back into Python."""
+    graph_def = graph.as_graph_def()
+    nodes = list(graph_def.node) + [n for f in graph_def.library.function for n in f.node_def]
+    return any(n.op in PYTHON_OPS for n in nodes)
 
 
 def _restored_variables(concrete) -> list:

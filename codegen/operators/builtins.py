@@ -9,11 +9,13 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from codegen.errors import ConversionError, Reason
 from codegen.operators.context import PrintEvent, current
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert
 from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
+from codegen.operators.trees import NodeClass, Pointer, WeakNumber, class_test
 from codegen.operators.values import is_symbolic
 
 
@@ -206,6 +208,39 @@ def _hasattr(obj, name):
         return False
 
 
+def _eager_type(value):
+    """The type eager has where the graph holds a stand-in (a Python number fed as a tensor, a
+    NumPy array, a tree attribute); None for any other value."""
+    if isinstance(value, PyNumber):
+        return value.ptype
+    if isinstance(value, PyArray):
+        return np.ndarray
+    if isinstance(value, WeakNumber):
+        if value.ptype is None:
+            raise ConversionError(Reason("node-class", current().user_line(), "the Python type of this tree attribute "
+                                         "differs between nodes (or is NumPy's); inside the graph it is a tensor",
+                                         "give the attribute one Python type on every node"))
+        return value.ptype
+    return None
+
+
+def _isinstance(value, classes):
+    if isinstance(value, Pointer):
+        return class_test(value, lambda c: issubclass(c, classes))
+    stand_in = _eager_type(value)
+    return isinstance(value, classes) if stand_in is None else issubclass(stand_in, classes)
+
+
+def _type(*args, **kwargs):
+    if len(args) == 1 and not kwargs:
+        if isinstance(args[0], Pointer):
+            return NodeClass(args[0])
+        stand_in = _eager_type(args[0])
+        if stand_in is not None:
+            return stand_in
+    return type(*args, **kwargs)
+
+
 BUILTINS = {
     print: _print,
     tf.print: _tf_print,
@@ -226,6 +261,8 @@ BUILTINS = {
     repr: text_builtin(repr),
     format: text_builtin(format),
     ascii: text_builtin(ascii),
+    isinstance: _isinstance,
+    type: _type,
     # attribute access by name: the same deferred writes and guarded reads as `obj.name`
     getattr: _getattr,
     hasattr: _hasattr,

@@ -7,7 +7,7 @@ import operator
 import tensorflow as tf
 
 from codegen.operators.numbers import PyNumber
-from codegen.operators.trees import Pointer, is_none
+from codegen.operators.trees import NodeClass, Pointer, is_none
 from codegen.operators.values import is_symbolic
 
 
@@ -91,6 +91,8 @@ def not_any(*flags):
 
 
 def _is(a, b):
+    if isinstance(a, NodeClass) or isinstance(b, NodeClass):
+        return a.same_as(b) if isinstance(a, NodeClass) else b.same_as(a)
     if isinstance(a, Pointer) or isinstance(b, Pointer):
         if b is None or a is None:
             return is_none(a if b is None else b)

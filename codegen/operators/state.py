@@ -28,6 +28,7 @@ from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
 from codegen.operators.shapes import guarded
+from codegen.operators.trees import NodeClass, Pointer
 from codegen.operators.values import BUILDER_CODE, EAGER, is_symbolic
 
 
@@ -340,6 +341,8 @@ def ld_attr(obj, name: str):
         return written[2]
     if isinstance(obj, PyArray):
         return obj.user_attribute(name)
+    if name == "__class__" and isinstance(obj, Pointer):
+        return NodeClass(obj)
     if name in ("shape", "get_shape") and is_symbolic(obj):
         shape = guarded(obj.shape)
         return shape if name == "shape" else (lambda: shape)

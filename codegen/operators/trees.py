@@ -23,6 +23,7 @@ from codegen.errors import ConversionError, Reason
 _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
+CLASS = "__class__"       # the column of each node's class (no instance attribute has this name)
 _NOT_NODES = frozenset({type(None), bool, int, float, str, bytes, tuple, list, dict, set})
 _NODE_CLASSES: dict = dict.fromkeys(_NOT_NODES, False)   # class -> whether its instances are nodes
 
@@ -56,6 +57,7 @@ class Schema:
 
     columns: tuple
     methods: tuple = ()
+    classes: tuple = ()     # the nodes' classes; column `CLASS` holds each node's index in it
 
     def specs(self):
         return [tf.TensorSpec((None,) + c.shape, tf.as_dtype(c.dtype)) for c in self.columns]
@@ -119,7 +121,9 @@ def schema_of(roots: list, methods=()) -> Schema:
     for name in only_none - set(columns) - skipped:
         columns[name] = Column(name, True)          # always None here: a child pointer that is -1
     columns = _refined(columns, order, methods)
-    return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), tuple(methods))
+    columns[CLASS] = Column(CLASS, False, "int32")
+    classes = tuple(sorted({type(n) for n in order}, key=lambda c: (c.__module__, c.__qualname__, id(c))))
+    return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), tuple(methods), classes)
 
 
 def _merged(prev, col) -> Column:
@@ -173,6 +177,13 @@ def _columns(order, index, schema: Schema):
     names = {c.name: c for c in schema.columns}
     out, pointers, memo = [], [], {}
     for col in schema.columns:
+        if col.name == CLASS:
+            ids = {c: i for i, c in enumerate(schema.classes)}
+            classes = [ids.get(type(node), -1) for node in order]
+            if -1 in classes:
+                return None                     # a node of a class the graph was not built for
+            out.append(tf.constant(np.array(classes, np.int32)))
+            continue
         if col.name.endswith("?") and col.name[:-1] in names:     # where the attribute holds a value
             base = memo.get(col.name[:-1]) or _values(order, rows, col.name[:-1], schema.methods)
             child = names[col.name[:-1]].pointer                   # a None child is a value (-1)
@@ -381,3 +392,54 @@ def is_none(value):
     if isinstance(value, Pointer):
         return tf.less(value.index, 0)
     return value is None
+
+
+def class_test(pointer: Pointer, accepts):
+    """Whether the node's class passes `accepts(cls)`, as a boolean tensor read from the class
+    column (for a None node, whether `accepts(NoneType)`): `isinstance(node, C)` inside the graph.
+    Built from elementwise ops only, so it batches across a machine's frames."""
+    classes = pointer.tables.schema.classes
+    ids = [i for i, c in enumerate(classes) if accepts(c)]
+    present = tf.greater_equal(pointer.index, 0)
+    if len(ids) == len(classes):
+        hit = present
+    elif not ids:
+        hit = tf.zeros_like(present)
+    else:
+        table = pointer.tables.columns[CLASS][1]
+        cid = tf.gather(table, tf.maximum(pointer.index, 0))
+        hit = tf.equal(cid, ids[0])
+        for i in ids[1:]:
+            hit = tf.logical_or(hit, tf.equal(cid, i))
+        hit = tf.logical_and(present, hit)
+    return tf.logical_or(hit, tf.logical_not(present)) if accepts(type(None)) else hit
+
+
+class NodeClass:
+    """`type(node)` of a node inside the graph.  Compared with a class (`is`, `==`, `!=`) it is a
+    boolean tensor from the class column; anything else done with it needs the class itself,
+    which differs between nodes, and the function runs in Python."""
+
+    __slots__ = ("pointer",)
+
+    def __init__(self, pointer: Pointer):
+        self.pointer = pointer
+
+    def same_as(self, cls):
+        if isinstance(cls, NodeClass):
+            self._needs_class()
+        return class_test(self.pointer, lambda c: c is cls)
+
+    def __eq__(self, other):
+        if isinstance(other, NodeClass):
+            self._needs_class()
+        return class_test(self.pointer, lambda c: c == other)
+
+    def __ne__(self, other):
+        return tf.logical_not(self == other)
+
+    def _needs_class(self, *_):
+        raise ConversionError(Reason("node-class", "", "the class of a tree node is used as a value; inside the "
+                                     "graph it is only known per node", "compare it with `is` or use isinstance"))
+
+    __hash__ = __call__ = __getattr__ = _needs_class

@@ -224,8 +224,6 @@ def by_type(node):
     return by_type(node.left) + by_type(node.right)
 
 
-@pytest.mark.xfail(strict=True, reason="isinstance(node, B) / type(node) is B sees the graph's Pointer, so it is "
-                                       "False on every node inside the graph: silently wrong values")
 @pytest.mark.parametrize("fn", [by_isinstance, by_type])
 def test_a_class_test_on_a_node_takes_the_branch_eager_takes(fn):
     b_leaves = lambda d: two_class(d, B)  # noqa: E731

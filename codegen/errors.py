@@ -21,8 +21,6 @@ HINTS = {
     "import": "import at module level",
     "state-write": "return the new value instead of storing it, or keep the write outside the speculated function",
     "match": "rewrite the match statement as if/elif",
-    "for-else": "the loop runs in Python between graph segments; a flag set before break makes it one graph",
-    "while-else": "the loop runs in Python between graph segments; a flag set before break makes it one graph",
     "no-source": "define the function in a file, not in an interactive prompt or exec()",
     "staging": "run the function without janus to see the full error; janus runs this call imperatively",
     "undefined-result": "assign the returned variable on every path",

@@ -1,7 +1,7 @@
 """Graph breaks: a function that cannot be one graph runs as graph segments with Python between.
 
 When a build fails at a line of the function itself for a reason only Python can handle (a
-tensor's value needed in Python, a per-call value such as `random.random()`, a `for`/`else`),
+tensor's value needed in Python, a per-call value such as `random.random()`, a `try/except`),
 janus splits the function there (`codegen.segments`): the statement with that line, and the
 `for`/`while`/`if`/`with` around it, run in Python; each run of statements between them is a
 segment, speculated on its own, with its own guards, fallback and report.  A segment commits
@@ -20,8 +20,8 @@ from codegen.errors import Reason
 from codegen.segments import CannotSplit, split_function
 
 # Reasons whose statement can run in Python between graph segments.
-BREAKS = {"python-value-of-tensor", "per-call-value", "python-call", "numpy-array", "loop-exit", "for-else",
-          "while-else", "try-except", "import", "class-def", "match"}
+BREAKS = {"python-value-of-tensor", "per-call-value", "python-call", "numpy-array", "loop-exit", "try-except",
+          "import", "class-def", "match"}
 
 
 class Segmented:

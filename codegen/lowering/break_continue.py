@@ -14,11 +14,14 @@ from codegen.syntax.templates import replace, replace_expr
 
 
 def _contains(node, kinds, stop=(ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-    """Whether `node` holds one of `kinds` that belongs to the enclosing loop."""
+    """Whether `node` holds one of `kinds` that belongs to the enclosing loop (a nested loop's
+    `else` belongs to it too)."""
     if isinstance(node, kinds):
         return True
     for child in ast.iter_child_nodes(node):
         if isinstance(child, stop):
+            if isinstance(child, (ast.For, ast.While)) and any(_contains(s, kinds, stop) for s in child.orelse):
+                return True
             continue
         if _contains(child, kinds, stop):
             return True
@@ -44,7 +47,8 @@ def guard_rest(stmts: list[ast.stmt], flag: str, sets_flag) -> list[ast.stmt]:
 
 
 class BreakContinue(Lowering):
-    """`break` and `continue` become flags that guard the rest of the loop body.
+    """`break` and `continue` become flags that guard the rest of the loop body; a loop's `else`
+    follows the loop, under `if not <break flag>:` when the loop can break.
 
     Example::
 
@@ -85,8 +89,16 @@ class BreakContinue(Lowering):
         brk = self.namer.new("brk") if has_break else None
         cont = self.namer.new("cont") if has_continue else None
         self.stack.append((brk, cont))
-        node.body = [s for stmt in node.body for s in (lambda r: r if isinstance(r, list) else [r])(self.visit(stmt))]
+        node.body = self._visit_block(node.body)
         self.stack.pop()
+        # `else`: runs when the loop ended without a `break` (its own break/continue are the
+        # enclosing loop's); a `return` in the loop skips it through the return lowering.
+        orelse, node.orelse = self._visit_block(node.orelse), []
+        after = orelse
+        if orelse and brk:
+            (after,) = replace("if not flag:\n    pass\n", node, flag=brk)
+            after.body = orelse
+            after = [after]
         before: list[ast.stmt] = []
         if cont:
             node.body = guard_rest(node.body, cont, lambda s: _contains(s, ast.Assign) and _sets(s, cont))
@@ -99,7 +111,10 @@ class BreakContinue(Lowering):
                 node.test = ast.copy_location(ast.BoolOp(op=ast.And(), values=[not_brk, node.test]), node.test)
             else:
                 setanno(node, Anno.EXTRA_TESTS, getanno(node, Anno.EXTRA_TESTS, ()) + (brk,))
-        return before + [node]
+        return before + [node] + after
+
+    def _visit_block(self, stmts):
+        return [s for stmt in stmts for s in (lambda r: r if isinstance(r, list) else [r])(self.visit(stmt))]
 
     visit_For = visit_While = _lower_loop
 

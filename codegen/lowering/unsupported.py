@@ -95,15 +95,6 @@ class UnsupportedConstructs(ast.NodeVisitor):
     def visit_Match(self, node):
         self._fail("match", node, "match statements are not converted yet")
 
-    def visit_For(self, node):
-        if node.orelse:
-            self._fail("for-else", node, "for/else is not converted yet")
-        self.generic_visit(node)
-
-    def visit_While(self, node):
-        if node.orelse:
-            self._fail("while-else", node, "while/else is not converted yet")
-        self.generic_visit(node)
 
 
 def _loop_exits(node):

@@ -102,16 +102,6 @@ def _trip_decision(site, kind_site):
                              ctx.where(ref.lineno))
 
 
-def _continue(extra_test):
-    if extra_test is None:
-        return True
-    value = extra_test()
-    if is_symbolic(value):
-        current().fail("loop-exit", "a loop over Python values exits on a tensor condition",
-                       "make the break condition a Python value, or loop over a tensor")
-    return value
-
-
 def for_stmt(iterable, body, get_state, set_state, names, site, extra_test=None):
     if isinstance(iterable, TensorRange):
         return _for_tensor_range(iterable, body, get_state, set_state, names, site, extra_test)
@@ -127,7 +117,13 @@ def for_stmt(iterable, body, get_state, set_state, names, site, extra_test=None)
         return run_while(lambda i: i < count, lambda i: body(tf.gather(iterable, i)), get_state, set_state,
                          names, extra_test, counter=True)
     for item in py_iter(iterable):
-        if not _continue(extra_test):
+        go = True if extra_test is None else test_value(extra_test())
+        if is_symbolic(go):
+            # A `break` on a tensor: each further iteration of the unrolled loop runs under
+            # `tf.cond` on the loop's flag (the flag stays false where no break ran).
+            run_cond(go, lambda item=item: body(item), lambda: None, get_state, set_state, names)
+            continue
+        if not go:
             break
         body(item)
 

@@ -120,11 +120,11 @@ class Relaxations:
         return []
 
     # -- from a failed build: narrow what did not trace ----------------------------------------
-    def after_staging_error(self, sig) -> str | None:
+    def after_staging_error(self, sig, kind: str = "") -> str | None:
         """Undo the relaxation that most likely made tracing fail; None when there is none left.
         Python code may use a dimension as a number (`range(x.shape[0])`), or need the value of a
         Python number fed as a tensor (`lst[n]`, `str(n)`): specialise on it again."""
-        lists = [leaf.path for leaf in sig.leaves if leaf.kind is Feed.LIST]
+        lists = [leaf.path for leaf in sig.leaves if leaf.kind is Feed.LIST] if kind == "list-read" else []
         if lists:
             self.lists -= set(lists)
             self.pinned_lists |= set(lists)

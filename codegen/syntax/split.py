@@ -84,6 +84,7 @@ class _Env:
         self.break_lines, self.first_param = break_lines, first_param
         self.locals = (params | _stored(fn.body)) - outside
         self.segments: list[Segment] = []
+        self.catching = 0       # inside a `try` or `with` kept in Python: an exception may be caught
 
     def block(self, stmts, bound: set, top: bool, in_loop: bool) -> list:
         """The statements of one block for the driver; `bound`: names surely bound at its start.
@@ -122,7 +123,10 @@ class _Env:
         stmt = copy.copy(stmt)
         loop = isinstance(stmt, (ast.For, ast.While))
         inner = bound | (_stored_targets(stmt) if isinstance(stmt, (ast.For, ast.With)) else set())
+        catching = isinstance(stmt, ast.With)         # (its `__exit__` may swallow an exception)
+        self.catching += catching
         stmt.body = self.block(stmt.body, inner, top=False, in_loop=in_loop or loop)
+        self.catching -= catching
         if getattr(stmt, "orelse", None):
             stmt.orelse = self.block(stmt.orelse, bound, top=False, in_loop=in_loop)
         return stmt
@@ -133,6 +137,7 @@ class _Env:
         before the `try` is surely bound there.  A segment that raises re-runs in Python and
         raises there, so the handler sees eager's exception after eager's effects."""
         stmt = copy.copy(stmt)
+        self.catching += 1
         stmt.body = self.block(stmt.body, bound, top=False, in_loop=in_loop)
         handlers = []
         for handler in stmt.handlers:
@@ -145,6 +150,7 @@ class _Env:
             stmt.orelse = self.block(stmt.orelse, _after(stmt.body, bound), top=False, in_loop=in_loop)
         if stmt.finalbody:
             stmt.finalbody = self.block(stmt.finalbody, bound, top=False, in_loop=in_loop)
+        self.catching -= 1
         return stmt
 
     def _run(self, run, bound, top, in_loop, ends) -> list:
@@ -153,6 +159,11 @@ class _Env:
             return run          # a graph call costs more than the few eager ops it would replace
         returns = top and ends and isinstance(run[-1], ast.Return)
         if not self._fits(run, returns):
+            return run
+        if self.catching and _stored(run[:-1] if _simple(run[-1]) else run) & _loaded_outside(self.fn.body, run):
+            # A segment that raises hands on none of its locals; where the exception may be caught
+            # (a `try` or `with` around it), code after it must not see a local assigned before
+            # the raise.  Only the last statement, assigning after all it computes, may hand some on.
             return run
         loaded, stored = _exposed(run, set()) & self.locals, _stored(run) & self.locals
         if not loaded <= bound:
@@ -365,3 +376,9 @@ def _after(stmts, bound: set) -> set:
 def _irrefutable(case) -> bool:
     """`case _:` or `case name:` without a guard: matches whatever reaches it."""
     return case.guard is None and isinstance(case.pattern, ast.MatchAs) and case.pattern.pattern is None
+
+
+def _simple(stmt) -> bool:
+    """A statement that assigns its names only after all it computes (so not after a raise)."""
+    return isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)) and not any(
+        isinstance(n, ast.NamedExpr) for n in ast.walk(stmt))

@@ -3,13 +3,16 @@
 Each program is a module with a function `f(x, n, box)`: `x` a float tensor,
 `n` a Python int, `box` an object with state.  Its body mixes tensor and
 Python arithmetic, `if` on tensors and on Python values, `for` over ranges
-and lists, `while` on tensors, recursive helpers (integer chains with tail
+and lists (with an `else` too), `while` on tensors, recursive helpers (integer chains with tail
 calls, and one on a tensor or a Python int, possibly writing state), `break`/`continue`/early `return`, calls of a
 helper, writes to attributes, lists, dicts, a global and a `tf.Variable`,
 ops that fail for some inputs after such writes (an out-of-range
 `tf.gather`, a `tf.debugging` assertion), `print` and f-strings, and
 returns a structure.  Some statements need Python between graph segments: a tensor's value in
 Python (`float(t)`, `t.numpy()`) and a call of a non-TensorFlow library (`queue.Queue.put`).
+Others test `isinstance`/`type` of the Python number `n`, call Python from inside the graph
+(`tf.numpy_function`, which must run once per call), and `break`/`continue` on a tensor inside
+a loop over Python values.
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -84,6 +87,11 @@ def iodd(m):
     return ieven(m - 1) + 1
 
 
+def doubled(a):
+    LOG.append(-1)                 # Python a graph calls: must run once per call, as eagerly
+    return a * 2
+
+
 def mixed(m):
     if m <= 0:
         return m + 1
@@ -149,9 +157,15 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "if float(tf.reduce_mean(t)) > 0.5:\n    k = k + 1",
         lambda: "QUEUE.put(k)\nLOG.append(QUEUE.qsize())",
         lambda: "t = tf.cast(t, tf.float64)",       # a dtype that changes inside a loop
+        # The type of a Python number fed as a tensor (n is sometimes a float).
+        lambda: "k = k + (1 if isinstance(n, int) else 2)",
+        lambda: "s = s + (0.5 if type(n) is float else 0.25)",
+        # Python called from inside the graph, then an op that may fail.
+        lambda: "t = tf.reshape(tf.numpy_function(doubled, [t], t.dtype), tf.shape(t))",
     ]
     if in_loop:
-        choices += [lambda: f"if {draw(python_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}"]
+        choices += [lambda: f"if {draw(python_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}",
+                    lambda: f"if {draw(tensor_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}"]
     if open_rules:
         choices += [lambda: 'print("mixed", mixed(tf.constant(abs(n) % 4)))']
     return draw(st.sampled_from(choices))()
@@ -172,7 +186,8 @@ def block(draw, depth: int, in_loop: bool = False, open_rules: bool = False):
 def statement(draw, depth: int, in_loop: bool, open_rules: bool):
     kinds = ["simple"] * 4
     if depth > 0:
-        kinds += ["tensor-if", "python-if", "for-range", "for-list", "tensor-while", "early-return", "try-finally"]
+        kinds += ["tensor-if", "python-if", "for-range", "for-list", "tensor-while", "early-return", "try-finally",
+                  "for-else"]
     kind = draw(st.sampled_from(kinds))
     sub = dict(depth=depth - 1, open_rules=open_rules)
     if kind == "simple":
@@ -188,6 +203,10 @@ def statement(draw, depth: int, in_loop: bool, open_rules: bool):
         body = draw(block(in_loop=True, **sub))
         bound = draw(st.sampled_from(["3", "abs(n) % 4", "2"]))
         return f"for i in range({bound}):\n{_indent(body)}\n    k = k + i"
+    if kind == "for-else":
+        body = draw(block(in_loop=True, **sub))
+        orelse = draw(block(in_loop=in_loop, **sub))
+        return f"for i in range(3):\n{_indent(body)}\nelse:\n{_indent(orelse)}"
     if kind == "for-list":
         body = draw(block(in_loop=True, **sub))
         return f"for v in [1, 2, 3]:\n{_indent(body)}\n    t = t + v"

@@ -108,9 +108,7 @@ def schema_of(roots: list, methods=()) -> Schema:
             if is_node(value):
                 col = Column(name, True)
             elif isinstance(value, _DATA):
-                arr = np.asarray(value)
-                col = Column(name, False, "float32" if arr.dtype.kind == "f" else
-                             ("bool" if arr.dtype.kind == "b" else "int32"), ())
+                col = Column(name, False, _number_dtype(value), ())
             elif isinstance(value, (tf.Tensor, np.ndarray)) and not isinstance(value, tf.Variable):
                 t = tf.convert_to_tensor(value)
                 col = Column(name, False, t.dtype.name, tuple(t.shape.as_list()))
@@ -132,9 +130,10 @@ def _merged(prev, col) -> Column:
     in Python."""
     if prev is None or prev == col:
         return col
-    if {prev.dtype, col.dtype} == {"int32", "float32"} and not prev.pointer and not col.pointer \
-            and prev.shape == col.shape == ():
-        return Column(col.name, False, "float32")
+    kinds = {prev.dtype[:-2], col.dtype[:-2]}
+    if kinds == {"int", "float"} and not prev.pointer and not col.pointer and prev.shape == col.shape == ():
+        wide = "64" in (prev.dtype[-2:], col.dtype[-2:])
+        return Column(col.name, False, "float64" if wide else "float32")
     raise ConversionError(Reason("tree-attribute-types", "", f"tree attribute `{col.name}` holds both {prev} and {col}",
                                  "give the attribute one type on every node"))
 
@@ -148,7 +147,7 @@ def _refined(columns: dict, order, methods) -> dict:
     for name, col in columns.items():
         values = [] if name.endswith("()") else _values(order, rows, name, ())
         kinds = {type(v) for v in values} - {type(None), object}
-        if not col.pointer and col.shape == () and col.dtype in ("int32", "float32") and kinds in ({int}, {float}):
+        if not col.pointer and col.shape == () and col.dtype in _NUMBER_COLUMNS and kinds in ({int}, {float}):
             out[name] = dataclasses.replace(col, python=kinds.pop().__name__)
         if any(_lacks(node, name, methods) for node in order) or (
                 not col.pointer and any(v is None for v in values)):
@@ -224,9 +223,22 @@ def _columns(order, index, schema: Schema):
 
 
 _ABSENT = object()        # a node without the attribute (or method)
+_NUMBER_COLUMNS = ("int32", "float32", "int64", "float64")
+_WEAK = (int, float, bool)        # plus WeakNumber itself: operands that keep a result a Python number
+
+
+def _number_dtype(value) -> str:
+    """A Python float is held in float64, as Python holds it (a float32 column rounded 0.1, and
+    sums of such attributes drifted from eager's); an int or a NumPy scalar in the width
+    TensorFlow converts it to (int32, float32); a bool is bool."""
+    if type(value) is float:
+        return "float64"
+    kind = np.asarray(value).dtype.kind
+    return "float32" if kind == "f" else ("bool" if kind == "b" else "int32")
 _PYTHON = {"int": int, "float": float}
 _NUMBERS = (int, float, np.number, np.bool_)
 _FITS = {"float32": (int, float, np.integer, np.floating, bool, np.bool_), "int32": (int, np.integer),
+         "float64": (int, float, np.integer, np.floating, bool, np.bool_), "int64": (int, np.integer),
          "bool": (bool, np.bool_)}
 
 
@@ -274,7 +286,7 @@ def _acyclic(n: int, pointers: list) -> bool:
 
 
 class WeakNumber:
-    """A Python-number column read from a tree node: an int32/float32 tensor that, like the
+    """A number column read from a tree node: an int or float tensor that, like the
     Python number it stands for, takes the other operand's dtype in arithmetic
     (`loss / node.size` divides a float tensor by an int attribute, as eager does)."""
 
@@ -285,32 +297,48 @@ class WeakNumber:
         self.ptype = ptype      # int / float when every node holds that Python type; else None
 
     def __tf_tensor__(self, dtype=None, name=None):
+        if dtype is None and self.tensor.dtype == tf.float64:
+            dtype = tf.float32            # what eager makes of a Python float on its own
         if dtype is not None and dtype != self.tensor.dtype:
             return tf.cast(self.tensor, dtype)
         return self.tensor
 
     def _other(self, other):
         if isinstance(other, WeakNumber):
-            return self.tensor, other.tensor
+            a, b = self.tensor, other.tensor
+            if a.dtype != b.dtype:                 # int and float attributes: both as the float
+                wide = a.dtype if a.dtype.is_floating else b.dtype
+                a, b = tf.cast(a, wide), tf.cast(b, wide)
+            return a, b
         if isinstance(other, (tf.Tensor, tf.Variable)):
             return tf.cast(self.tensor, other.dtype), other
+        if type(other) is float and not self.tensor.dtype.is_floating:
+            return tf.cast(self.tensor, tf.float64), other     # int attribute and a float: Python's float
         return self.tensor, other
 
-    def _binary(op, reverse=False):
+    def _binary(op, result=None, reverse=False):
         def method(self, other):
             a, b = self._other(other)
-            return op(b, a) if reverse else op(a, b)
+            out = op(b, a) if reverse else op(a, b)
+            if result is None or isinstance(other, (tf.Tensor, tf.Variable)) or not (
+                    isinstance(other, WeakNumber) or type(other) in _WEAK):
+                return out                         # a tensor's dtype won, or a comparison
+            kinds = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)}
+            if None in kinds:
+                return out                         # a column whose Python type varies: a tensor
+            return WeakNumber(out, result(kinds))  # two Python numbers make a Python number
         return method
 
-    __add__, __radd__ = _binary(_op.add), _binary(_op.add, True)
-    __sub__, __rsub__ = _binary(_op.sub), _binary(_op.sub, True)
-    __mul__, __rmul__ = _binary(_op.mul), _binary(_op.mul, True)
-    __truediv__, __rtruediv__ = _binary(_op.truediv), _binary(_op.truediv, True)
-    __floordiv__, __rfloordiv__ = _binary(_op.floordiv), _binary(_op.floordiv, True)
-    __mod__, __rmod__ = _binary(_op.mod), _binary(_op.mod, True)
+    _arith = lambda kinds: float if float in kinds else int     # noqa: E731
+    __add__, __radd__ = _binary(_op.add, _arith), _binary(_op.add, _arith, True)
+    __sub__, __rsub__ = _binary(_op.sub, _arith), _binary(_op.sub, _arith, True)
+    __mul__, __rmul__ = _binary(_op.mul, _arith), _binary(_op.mul, _arith, True)
+    __truediv__, __rtruediv__ = _binary(_op.truediv, lambda _: float), _binary(_op.truediv, lambda _: float, True)
+    __floordiv__, __rfloordiv__ = _binary(_op.floordiv, _arith), _binary(_op.floordiv, _arith, True)
+    __mod__, __rmod__ = _binary(_op.mod, _arith), _binary(_op.mod, _arith, True)
     __lt__, __le__, __gt__, __ge__ = _binary(_op.lt), _binary(_op.le), _binary(_op.gt), _binary(_op.ge)
     __eq__, __ne__ = _binary(_op.eq), _binary(_op.ne)
-    del _binary
+    del _binary, _arith
 
     def __neg__(self):
         return WeakNumber(-self.tensor, self.ptype)
@@ -371,7 +399,7 @@ class Pointer:
         value = tf.gather(table, self._row(name))
         if col.pointer:
             return Pointer(value, self.tables)
-        if col.shape == () and col.dtype in ("int32", "float32"):
+        if col.shape == () and col.dtype in _NUMBER_COLUMNS:
             return WeakNumber(value, _PYTHON.get(col.python))
         return value
 

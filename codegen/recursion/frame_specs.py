@@ -48,7 +48,9 @@ def spec_of(value):
         return Spec(tf.convert_to_tensor(value).dtype, (), weak=True)
     if isinstance(value, (tf.Tensor, tf.Variable)):
         return Spec(value.dtype, tuple(value.shape.as_list()))
-    if type(value) in (bool, int, float):
+    if type(value) is float:               # Python's double: a float32 table would round it
+        return Spec(tf.float64, (), weak=True)
+    if type(value) in (bool, int):
         return Spec(tf.convert_to_tensor(value).dtype, (), weak=True)
     if type(value) in (tuple, list) and value:
         inner = tuple(spec_of(v) for v in value)
@@ -114,6 +116,8 @@ def dry_value(spec):
         stand_in = Tables(schema, cols)
         stand_in.real = spec.tables
         return Pointer(tf.compat.v1.placeholder(tf.int32, ()), stand_in)
+    if spec.weak and spec.dtype == tf.float64:       # a Python float (see `frames.wrap`)
+        return WeakNumber(tf.compat.v1.placeholder(spec.dtype, spec.shape), float)
     return tf.compat.v1.placeholder(spec.dtype, spec.shape)
 
 

@@ -132,11 +132,15 @@ def cast_all(value, spec) -> list:
 
 
 def wrap(value, spec):
-    """Table values as the builder sees them: tree nodes become Pointers, tuples tuples."""
+    """Table values as the builder sees them: tree nodes become Pointers, tuples tuples, and a
+    Python float (held in float64) a WeakNumber, which yields to a tensor's dtype as the float
+    does in eager."""
     if isinstance(spec, tuple):
         return tuple(wrap(v, s) for v, s in zip(value, spec))
     if spec.tables is not None:
         return Pointer(value, spec.tables)
+    if spec.weak and spec.dtype == tf.float64 and not isinstance(value, WeakNumber):
+        return WeakNumber(value, float)
     return value
 
 

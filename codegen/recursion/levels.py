@@ -21,9 +21,11 @@ attributes of the node; before it, only branches without statements whose
 test reads the node's own columns; after the calls and on each leaf path, a
 chain of blocks without branches ending in a return; no stateful op (a node
 reached twice runs once).  Anything else runs as the wavefront machine.
-Only nodes the roots reach run; a node whose calling path meets a `None`
-child fails the run (a gather at -1), so the call runs in Python and raises
-as eager does.
+Only nodes the roots reach run.  A call on None (a `None` child, or a root
+that is None) reads the result row after the last node, which the chain of
+`if node is None:` fills once, where the recursion starts with that test;
+otherwise a calling path that meets a `None` child fails the run (a gather
+at -1), so the call runs in Python and raises as eager does.
 """
 from __future__ import annotations
 
@@ -144,17 +146,30 @@ def run(m: Machine, calls, limit) -> list:
     at = cf.params.index(shape.param)
     tables = calls[0][at].tables
     n = tf.shape(tables.columns[tables.schema.columns[0].name][1])[0]
-    roots = tf.stack([tf.cast(args[at].index, tf.int32) for args in calls])
+    every_root = tf.stack([tf.cast(args[at].index, tf.int32) for args in calls])
+    roots = tf.boolean_mask(every_root, every_root >= 0)
     route = _route(m, shape, n)
     calling = tf.reduce_any(tf.stack([tf.equal(route, r) for r, (_, chain) in enumerate(shape.routes)
                                       if chain is None] + [tf.zeros([n], tf.bool)]), 0)
     children = _children(m, shape, calling, n)
     reached, level = _levels(roots, calling, children, n)
-    results = [tf.zeros([n, *s.shape], s.dtype) for s in leaves(m.returns[f])]
+    # Row n holds the result of a call on None (a child or a root that is None), where the
+    # recursion starts with `if node is None:` and its chain (see `_none_chain`).
+    results = [tf.zeros([n + 1, *s.shape], s.dtype) for s in leaves(m.returns[f])]
     ran, reads = {}, {}
     inner = tf.reduce_sum(tf.cast(tf.logical_and(reached, calling), tf.int32))
+    none_chain = _none_chain(shape)
+    if none_chain is not None:
+        before = op_count()
+        results = _run_chain(m, shape, none_chain, tf.fill([1], -1), {shape.param: [tf.fill([1], -1)]}, results,
+                             ran, some=True, rows=tf.fill([1], n))
+        none_calls = _none_calls(every_root, reached, calling, children)
+        for block in none_chain:
+            ran[block.id] = none_calls
+        for var in variables_read(ops_since(before)):
+            reads.setdefault(var, []).append(none_calls)
     for r, (tests, chain) in enumerate(shape.routes):
-        if chain is not None:
+        if chain is not None and chain is not none_chain:
             idx = _where(tf.logical_and(reached, tf.equal(route, r)))
             before = op_count()
             results = _run_chain(m, shape, chain, idx, {shape.param: [idx]}, results, ran)
@@ -164,7 +179,7 @@ def run(m: Machine, calls, limit) -> list:
 
     def body(step, results):
         idx = _where(tf.logical_and(tf.logical_and(reached, calling), tf.equal(level, step)))
-        vals = _receive(m, shape, idx, children, results)
+        vals = _receive(m, shape, idx, children, results, n if none_chain is not None else None)
         before = op_count()
         results = _run_chain(m, shape, shape.post, idx, vals, results, {}, some=True)
         for var in variables_read(ops_since(before)):
@@ -178,7 +193,7 @@ def run(m: Machine, calls, limit) -> list:
     frames = tf.reduce_sum(tf.cast(reached, tf.int32))
     counts = [ran.get(b.id, inner if (b is shape.group or b in shape.post) else frames) for b in cf.blocks]
     m.ctx.observe(m.cycle.observe, [height, frames, tf.stack([tf.cast(c, tf.int32) for c in counts])])
-    per_root = [take(r, roots) for r in results]
+    per_root = [take(r, _none_row(every_root, n, none_chain)) for r in results]
     return [pack(m.returns[f], [leaf[i] for leaf in per_root]) for i in range(len(calls))]
 
 
@@ -230,9 +245,11 @@ def _levels(roots, calling, children, n):
         more = reached
         hit = _where(tf.logical_and(reached, calling))
         for child in children:
-            more = tf.tensor_scatter_nd_update(more, tf.expand_dims(tf.gather(child, hit), 1),
-                                               tf.ones_like(hit, tf.bool))
-        highest = tf.reduce_max(tf.stack([tf.gather(level, tf.maximum(c, 0)) for c in children]), 0)
+            below = tf.gather(child, hit)
+            below = tf.boolean_mask(below, below >= 0)          # (a None child is no node)
+            more = tf.tensor_scatter_nd_update(more, tf.expand_dims(below, 1), tf.ones_like(below, tf.bool))
+        highest = tf.reduce_max(tf.stack([tf.where(c >= 0, tf.gather(level, tf.maximum(c, 0)), 0)
+                                          for c in children]), 0)     # (a None child's result is ready)
         new = tf.where(calling, highest + 1, 0)
         return more, new, tf.logical_or(tf.reduce_any(tf.not_equal(more, reached)),
                                         tf.reduce_any(tf.not_equal(new, level)))
@@ -243,23 +260,54 @@ def _levels(roots, calling, children, n):
     return reached, level
 
 
-def _receive(m: Machine, shape: _Shape, idx, children, results) -> dict:
+def _none_chain(shape: _Shape):
+    """The chain a call on None runs, when the recursion's first test is `node is None` and its
+    true side leads straight to a chain; else None (a None child then fails the run)."""
+    for tests, chain in shape.routes:
+        if len(tests) == 1 and tests[0][1] and chain is not None and _is_none_test(tests[0][0].term.test, shape.param):
+            return chain
+    return None
+
+
+def _is_none_test(test, param) -> bool:
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.left, ast.Name) and test.left.id == param
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None)
+
+
+def _none_calls(roots, reached, calling, children):
+    """How many calls on None eager makes: None roots, and None children of the calling nodes."""
+    callers = tf.logical_and(reached, calling)
+    counts = [tf.reduce_sum(tf.cast(roots < 0, tf.int32))]
+    counts += [tf.reduce_sum(tf.cast(tf.logical_and(callers, child < 0), tf.int32)) for child in children]
+    return tf.add_n(counts)
+
+
+def _none_row(nodes, n, none_chain):
+    """The result rows of `nodes`: a None node (-1) reads row n where a None chain fills it."""
+    return nodes if none_chain is None else tf.where(nodes < 0, n, nodes)
+
+
+def _receive(m: Machine, shape: _Shape, idx, children, results, none_row=None) -> dict:
     """The frame values of the calling nodes `idx` after their calls: the node, and each call's
-    temporary holding the result of the child it passed."""
+    temporary holding the result of the child it passed (row `none_row` for a None child)."""
     vals = {shape.param: [idx]}
     for call, child in zip(shape.group.term.calls, children):
         below = tf.gather(child, idx)
+        if none_row is not None:
+            below = tf.where(below < 0, none_row, below)
         specs = leaves(m.specs[(shape.f, call.target)])
         vals[call.target] = [cast(take(r, below), spec) for r, spec in zip(results, specs)]
     return vals
 
 
-def _run_chain(m: Machine, shape: _Shape, chain, idx, vals, results, ran, some=False):
+def _run_chain(m: Machine, shape: _Shape, chain, idx, vals, results, ran, some=False, rows=None):
     """Run the blocks of `chain` on the frames `idx`, batched, as one function of a frame; its
     return fills their results.  `vals` holds the frames' values of the variables set before the
     chain (the node, the calls' temporaries): every block before a chain is bare, so nothing
     else is set, and the values pass from block to block inside the function.  `some`: `idx` is
-    never empty (every level below the highest root has a node), so it needs no `tf.cond`."""
+    never empty (every level below the highest root has a node), so it needs no `tf.cond`.
+    `rows`: the result rows the frames fill, when they are not `idx` (the None row)."""
     f, cf = shape.f, shape.cf
     k = tf.size(idx)
     given = list(vals)
@@ -281,7 +329,8 @@ def _run_chain(m: Machine, shape: _Shape, chain, idx, vals, results, ran, some=F
 
     flat = [idx] + [leaf for v in given for leaf in vals[v]]
     _, term = run_frames(m, f, chain, per_frame, flat, k, none, not some)
-    return [scatter(r, idx, cast(t, s)) for r, t, s in zip(results, term, leaves(m.returns[f]))]
+    at = idx if rows is None else rows
+    return [scatter(r, at, cast(t, s)) for r, t, s in zip(results, term, leaves(m.returns[f]))]
 
 
 def _split(m: Machine, f, names, flat) -> list:

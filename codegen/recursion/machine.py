@@ -37,7 +37,7 @@ from codegen.recursion.blocks import (Machine, block_vars, build_machine, op_cou
 from codegen.recursion.constants import share_constants
 from codegen.recursion.cycles import Cycle, Strategy
 from codegen.recursion.frame_specs import leaves, pack, spec_of
-from codegen.recursion.frames import MachineState, cast, cast_all, empty, grow, positions, rows, scatter, take
+from codegen.recursion.frames import MachineState, cast, cast_all, empty, grow, positions, rows, scatter, take, wrap
 
 INITIAL_FRAMES = 64
 
@@ -121,7 +121,7 @@ def _run(ctx, cycle, entry, calls):
     done, why = _other_strategy(m, calls, limit)
     if done is not None:
         ctx.recursion.append(cycle)
-        return done
+        return [wrap(r, m.returns[entry]) for r in done]
     cycle.strategy = Strategy("wavefront", why)
 
     # tf.while_loop passes the fields of its loop variables' structure as separate arguments.
@@ -146,7 +146,7 @@ def _run(ctx, cycle, entry, calls):
         out = out._replace(results=[tf.identity(r) for r in out.results])
     ctx.observe(cycle.observe, [out.steps, out.n, out.ran])
     ctx.recursion.append(cycle)
-    return [pack(m.returns[entry], [r[i] for r in out.results]) for i in range(m.roots)]
+    return [wrap(pack(m.returns[entry], [r[i] for r in out.results]), m.returns[entry]) for i in range(m.roots)]
 
 
 def _other_strategy(m: Machine, calls, limit):

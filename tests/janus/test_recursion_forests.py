@@ -270,6 +270,7 @@ def test_int_and_float_attributes_in_different_trees():
     _graph_runs(differential(halves, calls), 3)
 
 
+
 @pytest.mark.xfail(strict=True, reason="a column profiled with numpy scalars reads back as a tensor: `t.word / 2` "
                                        "is an EagerTensor where eager gives np.float32 (or a Python float)")
 def test_numpy_scalar_attributes_leave_as_in_eager():
@@ -286,8 +287,7 @@ def above(node):
     return above(node.left) + above(node.right)
 
 
-@pytest.mark.xfail(strict=True, reason="Python float attributes become a float32 column: 0.1 + 1e-12 > 0.1 is True "
-                                       "in eager and False in the graph")
+
 def test_a_python_float_attribute_keeps_double_precision():
     calls = [([leaves(2, [0.05, 0.2, 0.3, 0.01], 0.0), leaves(1, [0.5, 0.0], 0.0)],),
              ([leaves(1, [0.5, 0.0], 0.0), leaves(2, [0.05, 0.2, 0.3, 0.01], 0.0)],),
@@ -346,8 +346,7 @@ def test_cyclic_calls_do_not_turn_the_graph_off_for_good():
     assert spec.stats()["graph_runs"] == before + 1, spec.report()
 
 
-@pytest.mark.xfail(strict=True, reason="performance, not the contract: the level machine reads the rows of None "
-                                       "children (-1), so the graph fails on every call and each call runs twice")
+
 def test_a_none_base_case_runs_as_a_graph():
     calls = [([full(2), full(3)],), ([full(1), full(2)],), ([full(3), full(1)],), ([full(2), full(2)],),
              ([full(1), full(3)],)]

@@ -23,7 +23,7 @@ from tensorflow.python.saved_model import save_context
 
 import codegen
 from codegen import faults
-from codegen.graph import analyze
+from codegen.graph import analyze, python_calls
 from profiler import profile_call, profiling
 
 from janus import testing
@@ -130,8 +130,8 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         """Run the first cached graph whose entry guard accepts the call, or return `_MISS`.
         Without the lock, stop at the first graph that writes Python state."""
         for graph in self.graphs:
-            if lock_free and graph.plan:
-                break
+            if lock_free and (graph.plan or graph.calls_python):
+                break                             # (its Python calls are recorded per run)
             inputs = graph.entry_guard(args, kwargs)
             if inputs is not None:
                 self.counters["cache_hits"] += 1
@@ -344,10 +344,12 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         forced = testing.force_fallback_enabled()
         saved = graph.snapshot_variables() if forced else None
         try:
-            outs = graph.run(inputs)              # a failed run has restored the variables it wrote
+            with python_calls.recording(graph.python_tokens) as called:
+                outs = graph.run(inputs)          # a failed run has restored the variables it wrote
         except Exception as exc:                  # noqa: BLE001 - reproduced eagerly below
             assumption = graph.failed_assumption(exc)
-            with self._lock:                      # relaxing and re-profiling change shared state
+            # In the call's run in Python, the Python the graph called returns what it returned.
+            with self._lock, python_calls.replaying(called):
                 if assumption is None:
                     return self._after_graph_error(graph, exc, args, kwargs)
                 return self._guard_failed(graph, assumption, args, kwargs, keep)
@@ -399,9 +401,9 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
             self._note(codegen.Reason("xla", "", f"XLA cannot compile the graph ({first[0][:300] if first else ''})",
                                       "drop jit_compile=True, or keep the op XLA lacks out of the function"))
             raise exc
-        if graph.calls_python:
-            # The Python the graph calls (tf.numpy_function, tf.py_function) may have run before
-            # the op failed: running the call again in Python would run it twice.
+        if not graph.replays_python:
+            # A tf.py_function may have run before the op failed, and its result cannot be
+            # replayed (codegen.graph.python_calls): running the call again would run it twice.
             self._note(codegen.Reason("python-in-graph", "", f"{type(exc).__name__} in a graph that calls Python"
                                       + (f" ({first[0][:300]})" if first else "") + "; raised as the graph's"))
             raise exc

@@ -21,7 +21,7 @@ from profiler.library import is_library_file
 
 from codegen.assumptions import GUARD_MARK, Source
 from codegen.errors import JanusError, NeedsPythonValue, Reason, ReplicaSync, StagingError
-from codegen.graph import variable_writes, writeback
+from codegen.graph import python_calls, variable_writes, writeback
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.print_order import order_prints_after_failures
 from codegen.graph.quiet_log import QUIET
@@ -61,7 +61,20 @@ class GraphArtifact:
     written_variables: list = dataclasses.field(default_factory=list)   # tf.Variables a run may write
     restored_variables: list = dataclasses.field(default_factory=list)  # those a write may change before a failure
     xla: str = ""                     # under jit_compile: "on", or why the graph runs without XLA
-    calls_python: bool = False        # runs Python itself (tf.numpy_function, tf.py_function)
+    python_ops: list = dataclasses.field(default_factory=list)   # (type, token) of ops that call Python
+
+    @property
+    def calls_python(self) -> bool:
+        return bool(self.python_ops)
+
+    @property
+    def python_tokens(self) -> list:
+        return [token for _, token in self.python_ops]
+
+    @property
+    def replays_python(self) -> bool:
+        """Its Python calls can be recorded and replayed (no `tf.py_function`; see python_calls)."""
+        return all(kind != "EagerPyFunc" for kind, _ in self.python_ops)
 
     def __post_init__(self):
         self._snapshot = variable_writes.Snapshot(self.restored_variables)
@@ -83,9 +96,10 @@ class GraphArtifact:
     def run(self, inputs):
         """Run the graph; returns all outputs. Raises what the graph raises, after restoring the
         variables it wrote (an op failing midway leaves the state the call started with)."""
-        # (Python a graph calls may have run before an op failed and cannot be undone: the
-        # failure is raised as the graph's, with the writes eager would have made by then.)
-        saved = self._snapshot.take() if self.restored_variables and not self.calls_python else None
+        # (A graph whose Python calls cannot be replayed raises its failure as it is, with the
+        # writes made by then: running the call again would run that Python twice.)
+        restore = self.restored_variables and self.replays_python
+        saved = self._snapshot.take() if restore else None
         try:
             with QUIET:                     # a failing guard is janus's business, not the user's log
                 outs = self.concrete(*inputs)
@@ -188,7 +202,9 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                              list(ctx.heap.writes), len(ctx.print_tensors),
                              [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
                              variable_writes.written_variables(concrete), _restored_variables(concrete),
-                             calls_python=calls_python(concrete.graph))
+                             python_ops=python_calls.python_ops(concrete.graph))
+    if artifact.calls_python:
+        python_calls.install()
     if jit_compile:
         _compile_with_xla(artifact, sig)
     return artifact
@@ -207,16 +223,6 @@ def _compile_with_xla(artifact: GraphArtifact, sig: Signature):
     artifact.concrete = tf.function(lambda *inputs: inner(*inputs), autograph=False,
                                     jit_compile=True).get_concrete_function(*sig.specs())
     artifact.xla = "on"
-
-
-PYTHON_OPS = {"PyFunc", "PyFuncStateless", "EagerPyFunc"}
-
-
-def calls_python(graph) -> bool:
-    """Whether `graph` (or a loop or branch body in its library) calls back into Python."""
-    graph_def = graph.as_graph_def()
-    nodes = list(graph_def.node) + [n for f in graph_def.library.function for n in f.node_def]
-    return any(n.op in PYTHON_OPS for n in nodes)
 
 
 def _restored_variables(concrete) -> list:

@@ -241,6 +241,34 @@ def _type(*args, **kwargs):
     return type(*args, **kwargs)
 
 
+def _pending_effects(ctx) -> bool:
+    """Python state writes the graph defers to after its run, or text it prints after it."""
+    heap = ctx.heap
+    if heap.attrs or heap.names or ctx.prints:
+        return True
+    for sh in heap.shadows.values():
+        copy, snap = sh.copy, sh.snapshot
+        if sh.mutated or len(copy) != len(snap) or (
+                any(a is not b for a, b in zip(copy, snap)) if type(copy) is list
+                else any(k not in snap or copy[k] is not snap[k] for k in copy)):
+            return True
+    return False
+
+
+def _python_function(real):
+    """`tf.numpy_function` / `tf.py_function` in a graph: the Python runs while the graph runs,
+    so state written or text printed before it, which the graph applies after the run, would
+    follow it: then that statement runs in Python, between graph segments."""
+    def call(*args, **kwargs):
+        ctx = current()
+        if _pending_effects(ctx):
+            raise ConversionError(Reason("python-call", ctx.user_line(), "a Python function the graph calls would "
+                                         "run before the Python state writes or prints that come before it",
+                                         "it runs in Python between graph segments"))
+        return real(*args, **kwargs)
+    return call
+
+
 BUILTINS = {
     print: _print,
     tf.print: _tf_print,
@@ -261,6 +289,9 @@ BUILTINS = {
     repr: text_builtin(repr),
     format: text_builtin(format),
     ascii: text_builtin(ascii),
+    tf.numpy_function: _python_function(tf.numpy_function),
+    tf.py_function: _python_function(tf.py_function),
+    tf.compat.v1.py_func: _python_function(tf.compat.v1.py_func),
     isinstance: _isinstance,
     type: _type,
     # attribute access by name: the same deferred writes and guarded reads as `obj.name`

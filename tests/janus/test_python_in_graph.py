@@ -1,6 +1,8 @@
 """Python a graph calls itself (`tf.numpy_function`, `tf.py_function`) runs once per call, as in
-eager: a speculated branch before it is checked first, nothing after it is speculated, and an op
-failing after it raises the graph's error instead of running the call again in Python."""
+eager: a speculated branch before it is checked first and nothing after it is speculated; when an
+op fails after it, the call runs again in Python with the recorded results of the Python it
+already ran (so eager's exception and effects), except `tf.py_function`, whose graph raises its
+error; Python state written before it makes that statement a graph break."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -48,7 +50,74 @@ def test_an_op_failing_after_numpy_function_does_not_run_it_again():
 
     spec = _compare(make, [(tf.constant([v]),) for v in (1.0, 1.5, 0.5, 1.2, 1.1, -1.0, 5.0, -2.0, 3.0)])
     assert spec.stats()["graph_runs"] >= 4, spec.report()
-    assert "[python-in-graph]" in spec.report()
+
+
+def test_the_rerun_raises_eagers_own_message():
+    def make(counter):
+        def f(x):
+            y = tf.numpy_function(counter, [x], tf.float32)
+            tf.debugging.assert_less(tf.reduce_sum(y), 20.0)
+            return y * 2.0
+        return f
+
+    ce, cj = Counter(), Counter()
+    eager, spec = make(ce), janus.speculate(make(cj))
+    for v in (1.0, 2.0, 3.0, 4.0, 30.0, 5.0):
+        messages = []
+        for fn in (eager, spec):
+            try:
+                fn(tf.constant([v]))
+                messages.append(None)
+            except tf.errors.InvalidArgumentError as exc:
+                messages.append(str(exc))
+        assert messages[0] == messages[1]
+        assert ce.calls == cj.calls
+
+
+def test_a_py_function_graph_raises_its_error_without_running_it_again():
+    def make(counter):
+        def f(x):
+            y = tf.py_function(counter, [x], tf.float32)
+            tf.debugging.assert_positive(y)
+            return y * 2.0
+        return f
+
+    ce, cj = Counter(), Counter()
+    eager, spec = make(ce), janus.speculate(make(cj))
+    for v in (1.0, 1.5, 0.5, 1.2, -1.0, 2.0):
+        for fn in (eager, spec):
+            try:
+                fn(tf.constant([v]))
+            except tf.errors.InvalidArgumentError:
+                pass
+        assert ce.calls == cj.calls
+    assert "[python-in-graph]" in spec.report(), spec.report()
+
+
+LOG = []
+
+
+def doubled(a):
+    LOG.append("python")
+    return a * 2
+
+
+def test_state_written_before_numpy_function_keeps_eagers_order():
+    """Found by the fuzzer: the graph appended to LOG after its run, the Python it called before."""
+    def f(x, k):
+        LOG.append(k)
+        t = tf.reshape(tf.numpy_function(doubled, [x], x.dtype), tf.shape(x))
+        return t * 3.0 + tf.reduce_sum(x) * tf.tanh(t) - tf.reduce_mean(x)
+
+    spec = janus.speculate(f)
+    for k in range(8):
+        LOG.clear()
+        expected = f(tf.constant([1.0, 2.0]), k).numpy().tolist()
+        eager_log = list(LOG)
+        LOG.clear()
+        assert spec(tf.constant([1.0, 2.0]), k).numpy().tolist() == expected
+        assert LOG == eager_log
+    assert "[python-call]" in spec.report(), spec.report()
 
 
 def test_a_speculated_branch_before_py_function_fails_before_it_runs():

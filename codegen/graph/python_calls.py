@@ -1,0 +1,122 @@
+"""Python a graph calls itself (`tf.numpy_function`, `tf.py_function`) runs once per call.
+
+A janus graph that fails (an op error, a guard) is undone and the call runs again in Python.
+The Python functions the graph called have run by then, and must not run twice: while a graph
+runs, the results of its `tf.numpy_function` calls are recorded, and when the call then runs in
+Python those calls return the recorded results, in order, instead of running again (so the
+re-run reaches eager's exception with eager's effects).  A graph calls the Python function of a
+PyFunc op through TensorFlow's registry (`script_ops.FuncRegistry.__call__`), on TensorFlow's
+threads: its calls are matched by the ops' tokens.  Eagerly, `tf.numpy_function` calls the
+function itself (`script_ops.py_func_common`), on the calling thread, where the re-run
+replays.  janus wraps both on first use; they delegate when nothing records or replays.  `tf.py_function` runs its function eagerly under
+TensorFlow's own gradient bookkeeping, which a recorded result cannot stand in for: a graph
+with one raises its error instead of running the call again.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from tensorflow.python.eager import context
+from tensorflow.python.ops import script_ops
+
+PYTHON_OPS = {"PyFunc", "PyFuncStateless", "EagerPyFunc"}
+_logs: dict = {}                 # token of a PyFunc op -> the log of the graph run recording it
+_lock = threading.Lock()
+_local = threading.local()       # .replay: the recorded calls the current thread's re-run returns
+_registry_call = script_ops.FuncRegistry.__call__
+_eager_numpy_function = script_ops.py_func_common
+
+
+def _user_function(func):
+    """The user's function behind the wrappers TensorFlow puts around it in a graph: AutoGraph's
+    `do_not_convert` sets `__wrapped__` for a function, and only holds a callable object in its
+    closure (as `func`)."""
+    for _ in range(8):
+        inner = getattr(func, "__wrapped__", None)
+        code = getattr(func, "__code__", None)
+        if inner is None and code is not None and "func" in code.co_freevars and func.__closure__ \
+                and code.co_filename.replace("\\", "/").endswith("autograph/impl/api.py"):
+            inner = func.__closure__[code.co_freevars.index("func")].cell_contents
+        if inner is None:
+            return func
+        func = inner
+    return func
+
+
+def _call(self, token, device, args):
+    """The registry's call (TensorFlow's own, for `tf.py_function`), recording what a plain
+    Python function returned, before TensorFlow converts it to arrays."""
+    func = self.get(token, None)
+    log = _logs.get(token)
+    if log is None or func is None or isinstance(func, script_ops.EagerFunc):
+        return _registry_call(self, token, device, args)
+    result = func(*args)
+    log.append((_user_function(func), result))
+    if isinstance(result, bytes):
+        result = [result]
+    if isinstance(result, (tuple, list)):
+        return [self._convert(x) for x in result]
+    return self._convert(result)
+
+
+def _py_func_common(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - TensorFlow's names
+    """`tf.numpy_function`: run eagerly in a replaying re-run, the next recorded call of the same
+    function returns what it returned in the graph instead of running again."""
+    replay = getattr(_local, "replay", None)
+    if replay and context.executing_eagerly():
+        expected, result = replay[0]
+        if expected is func:
+            replay.pop(0)
+            return _eager_numpy_function(lambda *_: result, inp, Tout, stateful=stateful, name=name)
+        replay.clear()              # the re-run went another way: call for real from here on
+    return _eager_numpy_function(func, inp, Tout, stateful=stateful, name=name)
+
+
+def install():
+    """Wrap TensorFlow's two entry points to Python functions (once; they delegate to
+    TensorFlow's own when nothing records or replays)."""
+    if script_ops.FuncRegistry.__call__ is not _call:
+        script_ops.FuncRegistry.__call__ = _call
+        script_ops.py_func_common = _py_func_common
+
+
+def python_ops(graph) -> list:
+    """(op type, token) of every op of `graph`, or of a loop or branch body in its library, that
+    calls Python."""
+    graph_def = graph.as_graph_def()
+    nodes = list(graph_def.node) + [n for f in graph_def.library.function for n in f.node_def]
+    return [(n.op, n.attr["token"].s.decode()) for n in nodes if n.op in PYTHON_OPS]
+
+
+_NOTHING = contextlib.nullcontext(())       # a graph that calls no Python records nothing
+
+
+def recording(tokens):
+    """Record the results of the Python calls of the ops `tokens` while the body runs."""
+    return _recording(tokens) if tokens else _NOTHING
+
+
+@contextlib.contextmanager
+def _recording(tokens):
+    log: list = []
+    with _lock:
+        for token in tokens:
+            _logs[token] = log
+    try:
+        yield log
+    finally:
+        with _lock:
+            for token in tokens:
+                _logs.pop(token, None)
+
+
+@contextlib.contextmanager
+def replaying(log):
+    """Python calls on this thread return the recorded results of `log`, in order, while they
+    match; then they run."""
+    _local.replay = list(log)
+    try:
+        yield
+    finally:
+        _local.replay = None

@@ -1,4 +1,5 @@
-"""A `tf.print` that stays an op prints once per call, also when the run fails.
+"""A `tf.print` that stays an op prints once per call, also when the run fails; Python the
+graph calls runs only where eager would reach it.
 
 Janus defers `print` and a top-level `tf.print` until the graph ran, but a
 `tf.print` inside a `tf.cond` branch, a `tf.while_loop` body or the recursion
@@ -32,3 +33,20 @@ def order_prints_after_failures(graph, where: str) -> None:
         for f in failing:
             if f.name not in before:
                 p._add_control_input(f)  # noqa: SLF001 - the graph is still being traced
+
+
+def order_python_after_failures(graph) -> None:
+    """An op that calls Python (`tf.numpy_function`, or a loop or branch holding one) runs after
+    every op created before it that may fail: eager stops at such a failure before it reaches
+    the call.  (A failure after the call is handled by replaying it: `codegen.graph.python_calls`.)"""
+    memo: dict = {}
+    ops = graph.get_operations()
+    failing: list = []
+    for op in ops:                       # in creation order, which is the program's order
+        if failing and failing_ops.calls_python(op, memo):
+            before = failing_ops.ancestors(op)
+            for f in failing:
+                if f.name not in before:
+                    op._add_control_input(f)  # noqa: SLF001 - the graph is still being traced
+        if failing_ops.may_fail(op, memo):
+            failing.append(op)

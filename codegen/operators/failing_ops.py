@@ -119,6 +119,21 @@ def prints(op, memo) -> bool:
     return False
 
 
+def calls_python(op, memo) -> bool:
+    """Whether running `op` calls Python: a PyFunc op, or a cond, loop or call whose body has one."""
+    if op.type in ("PyFunc", "PyFuncStateless", "EagerPyFunc"):
+        return True
+    if op.type not in _BODIES:
+        return False
+    for body in body_graphs(op, _BODIES[op.type]) or []:
+        if ("python", id(body)) not in memo:
+            memo[("python", id(body))] = False
+            memo[("python", id(body))] = any(calls_python(inner, memo) for inner in body.get_operations())
+        if memo[("python", id(body))]:
+            return True
+    return False
+
+
 def may_fail_through(graph) -> list:
     """The ops of `graph` that may fail, or that use (as data or control input) a value whose
     op may: pruning one of them may drop a failure."""

@@ -171,3 +171,17 @@ def test_py_function_under_a_gradient_tape(values):
         return f
 
     _compare(make, [(tf.constant([v, v + 1.0]),) for v in values])
+
+
+def test_an_op_failing_before_numpy_function_stops_it_as_in_eager():
+    """Without an order between them the graph ran the Python call before (or beside) the gather
+    that fails first in the program, and the Python ran where eager never reached it."""
+    def make(counter):
+        def f(x, i):
+            y = tf.gather(x, i) * 2.0
+            z = tf.numpy_function(counter, [x], tf.float32)
+            return y + tf.reduce_sum(z)
+        return f
+
+    spec = _compare(make, [(tf.constant([1.0, 2.0]), tf.constant(i)) for i in (0, 1, 0, 1, 5, 1, 7, 0, 9)])
+    assert spec.stats()["graph_runs"] >= 3, spec.report()

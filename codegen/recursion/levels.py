@@ -146,19 +146,19 @@ def run(m: Machine, calls, limit) -> list:
     at = cf.params.index(shape.param)
     tables = calls[0][at].tables
     n = tf.shape(tables.columns[tables.schema.columns[0].name][1])[0]
+    none_chain = _none_chain(shape)
     every_root = tf.stack([tf.cast(args[at].index, tf.int32) for args in calls])
-    roots = tf.boolean_mask(every_root, every_root >= 0)
+    roots = every_root if none_chain is None else tf.boolean_mask(every_root, every_root >= 0)
     route = _route(m, shape, n)
     calling = tf.reduce_any(tf.stack([tf.equal(route, r) for r, (_, chain) in enumerate(shape.routes)
                                       if chain is None] + [tf.zeros([n], tf.bool)]), 0)
     children = _children(m, shape, calling, n)
-    reached, level = _levels(roots, calling, children, n)
+    reached, level = _levels(roots, calling, children, n, none_chain is not None)
     # Row n holds the result of a call on None (a child or a root that is None), where the
     # recursion starts with `if node is None:` and its chain (see `_none_chain`).
     results = [tf.zeros([n + 1, *s.shape], s.dtype) for s in leaves(m.returns[f])]
     ran, reads = {}, {}
     inner = tf.reduce_sum(tf.cast(tf.logical_and(reached, calling), tf.int32))
-    none_chain = _none_chain(shape)
     if none_chain is not None:
         before = op_count()
         results = _run_chain(m, shape, none_chain, tf.fill([1], -1), {shape.param: [tf.fill([1], -1)]}, results,
@@ -238,18 +238,22 @@ def _children(m: Machine, shape: _Shape, calling, n) -> list:
             for args in term]
 
 
-def _levels(roots, calling, children, n):
+def _levels(roots, calling, children, n, none_children: bool):
     """Which nodes the roots reach, and each node's level (leaves 0, callers one above their
-    highest child): one loop that spreads both until neither changes."""
+    highest child): one loop that spreads both until neither changes.  `none_children`: a
+    child may be None (-1), which is no node, and whose result is ready before the loop."""
     def spread(reached, level, _):
         more = reached
         hit = _where(tf.logical_and(reached, calling))
         for child in children:
             below = tf.gather(child, hit)
-            below = tf.boolean_mask(below, below >= 0)          # (a None child is no node)
+            if none_children:
+                below = tf.boolean_mask(below, below >= 0)
             more = tf.tensor_scatter_nd_update(more, tf.expand_dims(below, 1), tf.ones_like(below, tf.bool))
-        highest = tf.reduce_max(tf.stack([tf.where(c >= 0, tf.gather(level, tf.maximum(c, 0)), 0)
-                                          for c in children]), 0)     # (a None child's result is ready)
+        below = [tf.gather(level, tf.maximum(c, 0)) for c in children]
+        if none_children:
+            below = [tf.where(c >= 0, b, 0) for c, b in zip(children, below)]
+        highest = tf.reduce_max(tf.stack(below), 0)
         new = tf.where(calling, highest + 1, 0)
         return more, new, tf.logical_or(tf.reduce_any(tf.not_equal(more, reached)),
                                         tf.reduce_any(tf.not_equal(new, level)))

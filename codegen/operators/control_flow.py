@@ -116,11 +116,17 @@ def for_stmt(iterable, body, get_state, set_state, names, site, extra_test=None)
         count = tf.shape(iterable)[0]
         return run_while(lambda i: i < count, lambda i: body(tf.gather(iterable, i)), get_state, set_state,
                          names, extra_test, counter=True)
+    under_flag = 0
     for item in py_iter(iterable):
         go = True if extra_test is None else test_value(extra_test())
         if is_symbolic(go):
             # A `break` on a tensor: each further iteration of the unrolled loop runs under
-            # `tf.cond` on the loop's flag (the flag stays false where no break ran).
+            # `tf.cond` on the loop's flag (the flag stays false where no break ran), as many as
+            # the unroll limit allows (an endless iterator would unroll forever).
+            under_flag += 1
+            if under_flag > current().unroll_limit:
+                current().fail("loop-exit", "a loop over Python values exits on a tensor condition after more "
+                               "iterations than the unroll limit", "loop over a tensor (tf.range) instead")
             run_cond(go, lambda item=item: body(item), lambda: None, get_state, set_state, names)
             continue
         if not go:

@@ -86,3 +86,19 @@ def test_a_tensor_break_with_python_state_written_in_the_loop():
     for (x,) in _calls():
         assert_same(eager(x), spec(x))
         assert log_e == log_j
+
+
+def test_an_endless_python_iterator_with_a_tensor_break_runs_in_python():
+    """Unrolled under the flag only as far as the unroll limit: past it the loop runs in Python
+    instead of the build never ending."""
+    import itertools
+
+    def f(x):
+        for i in itertools.count():
+            if tf.reduce_sum(x) > 50.0:
+                break
+            x = x * 2.0
+        return x, i
+
+    spec = differential(f, [(tf.constant([v, 0.5]),) for v in (1.0, 3.0, 0.5, 6.0, 1.5, 0.2, 7.0)], unroll_limit=20)
+    assert "[loop-exit]" in spec.report(), spec.report()

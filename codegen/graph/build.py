@@ -68,15 +68,12 @@ class GraphArtifact:
         return bool(self.python_ops)
 
     @property
-    def python_tokens(self) -> list:
-        return [token for _, token in self.python_ops]
-
-    @property
     def replays_python(self) -> bool:
         """Its Python calls can be recorded and replayed (no `tf.py_function`; see python_calls)."""
         return all(kind != "EagerPyFunc" for kind, _ in self.python_ops)
 
     def __post_init__(self):
+        self.python_tokens = tuple(token for _, token in self.python_ops)   # read on every run
         self._snapshot = variable_writes.Snapshot(self.restored_variables)
         self._all = variable_writes.Snapshot(self.written_variables)
 

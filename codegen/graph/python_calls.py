@@ -8,9 +8,10 @@ re-run reaches eager's exception with eager's effects).  A graph calls the Pytho
 PyFunc op through TensorFlow's registry (`script_ops.FuncRegistry.__call__`), on TensorFlow's
 threads: its calls are matched by the ops' tokens.  Eagerly, `tf.numpy_function` calls the
 function itself (`script_ops.py_func_common`), on the calling thread, where the re-run
-replays.  janus wraps both on first use; they delegate when nothing records or replays.  `tf.py_function` runs its function eagerly under
-TensorFlow's own gradient bookkeeping, which a recorded result cannot stand in for: a graph
-with one raises its error instead of running the call again.
+replays.  janus wraps both on first use; they delegate when nothing records or replays.
+`tf.py_function` runs its function eagerly under TensorFlow's own gradient bookkeeping, which a
+recorded result cannot stand in for: a graph with one raises its error instead of running the
+call again.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ import threading
 from tensorflow.python.eager import context
 from tensorflow.python.ops import script_ops
 
-PYTHON_OPS = {"PyFunc", "PyFuncStateless", "EagerPyFunc"}
+from codegen.operators.failing_ops import PYTHON_OPS
+
 _logs: dict = {}                 # token of a PyFunc op -> the log of the graph run recording it
 _lock = threading.Lock()
 _local = threading.local()       # .replay: the recorded calls the current thread's re-run returns

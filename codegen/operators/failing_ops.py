@@ -119,9 +119,12 @@ def prints(op, memo) -> bool:
     return False
 
 
+PYTHON_OPS = {"PyFunc", "PyFuncStateless", "EagerPyFunc"}     # ops that call a Python function
+
+
 def calls_python(op, memo) -> bool:
     """Whether running `op` calls Python: a PyFunc op, or a cond, loop or call whose body has one."""
-    if op.type in ("PyFunc", "PyFuncStateless", "EagerPyFunc"):
+    if op.type in PYTHON_OPS:
         return True
     if op.type not in _BODIES:
         return False

@@ -1,6 +1,7 @@
 """`for`/`else` and `while`/`else` are converted directly: the `else` follows the loop, under
 `if not <break flag>:` when the loop can break (a tensor flag becomes a `tf.cond`), so the
 function stays one graph; a `return` inside the loop skips the `else`, as in Python."""
+import pytest
 import tensorflow as tf
 
 from tests.harness import differential
@@ -13,22 +14,10 @@ def _one_graph(spec):
     assert st["graph_runs"] >= 5 and not st["imperative"] and not st["segmented_runs"], spec.report()
 
 
-def test_python_loop_with_a_tensor_break_and_else():
+@pytest.mark.parametrize("steps", [lambda: range(3), lambda: tf.range(4)], ids=["python-range", "tensor-range"])
+def test_a_loop_with_a_tensor_break_and_else(steps):
     def f(x):
-        for i in range(3):
-            if tf.reduce_sum(x) > 5.0:
-                break
-            x = x * 2.0
-        else:
-            x = x - 100.0
-        return x
-
-    _one_graph(differential(f, [(tf.constant([v]),) for v in VALUES]))
-
-
-def test_tensor_range_loop_with_a_break_and_else():
-    def f(x):
-        for i in tf.range(4):
+        for i in steps():
             if tf.reduce_sum(x) > 5.0:
                 break
             x = x * 2.0

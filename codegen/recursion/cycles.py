@@ -109,11 +109,12 @@ class CallSite:
 @dataclasses.dataclass
 class Strategy:
     """How the last graph built runs a cycle, and why."""
-    name: str                   # "levels", "chain" (depth-first under XLA) or "wavefront" (all ready frames at once)
+    name: str                   # "levels", "chain" (depth-first under XLA), "linear" (two loops) or "wavefront"
     why: str                    # why this strategy fits, or why the others do not
 
     def describe(self) -> str:
         how = {"chain": "depth-first, compiled with XLA", "levels": "one step per tree level",
+               "linear": "down the calls, then up the returns",
                "wavefront": "every ready frame at each step"}[self.name]
         return f"{self.name} ({how}): {self.why}"
 

@@ -3,7 +3,8 @@
 A cycle whose calls fit a cheaper schedule runs that instead (`_other_strategy`):
 a recursion over trees whose control reads only the nodes runs level by level
 (`codegen.recursion.levels`), a chain of integer frames runs depth-first under
-XLA (`codegen.recursion.chain`).  Everything else runs as the wavefront below.
+XLA (`codegen.recursion.chain`), another linear recursion as a descending and
+an ascending loop (`codegen.recursion.linear`).  Everything else runs as the wavefront below.
 
 The cycle's functions appear once in the graph, as blocks (see
 `codegen.lowering.recursion`).  Frames live in tables with a leading frame
@@ -31,7 +32,7 @@ from codegen.errors import NeedsTree, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import current
 from codegen.operators.trees import Pointer, Tables, is_node
-from codegen.recursion import chain, levels
+from codegen.recursion import chain, levels, linear
 from codegen.recursion.blocks import (Machine, block_vars, build_machine, op_count, ops_since, read_guards,
                                       run_builder, run_frames, variables_read)
 from codegen.recursion.constants import share_constants
@@ -162,7 +163,12 @@ def _other_strategy(m: Machine, calls, limit):
         if not_xla is None:
             m.cycle.strategy = Strategy("chain", "every call waits for its one callee: one frame runs at a time")
             return [result], None
-        return None, f"the calls form a chain, but XLA cannot run it: {not_xla}"
+        not_linear = linear.why_not(m)
+        if not_linear is None:
+            m.cycle.strategy = Strategy("linear", f"each call makes at most one call, then returns; "
+                                                  f"XLA cannot run the chain: {not_xla}")
+            return [linear.run(m, calls[0], limit)], None
+        return None, f"the calls form a chain, but XLA cannot run it: {not_xla}; not linear: {not_linear}"
     on_trees = any(isinstance(a, Pointer) for args in calls for a in args)
     return None, (f"not level by level: {not_levels}" if on_trees else not_chain)
 

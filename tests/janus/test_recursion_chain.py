@@ -3,8 +3,9 @@
 Each test compares janus with eager on the same calls and checks which
 strategy ran: a chain of integer frames runs as the chain machine; a chain
 that XLA cannot run as eager does (floats, a float read from outside, an
-unchecked integer division) and a recursion with independent calls run as the
-wavefront machine, and the report says why.
+unchecked integer division) runs as the two loops of a linear recursion, a
+recursion with independent calls as the wavefront machine, and the report
+says why.
 """
 import sys
 import threading
@@ -127,26 +128,26 @@ def test_an_integer_division_by_zero_in_a_chain_raises_as_eager():
     assert spec.stats()["graph_runs"] >= 2 and _strategy(spec).startswith("chain"), spec.report()
 
 
-def test_a_division_xla_cannot_check_keeps_the_wavefront():
+def test_a_division_xla_cannot_check_runs_as_linear_and_raises_as_eager():
     spec = janus.speculate(nested_mod, profile_runs=1)
     for n, d in ((6, 4), (9, 2), (2, 5)):
         _same(nested_mod, spec, tf.constant(n), tf.constant(d))
     (kind_e, exc_e), _ = run_capturing(nested_mod, (tf.constant(7), tf.constant(0)))
     (kind_j, exc_j), _ = run_capturing(spec, (tf.constant(7), tf.constant(0)))
     assert kind_e == kind_j == "raise" and type(exc_e) is type(exc_j), (exc_e, exc_j)
-    assert _strategy(spec).startswith("wavefront") and "zero divisor" in _strategy(spec), spec.report()
+    assert _strategy(spec).startswith("linear") and "zero divisor" in _strategy(spec), spec.report()
 
 
-def test_a_float_chain_runs_as_the_wavefront_and_says_why():
+def test_a_float_chain_runs_as_linear_and_says_why():
     spec = janus.speculate(halve_sum, profile_runs=1)
     for n in (3, 10, 0, 25):
         x = tf.constant([1.0, 3.0])
         tf.debugging.assert_near(halve_sum(x, tf.constant(n)), spec(x, tf.constant(n)))
     text = spec.report()
-    assert "wavefront" in text and "float32" in text, text
+    assert "linear" in text and "float32" in text, text
 
 
-def test_a_chain_reading_a_float_variable_runs_as_the_wavefront():
+def test_a_chain_reading_a_float_variable_runs_as_linear():
     """A float read from outside may carry a gradient, and XLA may round it differently."""
     spec = janus.speculate(count_above, profile_runs=1)
     for n in (3, 6, 1, 9):
@@ -154,7 +155,7 @@ def test_a_chain_reading_a_float_variable_runs_as_the_wavefront():
     THRESHOLD.assign(4.5)                        # read at run time, as eager reads it
     _same(count_above, spec, tf.constant(9))
     THRESHOLD.assign(1.5)
-    assert _strategy(spec).startswith("wavefront") and "from outside" in _strategy(spec), spec.report()
+    assert _strategy(spec).startswith("linear") and "from outside" in _strategy(spec), spec.report()
 
 
 def test_independent_calls_keep_the_wavefront():

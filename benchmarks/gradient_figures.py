@@ -1,4 +1,4 @@
-"""Issue #5 closing figures: gradients through recursion.
+"""Figures for gradients through recursion.
 
     python -m benchmarks.gradient_figures [--runs 5] [--json out.json]
 

@@ -1,4 +1,4 @@
-"""Issue #4 closing figures: fib(20) and TreeRNN inference over 100 trees, eager vs janus.
+"""Recursion figures: fib(20) and TreeRNN inference over 100 trees, eager vs janus.
 
     python -m benchmarks.recursion_figures
 

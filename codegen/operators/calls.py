@@ -21,6 +21,7 @@ from profiler.library import is_library_file, is_library_module, is_user_functio
 from codegen.errors import ConversionError, Reason
 from codegen.operators.builtins import BUILTINS
 from codegen.operators.context import Frame, current
+from codegen.operators.gradients import UnknownConnectivity, checked_gradient
 from codegen.operators.heap import NON_READING_MUTATORS
 from codegen.operators.state import no_write_in_machine
 from codegen.operators.trees import WeakNumber
@@ -104,7 +105,15 @@ def call(f, *args, **kwargs):
     if isinstance(user_call, types.FunctionType) and is_user_function(user_call) and hasattr(f, "__dict__"):
         return _layer_call(ctx, f, user_call, args, kwargs)
     # Library code sees plain tensors where tree attributes stood for Python numbers.
-    return f(*_plain(args), **{k: _plain(v) for k, v in kwargs.items()})
+    args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
+    if isinstance(f, types.MethodType) and isinstance(f.__self__, tf.GradientTape) and f.__name__ == "gradient":
+        try:
+            return checked_gradient(f, args, kwargs)
+        except UnknownConnectivity:
+            raise ConversionError(Reason("gradient-path", ctx.user_line(), "a tensor `if` nested in another "
+                                         "decides whether the gradient is connected; eager's gradient is None on "
+                                         "some paths, where a graph's is zeros", "it runs in Python")) from None
+    return f(*args, **kwargs)
 
 
 def _layer_call(ctx, layer, user_call, args, kwargs):

@@ -11,8 +11,9 @@ ops that fail for some inputs after such writes (an out-of-range
 returns a structure.  Some statements need Python between graph segments: a tensor's value in
 Python (`float(t)`, `t.numpy()`) and a call of a non-TensorFlow library (`queue.Queue.put`).
 Others test `isinstance`/`type` of the Python number `n`, call Python from inside the graph
-(`tf.numpy_function`, which must run once per call), and `break`/`continue` on a tensor inside
-a loop over Python values.
+(`tf.numpy_function`, which must run once per call), `break`/`continue` on a tensor inside
+a loop over Python values, a float linear recursion, and a `tape.gradient` whose connection to
+its source depends on the branch a tensor `if` takes (eager gives None on the unconnected side).
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -92,6 +93,12 @@ def doubled(a):
     return a * 2
 
 
+def fpow(v, m):
+    if m == 0:
+        return tf.ones_like(v)
+    return v * fpow(v, m - 1)
+
+
 def mixed(m):
     if m <= 0:
         return m + 1
@@ -162,6 +169,11 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "s = s + (0.5 if type(n) is float else 0.25)",
         # Python called from inside the graph, then an op that may fail.
         lambda: "t = tf.reshape(tf.numpy_function(doubled, [t], t.dtype), tf.shape(t))",
+        # A float linear recursion (two loops), and a gradient whose connection depends on a branch.
+        lambda: "t = t + fpow(t * 0.5, tf.constant(abs(k) % 4))",
+        lambda: (f"with tf.GradientTape() as tape:\n    tape.watch(t)\n    if {draw(tensor_test())}:\n"
+                 f"        g = t * 2.0\n    else:\n        g = {draw(st.sampled_from(['tf.ones_like(t)', 't * 0.0']))}\n"
+                 "gr = tape.gradient(g, t)\nLOG.append(gr is None)\nt = t if gr is None else t + gr"),
     ]
     if in_loop:
         choices += [lambda: f"if {draw(python_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}",

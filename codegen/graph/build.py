@@ -23,7 +23,8 @@ from codegen.assumptions import GUARD_MARK, Source
 from codegen.errors import JanusError, NeedsPythonValue, Reason, ReplicaSync, StagingError
 from codegen.graph import python_calls, variable_writes, writeback
 from codegen.graph.entry_guard import compile_entry_guard
-from codegen.graph.print_order import order_prints_after_failures, order_python_after_failures
+from codegen.graph.print_order import (order_prints_after_failures, order_python_after_failures,
+                                      order_writes_after_failures)
 from codegen.graph.quiet_log import QUIET
 from codegen.graph.signature import Feed, Signature, components, rebuild
 from codegen.operators import failing_ops
@@ -181,6 +182,8 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
         outputs = run_every_op(tensors + list(ctx.print_tensors) + observed)
         order_prints_after_failures(tf.compat.v1.get_default_graph(), converted.filename)
         order_python_after_failures(tf.compat.v1.get_default_graph())
+        order_writes_after_failures(tf.compat.v1.get_default_graph(),
+                                    variable_writes.write_ops(tf.compat.v1.get_default_graph()))
         return outputs
 
     start = time.perf_counter()

@@ -1,5 +1,5 @@
 """A `tf.print` that stays an op prints once per call, also when the run fails; Python the
-graph calls runs only where eager would reach it.
+graph calls, and variable writes, run only where eager would reach them.
 
 Janus defers `print` and a top-level `tf.print` until the graph ran, but a
 `tf.print` inside a `tf.cond` branch, a `tf.while_loop` body or the recursion
@@ -50,3 +50,43 @@ def order_python_after_failures(graph) -> None:
                     op._add_control_input(f)  # noqa: SLF001 - the graph is still being traced
         if failing_ops.may_fail(op, memo):
             failing.append(op)
+
+
+def order_writes_after_failures(graph, writes) -> None:
+    """A variable write (or a loop or branch holding one) runs after every op created before it
+    that may fail: eager has raised before it reaches the write, and a failed run that wrote
+    nothing needs no snapshot of the variables to undo it (`failing_ops.writes_before_failures`
+    then finds only the ops created after the write).  Optimisers update counters that no
+    gradient waits for (Adam's step count), which the graph would otherwise run first.  Not in
+    a graph with collective ops: replicas build their ops on threads, interleaved, and a write
+    waiting for another replica's op that waits for a collective this write precedes would
+    never run."""
+    if _rendezvous(graph, set()):
+        return                          # replicas' ops interleave: creation order is not the program's
+    memo: dict = {}
+    ids = {id(w) for w in writes}
+    failing: list = []
+    for op in graph.get_operations():    # in creation order, which is the program's order
+        if id(op) in ids and failing:
+            before = failing_ops.ancestors(op)
+            for f in failing:
+                if f.name not in before:
+                    op._add_control_input(f)  # noqa: SLF001 - the graph is still being traced
+        if failing_ops.may_fail(op, memo):
+            failing.append(op)
+
+
+_RENDEZVOUS = ("Collective", "Nccl", "Send", "Recv")
+
+
+def _rendezvous(graph, seen: set) -> bool:
+    """Whether `graph` (or a body it runs) has an op that waits for other replicas or devices."""
+    for op in graph.get_operations():
+        if op.type.startswith(_RENDEZVOUS) or op.type.startswith(tuple("_" + r for r in _RENDEZVOUS)):
+            return True
+        for body in failing_ops.body_graphs(op, failing_ops.BODY_ATTRS.get(op.type, ())) or []:
+            if id(body) not in seen:
+                seen.add(id(body))
+                if _rendezvous(body, seen):
+                    return True
+    return False

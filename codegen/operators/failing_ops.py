@@ -50,21 +50,27 @@ _INDEXING = frozenset({
     "RandomStandardNormal", "RandomUniform", "TruncatedNormal", "StatelessRandomNormalV2",
     "StatelessRandomUniformV2", "OneHot",
 })
+# Reductions fail only on an axis out of range (an integer mean of nothing: floats only).
+_REDUCTIONS = frozenset({"Sum", "Max", "Min", "Prod", "All", "Any", "Mean"})
 # Ops that run function bodies: safe when every op of every body is.
 _BODIES = {"If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch", "else_branch"),
            "While": ("cond", "body"), "StatelessWhile": ("cond", "body"), "PartitionedCall": ("f",),
            "StatefulPartitionedCall": ("f",), "Case": ("branches",), "StatelessCase": ("branches",)}
+BODY_ATTRS = _BODIES            # op type -> the attributes naming the bodies it runs
 
 
 def may_fail(op, memo=None) -> bool:
     """Whether running `op` may raise (an `Identity` may, through what it forwards)."""
     memo = {} if memo is None else memo
-    while op.type in ("Identity", "IdentityN") and op.inputs:
-        op = op.inputs[0].op
+    op = _forwarded(op)
     if op.type in _ALWAYS_SAFE:
         return False
     if op.type in _BODIES:
         return _bodies_may_fail(op, memo)
+    if op.type in _REDUCTIONS and _axes_in_range(op):
+        return False
+    if op.type == "Range" and _counts_up_to_a_size(op):
+        return False
     if not _static_shapes(op):
         return True
     if op.type in _ELEMENTWISE:
@@ -87,8 +93,15 @@ def writes_before_failures(graph, writes) -> list:
     waiting for every such op (TensorFlow runs an op only after its data and control inputs,
     so a failure stops the run before them: the optimiser's updates after a loss that may fail)."""
     memo: dict = {}
-    failing = {op.name for op in graph.get_operations() if may_fail(op, memo)}
+    failing = {_forwarded(op).name for op in graph.get_operations() if may_fail(op, memo)}
     return [w for w in writes if failing and not failing <= ancestors(w)]
+
+
+def _forwarded(op):
+    """The op whose value an `Identity` chain forwards (an `Identity` fails only as it does)."""
+    while op.type in ("Identity", "IdentityN") and op.inputs:
+        op = op.inputs[0].op
+    return op
 
 
 def ancestors(op) -> set:
@@ -163,6 +176,34 @@ def witness(tensors) -> tf.Tensor:
     (the optimiser can fold neither `x != x` nor what it reads)."""
     parts = [tf.cast(tf.reduce_any(tf.not_equal(t, t)), tf.int32) for t in tensors]
     return tf.add_n(parts) if parts else tf.constant(0)
+
+
+def _axes_in_range(op) -> bool:
+    """A reduction whose axes are constants within its input's known rank, or `range(rank(x))`
+    of its own input (a reduction over every axis, as `tf.reduce_sum(x)` of unknown rank builds)."""
+    x, axes = op.inputs[0], op.inputs[1]
+    if op.type == "Mean" and not (x.dtype.is_floating or x.dtype.is_complex):
+        return False
+    if _every_axis(axes.op, x):
+        return True
+    value, rank = tf.get_static_value(axes), x.shape.rank
+    return value is not None and rank is not None and all(-rank <= a < rank for a in value.reshape(-1))
+
+
+def _every_axis(op, x) -> bool:
+    """Whether `op` is `tf.range(0, tf.rank(x), 1)`."""
+    if op.type != "Range" or op.inputs[1].op.type != "Rank":
+        return False
+    return op.inputs[1].op.inputs[0].ref() == x.ref() and tf.get_static_value(op.inputs[0]) == 0 \
+        and tf.get_static_value(op.inputs[2]) == 1
+
+
+def _counts_up_to_a_size(op) -> bool:
+    """`tf.range(start, n, delta)` with constants `start <= 0 < delta` and `n` a rank or size, never
+    negative: the one way `Range` fails (a limit on the wrong side of the start) cannot happen."""
+    start, delta = tf.get_static_value(op.inputs[0]), tf.get_static_value(op.inputs[2])
+    return start is not None and delta is not None and start <= 0 < delta \
+        and op.inputs[1].op.type in ("Rank", "Size")
 
 
 def _static_shapes(op) -> bool:

@@ -30,6 +30,8 @@ OPEN_BUG_RULES: dict[str, str] = {
     "print(mixed(...))": "a recursion whose eager result is a tensor on one path and a Python int on "
                          "another gives one type under janus: mixed(tensor 0) is a tensor, mixed(tensor 1) "
                          "is 7; janus returns the type the profiled call returned",
+    "fpow gradient at 0": "a gradient through a recursion whose base case at the root leaves the "
+                          "source unconnected: eager gives None, janus zeros",
 }
 
 HEADER = '''import queue
@@ -179,7 +181,9 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         choices += [lambda: f"if {draw(python_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}",
                     lambda: f"if {draw(tensor_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}"]
     if open_rules:
-        choices += [lambda: 'print("mixed", mixed(tf.constant(abs(n) % 4)))']
+        choices += [lambda: 'print("mixed", mixed(tf.constant(abs(n) % 4)))',
+                    lambda: ("with tf.GradientTape() as tape:\n    tape.watch(t)\n"
+                             "    p = fpow(t, tf.constant(abs(k) % 2))\nLOG.append(tape.gradient(p, t) is None)")]
     return draw(st.sampled_from(choices))()
 
 

@@ -23,8 +23,8 @@ class Services:
     def wants_machine(self, fn, args) -> bool:
         return cycles.wants_machine(fn, args)
 
-    def run_machine(self, fn, calls: list) -> list | None:
-        return machine.run_many(cycles.cycle_of(fn), fn, calls)
+    def run_machine(self, fn, calls: list, kind=None) -> list | None:
+        return machine.run_many(cycles.cycle_of(fn), fn, calls, kind)
 
     def refused(self, fn) -> Reason | None:
         return cycles.REFUSED.get(fn)

@@ -66,6 +66,10 @@ class ValueFact:
     other: int = 0
     overflow: bool = False
 
+    def only_python_numbers(self) -> bool:
+        """Whether every value seen was a Python bool, int or float (and some was seen)."""
+        return bool(self.types) and set(self.types) <= {"bool", "int", "float"}
+
     def observe(self, value) -> None:
         self.count += 1
         self.types[_values.type_name(value)] += 1
@@ -303,9 +307,11 @@ class FunctionProfile:
 
 @dataclass
 class Profile:
-    """Facts for every function reached by one or more profiled calls."""
+    """Facts for every function reached by one or more profiled calls, and the values the
+    profiled calls themselves returned (`results`)."""
 
     functions: dict = field(default_factory=dict)
+    results: ValueFact = field(default_factory=ValueFact)
 
     def get(self, fn_or_code) -> FunctionProfile | None:
         key = fn_or_code if isinstance(fn_or_code, str) else code_key(fn_or_code)
@@ -317,16 +323,19 @@ class Profile:
                 self.functions[key].merge(fp)
             else:
                 self.functions[key] = FunctionProfile.from_dict(fp.to_dict())
+        self.results.merge(other.results)
         return self
 
     def to_json(self) -> str:
-        return json.dumps({"functions": [f.to_dict() for f in self.functions.values()]})
+        return json.dumps({"functions": [f.to_dict() for f in self.functions.values()],
+                           "results": self.results.to_dict()})
 
     @classmethod
     def from_json(cls, text: str) -> Profile:
         data = json.loads(text)
         fps = [FunctionProfile.from_dict(f) for f in data["functions"]]
-        return cls(functions={f.key: f for f in fps})
+        results = ValueFact.from_dict(data["results"]) if "results" in data else ValueFact()
+        return cls(functions={f.key: f for f in fps}, results=results)
 
     def __str__(self) -> str:
         if not self.functions:

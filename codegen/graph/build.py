@@ -276,9 +276,11 @@ def _leaf_value(leaf, inputs):
 
 
 def _call_top(ctx, converted, args, kwargs):
-    """The speculated function itself; a recursive one runs as a machine from its first call."""
+    """The speculated function itself; a recursive one runs as a machine from its first call,
+    speculated to return a Python number where the profiled calls did."""
     if not kwargs and SERVICES.wants_machine(converted.fn, args):
-        return SERVICES.run_machine(converted.fn, [args])[0]
+        python = ctx.profile is not None and ctx.profile.results.only_python_numbers()
+        return SERVICES.run_machine(converted.fn, [args], "P" if python else None)[0]
     return converted.builder(*args, **kwargs)
 
 

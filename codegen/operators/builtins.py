@@ -16,7 +16,7 @@ from codegen.operators.numbers import PyNumber, convert
 from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
 from codegen.operators.trees import NodeClass, Pointer, WeakNumber, class_test
-from codegen.operators.values import is_symbolic
+from codegen.operators.values import EAGER, is_symbolic
 
 
 class TensorRange:
@@ -210,7 +210,10 @@ def _hasattr(obj, name):
 
 def _eager_type(value):
     """The type eager has where the graph holds a stand-in (a Python number fed as a tensor, a
-    NumPy array, a tree attribute); None for any other value."""
+    NumPy array, a tree attribute, a graph tensor for eager's `EagerTensor`); None for any other
+    value."""
+    if is_symbolic(value):
+        return EAGER
     if isinstance(value, PyNumber):
         return value.ptype
     if isinstance(value, PyArray):

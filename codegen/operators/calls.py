@@ -16,6 +16,7 @@ import types
 
 import tensorflow as tf
 
+from profiler import SiteKind, code_key
 from profiler.library import is_library_file, is_library_module, is_user_function
 
 from codegen.errors import ConversionError, Reason
@@ -219,6 +220,17 @@ def _foreign(f) -> str:
     return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
 
 
+def _profiled_kind(ctx, fn):
+    """"P" when every call of `fn` the profile saw from the function being built returned a Python
+    number (the machine then speculates that its result is one), else None."""
+    fprof = ctx.profile.get(ctx.frame.converted.key) if ctx.profile is not None and ctx.frames else None
+    if fprof is None:
+        return None
+    key = code_key(fn)
+    sites = [s for s in fprof.sites_of(SiteKind.CALL) if key in s.callees]
+    return "P" if sites and all(s.value.only_python_numbers() for s in sites) else None
+
+
 def _plain(value):
     if isinstance(value, WeakNumber):
         return value.tensor
@@ -237,7 +249,7 @@ def _hashable(f) -> bool:
 
 def _inline(ctx, fn, args, kwargs):
     if not kwargs and ctx.compiler.wants_machine(fn, args):   # recursion on tensors or trees
-        return ctx.compiler.run_machine(fn, [args])[0]
+        return ctx.compiler.run_machine(fn, [args], _profiled_kind(ctx, fn))[0]
     converted = ctx.compiler.convert(fn)
     depth = sum(1 for fr in ctx.frames if fr.converted.code is fn.__code__)
     if depth >= RECURSION_LIMIT:

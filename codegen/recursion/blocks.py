@@ -21,6 +21,7 @@ from codegen.operators.context import Frame
 from codegen.operators.values import UNDEF, Undefined
 from codegen.recursion.cycles import Cycle
 from codegen.recursion.elementwise import is_elementwise, run_batched
+from codegen.recursion.kinds import kind_guard, result_kind, return_kinds
 from codegen.recursion.rows import run_rows
 from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack
 from codegen.recursion.frames import Widened, cast_all, is_tensors, table_layout, wrap
@@ -43,11 +44,21 @@ class Machine:
     ret_leaves: list            # the Specs of the entry's return value's leaves
     elementwise: set            # (function, block id) of blocks run without tf.vectorized_map
     reads: dict = dataclasses.field(default_factory=dict)   # variable -> global ids of blocks reading it
+    kinds: dict = dataclasses.field(default_factory=dict)   # return block -> its kind (`kinds.return_kinds`)
+    kind: str = "T"                                          # the result's speculated kind
+    post: set = dataclasses.field(default_factory=set)      # return blocks that run after a call
+
+    def guards(self, count) -> list:
+        """The assertions on what the run's blocks did (`count(global id)`, how often each ran):
+        the variables and gradient paths read (`read_guards`), and the result's kind."""
+        reads = {var: [count(gid) for gid in sorted(gids)] for var, gids in self.reads.items()}
+        return read_guards(reads) + kind_guard(self.kinds, self.post, self.roots, self.kind, count)
 
 
-def build_machine(ctx, cycle, entry, calls) -> Machine:
-    """Type the frame variables (shared tensors become static) and lay out their tables."""
-    specs, returns, stateful = infer_specs(ctx, cycle, entry, calls[0])
+def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
+    """Type the frame variables (shared tensors become static) and lay out their tables.  `kind`:
+    "P" when the profile saw the call return a Python number (`kinds.return_kinds`)."""
+    specs, returns, stateful, mixed = infer_specs(ctx, cycle, entry, calls[0])
     # Tensors every call passes along unchanged are the entry's value in every frame: no table.
     shared = {cycle.invariant[(entry, p)]: a for i, (p, a) in enumerate(zip(cycle.functions[entry].params, calls[0]))
               if (entry, p) in cycle.invariant and is_tensors(a) and all(c[i] is a for c in calls)}
@@ -58,8 +69,9 @@ def build_machine(ctx, cycle, entry, calls) -> Machine:
     index, leaf_specs = table_layout(cycle, specs)
     elementwise = {(f, b.id) for f, cf in cycle.functions.items() for b in cf.blocks
                    if (f, b.id) not in stateful and is_elementwise(cf, f, b, specs)}
+    kinds, post = ({}, set()) if mixed else return_kinds(ctx, cycle, specs)
     return Machine(ctx, cycle, entry, len(calls), specs, returns, stateful, index, leaf_specs,
-                   leaves(returns[entry]), elementwise)
+                   leaves(returns[entry]), elementwise, kinds=kinds, post=post, kind=result_kind(kinds, kind))
 
 
 def is_bare(block) -> bool:
@@ -150,13 +162,60 @@ def variables_read(ops) -> set:
     return out
 
 
+class GradientPath:
+    """The key under which `reads` counts the runs of one block whose ops may pass a gradient
+    from a floating value they take to one the block hands on.  Whether they do is decided when
+    the guards are built (`carries`), once the ops that consume the block's values exist."""
+
+    def __init__(self, ops):
+        self.ops = ops
+
+    def carries(self) -> bool:
+        inside, carrying = set(self.ops), set()
+        for op in self.ops:
+            if _has_gradient(op) and any(_floating(t) and (t.op not in inside or t.ref() in carrying)
+                                         for t in op.inputs):
+                carrying.update(t.ref() for t in op.outputs if _floating(t))
+        return any(any(c not in inside for c in t.deref().consumers()) or _is_output(t.deref())
+                   for t in carrying)
+
+
+def _has_gradient(op) -> bool:
+    """Whether a gradient passes `op`: it has a gradient function, or TensorFlow knows none, which
+    eager would not silently skip either."""
+    try:
+        return ops_lib.get_gradient_function(op) is not None
+    except LookupError:
+        return True
+
+
+def _floating(t) -> bool:
+    return t.dtype.is_floating or t.dtype.is_complex
+
+
+def _is_output(t) -> bool:
+    return any(t is o for o in getattr(t.graph, "outputs", ()))
+
+
+def block_reads(ops) -> set:
+    """What a block's `ops` read for `read_guards`: the variables, and their `GradientPath`."""
+    return variables_read(ops) | {GradientPath(ops)}
+
+
 def read_guards(reads: dict) -> list:
     """Under a gradient tape: for each variable the blocks read, an assertion that some frame did
     read it.  When none does (a batch of single-leaf trees never runs the inner nodes' cell),
     eager never reads the variable and its gradient is None; the graph would give zeros.  The
-    assertion fails the run there, and the call runs in Python."""
+    same holds for every tensor fed into the recursion when no frame ran an op a gradient flows
+    through (`power(x, n)` whose root is its base case returns `tf.ones_like(x)`): the
+    assertion over the `GradientPath`s fails the run there.  Then the call runs in Python."""
     if not execute.must_record_gradient():
         return []
+    paths = [c for key, counts in reads.items() if isinstance(key, GradientPath) and key.carries() for c in counts]
+    reads = {key: counts for key, counts in reads.items() if not isinstance(key, GradientPath)}
+    if paths:
+        reads["path"] = paths
     return [tf.debugging.Assert(tf.add_n([tf.cast(c, tf.int32) for c in counts]) > 0, [
-                "a variable the recursion reads was read by no call: eager's gradient is None"])
-            for counts in reads.values()]
+                "no call ran an op a gradient flows through: eager's gradient is None" if var == "path"
+                else "a variable the recursion reads was read by no call: eager's gradient is None"])
+            for var, counts in reads.items()]

@@ -142,7 +142,8 @@ def run(m: Machine, args, limit) -> tuple:
     with tf.control_dependencies([
             tf.debugging.Assert(~out.fault, ["integer division by zero in a recursive function"]),
             tf.debugging.Assert(out.deepest <= limit,
-                                ["recursion deeper than the interpreter's recursion limit", limit])]):
+                                ["recursion deeper than the interpreter's recursion limit", limit])]
+            + m.guards(lambda g: out.ran[g])):
         results = [tf.identity(r) for r in out.results]
     m.ctx.observe(m.cycle.observe, [out.steps, out.calls, out.ran])
     return pack(m.returns[m.entry], results), None

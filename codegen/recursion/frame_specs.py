@@ -122,7 +122,9 @@ def dry_value(spec):
 
 
 def infer_specs(ctx, cycle, entry, args):
-    """Dry-trace blocks in a scratch graph until every variable and return has a type."""
+    """Dry-trace blocks in a scratch graph until every variable and return has a type.  Returns
+    the types, the return types, the blocks with stateful ops, and the parameters that hold a
+    Python number in some frames and a tensor in others."""
     specs: dict = {}
     returns: dict = {}
     stateful: set = set()           # blocks with stateful ops other than variable reads
@@ -130,8 +132,13 @@ def infer_specs(ctx, cycle, entry, args):
     for p, a in zip(entry_cf.params, args):
         specs[(entry, p)] = spec_of(a) or Spec(tf.int32, (), static=a, is_static=True)
 
-    def update(table, key, spec):
-        merged = merge(spec, table.get(key))
+    mixed: set = set()              # parameters a Python number in some frames and a tensor in others
+
+    def update(table, key, spec, param=False):
+        old = table.get(key)
+        if param and isinstance(old, Spec) and isinstance(spec, Spec) and old.weak != spec.weak:
+            mixed.add(key)
+        merged = merge(spec, old)
         if table.get(key) != merged:
             table[key] = merged
             return True
@@ -180,7 +187,7 @@ def infer_specs(ctx, cycle, entry, args):
                                                           "the caller's own parameter",
                                                           "pass tensors, numbers, tree nodes, or the same object")
                                     spec = caller_spec
-                                progress |= update(specs, (callee, p), spec)
+                                progress |= update(specs, (callee, p), spec, param=True)
                             if callee in returns:
                                 progress |= update(specs, (f, call.target), returns[callee])
         if not progress:
@@ -191,7 +198,7 @@ def infer_specs(ctx, cycle, entry, args):
                               "make sure every path returns a tensor or number")
         for v in cf.vars:
             specs.setdefault((f, v), Spec(tf.int32, (), True))    # never read before assigned
-    return specs, returns, stateful
+    return specs, returns, stateful, mixed
 
 
 def stateful_block(cf) -> bool:

@@ -35,10 +35,11 @@ import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.trees import Pointer
-from codegen.recursion.blocks import (Machine, block_vars, is_bare, op_count, ops_since, read_guards, run_builder,
-                                      run_frames, variables_read)
+from codegen.recursion.blocks import (Machine, block_reads, block_vars, is_bare, op_count, ops_since, read_guards,
+                                      run_builder, run_frames)
 from codegen.recursion.frame_specs import leaves, pack
 from codegen.recursion.frames import cast, cast_all, empty, positions, scatter, take
+from codegen.recursion.kinds import kind_guard
 from codegen.syntax.analysis import assigned_names
 
 _STRUCTURAL = (ast.Name, ast.Load, ast.Attribute, ast.Call, ast.Compare, ast.Is, ast.IsNot, ast.Eq, ast.NotEq,
@@ -166,14 +167,14 @@ def run(m: Machine, calls, limit) -> list:
         none_calls = _none_calls(every_root, reached, calling, children)
         for block in none_chain:
             ran[block.id] = none_calls
-        for var in variables_read(ops_since(before)):
+        for var in block_reads(ops_since(before)):
             reads.setdefault(var, []).append(none_calls)
     for r, (tests, chain) in enumerate(shape.routes):
         if chain is not None and chain is not none_chain:
             idx = _where(tf.logical_and(reached, tf.equal(route, r)))
             before = op_count()
             results = _run_chain(m, shape, chain, idx, {shape.param: [idx]}, results, ran)
-            for var in variables_read(ops_since(before)):
+            for var in block_reads(ops_since(before)):
                 reads.setdefault(var, []).append(tf.size(idx))
     height = tf.reduce_max(tf.concat([tf.gather(level, roots), [0]], 0))
 
@@ -182,16 +183,17 @@ def run(m: Machine, calls, limit) -> list:
         vals = _receive(m, shape, idx, children, results, n if none_chain is not None else None)
         before = op_count()
         results = _run_chain(m, shape, shape.post, idx, vals, results, {}, some=True)
-        for var in variables_read(ops_since(before)):
+        for var in block_reads(ops_since(before)):
             reads.setdefault(var, []).append(inner)
         return step + 1, results
 
     _, results = tf.while_loop(lambda step, _: step <= height, body, (tf.constant(1), results))
-    with tf.control_dependencies([tf.debugging.Assert(height <= limit, [
-            "recursion deeper than the interpreter's recursion limit", limit])] + read_guards(reads)):
-        results = [tf.identity(r) for r in results]
     frames = tf.reduce_sum(tf.cast(reached, tf.int32))
     counts = [ran.get(b.id, inner if (b is shape.group or b in shape.post) else frames) for b in cf.blocks]
+    with tf.control_dependencies([tf.debugging.Assert(height <= limit, [
+            "recursion deeper than the interpreter's recursion limit", limit])] + read_guards(reads)
+            + kind_guard(m.kinds, m.post, m.roots, m.kind, lambda g: counts[g])):
+        results = [tf.identity(r) for r in results]
     m.ctx.observe(m.cycle.observe, [height, frames, tf.stack([tf.cast(c, tf.int32) for c in counts])])
     per_root = [take(r, _none_row(every_root, n, none_chain)) for r in results]
     return [pack(m.returns[f], [leaf[i] for leaf in per_root]) for i in range(len(calls))]

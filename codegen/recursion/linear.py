@@ -28,8 +28,7 @@ import numpy as np
 import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
-from codegen.recursion.blocks import Machine, block_vars, op_count, ops_since, read_guards, run_builder, \
-    variables_read
+from codegen.recursion.blocks import Machine, block_reads, block_vars, op_count, ops_since, run_builder
 from codegen.recursion.constants import share_constants
 from codegen.recursion.frame_specs import leaves, pack
 from codegen.recursion.frames import cast, cast_all
@@ -116,7 +115,7 @@ class _Linear:
         before = op_count()
         new, term = run_builder(m, f, cf, block, table_vars, written,
                                 [local[j] for v in table_vars for j in m.index[(f, v)]])
-        for var in variables_read(ops_since(before)):
+        for var in block_reads(ops_since(before)):
             m.reads.setdefault(var, set()).add(gid)
         local = {**local, **dict(zip([j for v in written for j in m.index[(f, v)]], new))}
         delta = delta.copy()
@@ -187,9 +186,8 @@ def run(m: Machine, args, limit):
     lin = _Linear(m)
     depth, done, ran, _, value, stacks = lin.descend(args, limit)
     _, value, ran = lin.ascend(depth, value, ran, stacks)
-    reads = {var: [ran[gid] for gid in sorted(gids)] for var, gids in m.reads.items()}
     with tf.control_dependencies([tf.debugging.Assert(done, [
-            "recursion deeper than the interpreter's recursion limit", limit])] + read_guards(reads)):
+            "recursion deeper than the interpreter's recursion limit", limit])] + m.guards(lambda g: ran[g])):
         value = [tf.identity(v) for v in value]
     m.ctx.observe(m.cycle.observe, [2 * depth + 1, depth + 1, ran])
     return pack(m.returns[m.entry], [cast(v, s) for v, s in zip(value, m.ret_leaves)])

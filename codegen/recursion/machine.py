@@ -33,11 +33,12 @@ from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import current
 from codegen.operators.trees import Pointer, Tables, is_node
 from codegen.recursion import chain, levels, linear
-from codegen.recursion.blocks import (Machine, block_vars, build_machine, op_count, ops_since, read_guards,
-                                      run_builder, run_frames, variables_read)
+from codegen.recursion.blocks import (Machine, block_reads, block_vars, build_machine, op_count, ops_since,
+                                      run_builder, run_frames)
 from codegen.recursion.constants import share_constants
 from codegen.recursion.cycles import Cycle, Strategy
 from codegen.recursion.frame_specs import leaves, pack, spec_of
+from codegen.recursion.kinds import as_eager
 from codegen.recursion.frames import MachineState, cast, cast_all, empty, grow, positions, rows, scatter, take, wrap
 
 INITIAL_FRAMES = 64
@@ -48,11 +49,11 @@ def run(cycle: Cycle, entry, args):
     return run_many(cycle, entry, [args])[0]
 
 
-def run_many(cycle: Cycle, entry, calls: list):
+def run_many(cycle: Cycle, entry, calls: list, kind=None):
     """One machine for independent calls `entry(*args)` for each args in `calls` (a Python loop over
     a batch of trees): every call is a root frame, they all advance together.  Returns their
     results in order, or None when the calls cannot share a machine (different tree layouts,
-    different shared objects)."""
+    different shared objects).  `kind`: "P" when the profile saw the call return a Python number."""
     ctx = current()
     cf = cycle.functions[entry]
     if ctx.in_machine:
@@ -73,7 +74,7 @@ def run_many(cycle: Cycle, entry, calls: list):
     ctx.general_depth += 1                     # no speculation and no deferred prints inside the machine
     ctx.in_machine += 1
     try:
-        return _run(ctx, cycle, entry, calls)
+        return _run(ctx, cycle, entry, calls, kind)
     finally:
         ctx.general_depth -= 1
         ctx.in_machine -= 1
@@ -113,16 +114,16 @@ def _joined_trees(calls):
 
 
 # -- the machine -------------------------------------------------------------------------------------
-def _run(ctx, cycle, entry, calls):
+def _run(ctx, cycle, entry, calls, kind):
     """Build the machine's loop into the current graph; returns the result of each call."""
-    m = build_machine(ctx, cycle, entry, calls)
+    m = build_machine(ctx, cycle, entry, calls, kind)
     with ctx.outer_graph.as_default():         # the limit when the call runs, not when it was built
         limit = ctx.outer_graph.capture_call_time_value(lambda: tf.constant(sys.getrecursionlimit()),
                                                         tf.TensorSpec([], tf.int32))
     done, why = _other_strategy(m, calls, limit)
     if done is not None:
         ctx.recursion.append(cycle)
-        return [wrap(r, m.returns[entry]) for r in done]
+        return [as_eager(m.kind, wrap(r, m.returns[entry])) for r in done]
     cycle.strategy = Strategy("wavefront", why)
 
     # tf.while_loop passes the fields of its loop variables' structure as separate arguments.
@@ -141,13 +142,13 @@ def _run(ctx, cycle, entry, calls):
     share_constants(tf.compat.v1.get_default_graph())     # the tree tables' slicing, before the loop
     # Deeper than the interpreter's recursion limit: eager raises RecursionError there, so the run
     # stops with an op error and the call runs in Python (which raises it).
-    reads = {var: [out.ran[gid] for gid in sorted(gids)] for var, gids in m.reads.items()}
     with tf.control_dependencies([tf.debugging.Assert(out.deepest <= limit, [
-            "recursion deeper than the interpreter's recursion limit", limit])] + read_guards(reads)):
+            "recursion deeper than the interpreter's recursion limit", limit])] + m.guards(lambda g: out.ran[g])):
         out = out._replace(results=[tf.identity(r) for r in out.results])
     ctx.observe(cycle.observe, [out.steps, out.n, out.ran])
     ctx.recursion.append(cycle)
-    return [wrap(pack(m.returns[entry], [r[i] for r in out.results]), m.returns[entry]) for i in range(m.roots)]
+    return [as_eager(m.kind, wrap(pack(m.returns[entry], [r[i] for r in out.results]), m.returns[entry]))
+            for i in range(m.roots)]
 
 
 def _other_strategy(m: Machine, calls, limit):
@@ -228,7 +229,7 @@ def _run_block(m: Machine, f, cf, block, state: MachineState) -> MachineState:
     # A block with stateful ops runs only when some frame waits at it.
     before = op_count()
     new_leaves, term = run_frames(m, f, [block], per_frame, vals, k, no_frames, (f, block.id) in m.stateful)
-    for var in variables_read(ops_since(before)):
+    for var in block_reads(ops_since(before)):
         m.reads.setdefault(var, set()).add(gid)
     tables = list(state.tables)
     for j, value in zip([j for v in written for j in m.index[(f, v)]], new_leaves):

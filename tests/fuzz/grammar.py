@@ -27,11 +27,6 @@ from hypothesis import strategies as st
 OPEN_BUG_RULES: dict[str, str] = {
     # A rule that makes a known, open bug is generated only under --fuzz-open, listed here with a
     # one-line repro, until the bug is fixed.
-    "print(mixed(...))": "a recursion whose eager result is a tensor on one path and a Python int on "
-                         "another gives one type under janus: mixed(tensor 0) is a tensor, mixed(tensor 1) "
-                         "is 7; janus returns the type the profiled call returned",
-    "fpow gradient at 0": "a gradient through a recursion whose base case at the root leaves the "
-                          "source unconnected: eager gives None, janus zeros",
 }
 
 HEADER = '''import queue
@@ -173,6 +168,11 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = tf.reshape(tf.numpy_function(doubled, [t], t.dtype), tf.shape(t))",
         # A float linear recursion (two loops), and a gradient whose connection depends on a branch.
         lambda: "t = t + fpow(t * 0.5, tf.constant(abs(k) % 4))",
+        # A recursion whose result is a tensor on some paths and a Python int on others.
+        lambda: 'print("mixed", mixed(tf.constant(abs(n) % 4)))',
+        # A gradient through a recursion whose root may be its base case (then eager's is None).
+        lambda: ("with tf.GradientTape() as tape:\n    tape.watch(t)\n"
+                 "    p = fpow(t, tf.constant(abs(k) % 2))\nLOG.append(tape.gradient(p, t) is None)"),
         lambda: (f"with tf.GradientTape() as tape:\n    tape.watch(t)\n    if {draw(tensor_test())}:\n"
                  f"        g = t * 2.0\n    else:\n        g = {draw(st.sampled_from(['tf.ones_like(t)', 't * 0.0']))}\n"
                  "gr = tape.gradient(g, t)\nLOG.append(gr is None)\nt = t if gr is None else t + gr"),
@@ -180,10 +180,6 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
     if in_loop:
         choices += [lambda: f"if {draw(python_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}",
                     lambda: f"if {draw(tensor_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}"]
-    if open_rules:
-        choices += [lambda: 'print("mixed", mixed(tf.constant(abs(n) % 4)))',
-                    lambda: ("with tf.GradientTape() as tape:\n    tape.watch(t)\n"
-                             "    p = fpow(t, tf.constant(abs(k) % 2))\nLOG.append(tape.gradient(p, t) is None)")]
     return draw(st.sampled_from(choices))()
 
 

@@ -396,3 +396,42 @@ def test_a_root_that_tail_calls_another_function_returns_that_functions_value():
     call replaces the caller's frame, so the root row may hold another function when it returns;
     the machine's result was taken from the entry function's returns only and stayed 0."""
     differential(evens, [(tf.constant(m),) for m in (4, 7, 0, 12, 1, 9)], profile_runs=1)
+
+
+def fpow(v, m):
+    if m == 0:
+        return tf.ones_like(v)
+    return v * fpow(v, m - 1)
+
+
+def gradient_through_fpow(t, k):
+    with tf.GradientTape() as tape:
+        tape.watch(t)
+        p = fpow(t, tf.constant(k % 2))
+    return tape.gradient(p, t)
+
+
+def test_a_gradient_through_a_recursion_whose_root_is_its_base_case_is_none():
+    """The recursion's loops gave zeros where no call connected the source, eager None."""
+    differential(gradient_through_fpow, [(tf.constant([1.5, 0.5]), k) for k in (1, 3, 0, 1, 2, 5)],
+                 profile_runs=1)
+
+
+def mixed(m):
+    if m <= 0:
+        return m + 1
+    if m == 1:
+        return 7
+    return mixed(m - 2)
+
+
+def prints_mixed(n):
+    print("mixed", mixed(tf.constant(n % 4)))
+    return n
+
+
+def test_a_recursion_whose_result_kind_depends_on_the_path_follows_eager():
+    """mixed(odd) is the int 7, mixed(even) a tensor; the machine's result was always a tensor,
+    and the profile's type conversion then made every later result the profiled kind."""
+    for order in ((3, 2, 0, 5, 1, 4), (2, 3, 1, 0, 6, 7)):
+        differential(prints_mixed, [(n,) for n in order], profile_runs=1)

@@ -354,3 +354,32 @@ def test_tree_rnn_sentiment_training_has_eager_loss_curve(make_optimizer):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
     s = step.stats()
     assert s["graph_runs"] >= 14 and s["graphs_built"] <= 2 and step.graphs[0].recursion, step.report()
+
+
+def split_prod(x, n):
+    if n <= 0:
+        return tf.ones_like(x)
+    return split_prod(x, n - 1) * x + split_prod(x * 0.5, n - 2)
+
+
+def grad_of_split_prod(x, n):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = split_prod(x, n)
+    return y, tape.gradient(y, x)
+
+
+def test_a_wide_recursion_whose_root_is_its_base_case_gives_none_as_eager():
+    """At n <= 0 no call multiplies by x: eager's gradient is None, and the wavefront's loops would
+    give zeros, so that run fails its check and the call runs in Python; the others run the graph."""
+    spec = janus.speculate(grad_of_split_prod, profile_runs=1)
+    for n in (5, 4, 0, 6, -1, 3):
+        expected = grad_of_split_prod(tf.constant(1.1), tf.constant(n))
+        got = spec(tf.constant(1.1), tf.constant(n))
+        close(expected[0], got[0])
+        if expected[1] is None:
+            assert got[1] is None, (n, got[1])
+        else:
+            close(expected[1], got[1])
+    assert spec.report(format="json")["recursion"][0]["strategy"].startswith("wavefront"), spec.report()
+    assert spec.stats()["graph_runs"] >= 3, spec.report()

@@ -118,9 +118,6 @@ def test_gradients_through_both_loops_equal_eager(fn):
                        (_vec(1.01, 0.99), tf.constant(30))])
 
 
-@pytest.mark.xfail(strict=True, reason="open contract bug: where the path a call takes leaves the loss "
-                   "unconnected to x (power's base case at the root), eager's gradient is None and the graph's "
-                   "zeros; the connectivity check follows tensor ifs, not the loops of a recursion machine")
 def test_a_gradient_unconnected_on_this_calls_path_is_none_as_in_eager():
     def step(x, n):
         with tf.GradientTape() as tape:
@@ -128,7 +125,23 @@ def test_a_gradient_unconnected_on_this_calls_path_is_none_as_in_eager():
             out = power(x, n)
         return tape.gradient(out, x)
     _same_calls(step, [(_vec(0.9, 1.1), tf.constant(4)), (_vec(0.5, 2.0), tf.constant(2)),
-                       (_vec(1.01, 0.99), tf.constant(0))])
+                       (_vec(1.01, 0.99), tf.constant(0))], graph_runs=1)
+
+
+def test_a_base_case_passing_the_source_on_keeps_its_gradient():
+    """The root's base case returns x itself: eager's gradient is ones, and no call multiplied."""
+    def ident(x, n):
+        if n == 0:
+            return x
+        return x * ident(x, n - 1)
+
+    def step(x, n):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            out = ident(x, n)
+        return tape.gradient(out, x)
+    _same_calls(step, [(_vec(0.9, 1.1), tf.constant(3)), (_vec(0.5, 2.0), tf.constant(2)),
+                       (_vec(1.01, 0.99), tf.constant(0)), (_vec(0.7, 0.2), tf.constant(1))], graph_runs=2)
 
 
 def test_a_variable_no_frame_reads_has_no_gradient_as_in_eager():

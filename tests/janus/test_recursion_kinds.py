@@ -1,0 +1,91 @@
+"""A recursion's result is a Python number or a tensor exactly where eager's is.
+
+A machine computes tensors.  Where a base case returns a Python literal, eager's
+result is a Python number on the paths that end there without a tensor op on
+the way back (`fact(1)` is the int 1, `fact(4)` a tensor); those calls must
+come back as Python numbers, and calls whose every path gives one run in the
+graph as Python numbers.
+"""
+import pytest
+import tensorflow as tf
+
+import janus
+from tests.harness import differential
+
+
+def fact(n):
+    if n <= 1:
+        return 1
+    return n * fact(n - 1)
+
+
+def mixed(m):
+    if m <= 0:
+        return m + 1
+    if m == 1:
+        return 7
+    return mixed(m - 2)
+
+
+def fib_one(n):
+    if n < 2:
+        return 1
+    return fib_one(n - 1) + fib_one(n - 2)
+
+
+def float_fact(x, n):
+    if n == 0:
+        return 1.0
+    return x * float_fact(x, n - 1)
+
+
+def uses_fact(n):
+    r = fact(n)
+    return r + 1, type(r).__name__, isinstance(r, int)
+
+
+def _graph_runs(spec):
+    return spec.stats()["graph_runs"]
+
+
+@pytest.mark.parametrize("order", [(4, 1, 3, 0, 5), (1, 0, 4, 1, 6)])
+def test_a_python_base_case_at_the_root_gives_a_python_number(order):
+    """Calls whose root returns at `return 1` run in Python (eager's int); the others run the
+    machine, whose result is a tensor."""
+    spec = differential(fact, [(tf.constant(n),) for n in order], profile_runs=1)
+    assert _graph_runs(spec) >= 2, spec.report()
+
+
+@pytest.mark.parametrize("order", [(3, 2, 0, 5, 1, 4), (2, 3, 1, 0, 6, 7)])
+def test_the_base_case_a_chain_reaches_decides_the_kind(order):
+    """mixed(odd) reaches `return 7` (an int), mixed(even) `return m + 1` (a tensor)."""
+    spec = differential(mixed, [(tf.constant(n),) for n in order], profile_runs=1)
+    assert _graph_runs(spec) >= 1, spec.report()
+
+
+def test_every_path_python_makes_a_python_number_in_the_graph():
+    """fib_one adds Python ints all the way up: eager's result is an int, and so is the graph's."""
+    spec = differential(fib_one, [(tf.constant(n),) for n in (5, 7, 0, 9)], profile_runs=1)
+    assert _graph_runs(spec) == 3, spec.report()
+
+
+def test_a_python_float_base_case_under_a_tensor_multiplication():
+    spec = differential(float_fact, [(tf.constant(1.5), tf.constant(n)) for n in (3, 0, 4, 2, 0)],
+                        profile_runs=1)
+    assert _graph_runs(spec) >= 2, spec.report()
+
+
+def test_the_type_of_a_graph_tensor_is_eagers():
+    def kinds(x):
+        y = x * 2.0
+        return type(y).__name__, type(y) is tf.Tensor, isinstance(y, tf.Tensor)
+    spec = differential(kinds, [(tf.constant(float(k)),) for k in range(4)], profile_runs=1)
+    assert _graph_runs(spec) >= 2, spec.report()
+
+
+@pytest.mark.parametrize("order", [(4, 1, 3, 5, 0), (1, 4, 3, 0, 5), (1, 0, 4, 5)])
+def test_code_after_the_call_sees_eagers_type(order):
+    """`r + 1`, `type(r).__name__` and `isinstance(r, int)` on the result: eager's answers, in
+    whichever order the kinds come (the machine speculates the kind the profile saw)."""
+    spec = differential(uses_fact, [(tf.constant(n),) for n in order], profile_runs=1)
+    assert _graph_runs(spec) >= 1, spec.report()

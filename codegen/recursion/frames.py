@@ -14,6 +14,7 @@ from __future__ import annotations
 import weakref
 from typing import NamedTuple
 
+import numpy as np
 import tensorflow as tf
 
 from codegen.operators.trees import Pointer, WeakNumber
@@ -61,6 +62,20 @@ def table_layout(cycle, specs: dict) -> tuple[dict, list]:
             index[(f, v)] = list(range(len(leaf_specs), len(leaf_specs) + len(leaves(spec))))
             leaf_specs += leaves(spec)
     return index, leaf_specs
+
+
+# The memory the wavefront's frame tables may take.  It allocates a frame per call and keeps it
+# (the reverse pass reads them), so a recursion that never ends (`f(n + 1) + f(n + 1)`) would fill
+# the machine's memory long before its depth passed the recursion limit, where eager, depth-first,
+# raises RecursionError after a thousand calls.  Past this the run fails and the call runs in Python.
+TABLE_BYTES = 512 << 20
+_BOOKKEEPING_BYTES = 21         # pc, parent, depth, slot, pending (int32) and active (bool)
+
+
+def max_frames(specs: list) -> int:
+    """How many frames the tables of `specs` may hold within `TABLE_BYTES`."""
+    per_frame = _BOOKKEEPING_BYTES + sum(s.dtype.size * int(np.prod(s.shape, dtype=np.int64)) for s in specs)
+    return max(1 << 16, TABLE_BYTES // per_frame)
 
 
 def grow(state: MachineState, need) -> MachineState:

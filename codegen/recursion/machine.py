@@ -39,7 +39,8 @@ from codegen.recursion.constants import share_constants
 from codegen.recursion.cycles import Cycle, Strategy
 from codegen.recursion.frame_specs import leaves, pack, spec_of
 from codegen.recursion.kinds import as_eager
-from codegen.recursion.frames import MachineState, cast, cast_all, empty, grow, positions, rows, scatter, take, wrap
+from codegen.recursion.frames import (MachineState, cast, cast_all, empty, grow, max_frames, positions, rows, scatter,
+                                      take, wrap)
 
 INITIAL_FRAMES = 64
 
@@ -309,7 +310,10 @@ class _CallStep(_Terminator):
         calls = self.term.calls
         fanout = len(calls)                 # children per calling frame
         need = state.n + k * fanout
-        state = grow(state, need)
+        cap = max_frames(self.m.leaf_specs)
+        with tf.control_dependencies([tf.debugging.Assert(need <= cap, [
+                "the recursion made more calls than the machine holds (frames, at most):", need, cap])]):
+            state = grow(state, tf.identity(need))
         pc, parent, slot, active, tables = state.pc, state.parent, state.slot, state.active, list(state.tables)
         depth = state.depth
         child_depth = tf.gather(depth, idx) + 1

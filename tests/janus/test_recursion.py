@@ -160,6 +160,27 @@ def test_depth_beyond_pythons_recursion_limit_raises_as_eager():
     assert spec.stats()["graphs_built"] == 1, spec.report()
 
 
+def runaway(n, stop):
+    if n > stop:
+        return n
+    return runaway(n + 1, stop) + runaway(n + 1, stop)
+
+
+def test_a_wide_recursion_that_never_ends_raises_as_eager_without_filling_memory():
+    """Eager goes depth-first and raises RecursionError after a thousand calls; the wavefront
+    doubles its frames every step and would fill the machine's memory long before its depth
+    passed the limit.  The machine stops at a bounded number of frames and the call runs in
+    Python, which raises."""
+    spec = janus.speculate(runaway, profile_runs=1)
+    for stop in (3, 5):
+        assert int(spec(tf.constant(0), tf.constant(stop))) == int(runaway(tf.constant(0), tf.constant(stop)))
+    with pytest.raises(RecursionError):
+        runaway(tf.constant(0), tf.constant(10 ** 6))
+    with pytest.raises(RecursionError):
+        spec(tf.constant(0), tf.constant(10 ** 6))
+    assert "more calls than the machine holds" in spec.report(), spec.report()
+
+
 def test_independent_calls_run_together_steps_grow_with_depth_not_size():
     spec = _spec(tree_sum, tf.constant(0), tf.constant(4))
     steps = {}

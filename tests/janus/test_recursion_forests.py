@@ -402,8 +402,6 @@ except RecursionError:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="the wavefront machine doubles its frames each step before the depth limit: "
-                                       "std::bad_alloc, SystemError or a minute of OOM where eager raises at once")
 def test_a_recursion_that_never_ends_raises_recursion_error_without_eating_memory(tmp_path):
     proc = run_script(tmp_path, NEVER_ENDS, timeout=20)
     assert proc.stdout.startswith("RecursionError") and float(proc.stdout.split()[1]) < 5, proc.stdout

@@ -259,7 +259,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
                 self.relaxations.assumptions.add(exc.key)      # these calls run one machine each from now on
                 log("recursion", self, f"{exc.reason.where}: {exc.reason.explanation}; not joined")
             except codegen.StagingError as exc:
-                narrowed = self.relaxations.after_staging_error(sig, exc.reason.kind)
+                narrowed = None if sig is None else self.relaxations.after_staging_error(sig, exc.reason.kind)
                 if narrowed is None:
                     return self._staging_failed(exc)
                 log("graphs", self, f"{narrowed}: {exc.reason.explanation}")

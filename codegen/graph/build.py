@@ -161,7 +161,10 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
 
     def wrapper(*inputs):
         ctx.outer_graph = tf.compat.v1.get_default_graph()
-        values = [_leaf_value(leaf, inputs) for leaf in sig.leaves]
+        values = []
+        for leaf in sig.leaves:        # a tree passed twice is one stand-in, as it is one object
+            values.append(values[leaf.same_as] if leaf.kind is Feed.TREE and leaf.same_as is not None
+                          else _leaf_value(leaf, inputs))
         args = rebuild(("list", sig.template[0]), values)
         kwargs = {k: rebuild(t, values) for k, t in sig.template[1].items()}
         with ctx:
@@ -263,7 +266,11 @@ def _leaf_value(leaf, inputs):
         n = len(leaf.value.schema.columns)
         tables = Tables(leaf.value.schema, inputs[leaf.input_index:leaf.input_index + n])
         roots = inputs[leaf.input_index + n]
-        return leaf.value.container(Pointer(roots[i], tables) for i in range(leaf.value.size))
+        pointers = []
+        for i in range(leaf.value.size):
+            same = leaf.value.aliases[i] if leaf.value.aliases else i
+            pointers.append(pointers[same] if same != i else Pointer(roots[i], tables))
+        return leaf.value.container(pointers)
     if leaf.kind is Feed.COMPOSITE:
         n = len(components(leaf.value))
         return tf.nest.pack_sequence_as(leaf.value, list(inputs[leaf.input_index:leaf.input_index + n]),

@@ -16,7 +16,7 @@ import tensorflow as tf
 from codegen.assumptions import SCALARS, Kind
 from codegen.graph.signature import Feed, Signature, components
 from codegen.operators.trees import flatten as flatten_tree
-from codegen.operators.trees import flatten_forest
+from codegen.operators.trees import alias_pattern, flatten_forest, share_nodes
 from codegen.operators.values import EAGER
 
 
@@ -29,6 +29,8 @@ class _GuardText:
         self.consts: dict[str, object] = {}
         self.inputs: list[str] = []                        # what the guard feeds the graph
         self.containers: list[str] = []                    # argument lists and dicts, by access
+        self.trees: list[int] = []                         # the leaves of tree arguments so far
+        self.aliases: set[int] = set()                     # those that repeat an earlier one
 
     def const(self, value, prefix="K") -> str:
         for name, v in self.consts.items():
@@ -154,6 +156,17 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
             src.require(" and ".join(dims), f"{what} has shape {leaf.shape}")
         return var
     if leaf.kind is Feed.TREE:
+        for other in src.trees:          # the same tree object where it was, different ones elsewhere
+            same = leaf.same_as == other
+            src.require(f"{var} {'is' if same else 'is not'} v{other}",
+                        f"{what} {'is' if same else 'is not'} the tree at leaf {other}")
+        if leaf.same_as is None and src.trees:
+            src.consts["share_nodes"] = share_nodes
+            distinct = [f"v{i}" for i in src.trees if i not in src.aliases] + [var]
+            src.require(f"not share_nodes([{', '.join(distinct)}])", f"{what} shares no node with the other trees")
+        if leaf.same_as is not None:
+            src.aliases.add(index)
+        src.trees.append(index)
         src.consts["flatten_tree"] = flatten_tree
         src.line(f"c{index} = flatten_tree({var}, {src.const(leaf.value, 'S')})")
         src.require(f"c{index} is not None", f"{what} flattens to the tree tables")
@@ -164,6 +177,9 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
             src.containers.append(var)
         src.require(f"type({var}) is {forest.container.__name__} and len({var}) == {forest.size}",
                     f"TYPE_MATCH {access}")
+        src.consts["alias_pattern"] = alias_pattern
+        src.require(f"alias_pattern({var}) == {src.const(forest.aliases, 'A')}",
+                    f"{what} holds the same tree objects at the same places")
         src.consts["flatten_forest"] = flatten_forest
         src.line(f"c{index} = flatten_forest({var}, {src.const(forest.schema, 'S')})")
         src.require(f"c{index} is not None", f"{what} flattens to the tree tables")

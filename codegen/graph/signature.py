@@ -16,8 +16,8 @@ import numpy as np
 import tensorflow as tf
 
 from codegen.assumptions import Kind, Source, check_kind
-from codegen.errors import ConversionError, Reason
-from codegen.operators.trees import Forest, schema_of
+from codegen.errors import ConversionError, Reason, StagingError
+from codegen.operators.trees import Forest, alias_pattern, schema_of, share_nodes
 from codegen.operators.values import is_composite
 
 
@@ -48,6 +48,7 @@ class Leaf:
     value: object = None
     dtype: object = None
     shape: tuple | None = None   # for tensors, with None for relaxed dims
+    same_as: int | None = None   # for a tree: the earlier tree leaf that is the same object
     input_index: int | None = None
 
 
@@ -105,18 +106,23 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
     leaves: list[Leaf] = []
     lengths: dict = {}
     n_inputs = [0]
+    trees: dict = {}          # id of a tree argument -> its leaf (a tree passed twice is one object)
+    tree_objects: list = []   # the distinct tree arguments
 
     def visit(value, path):
         t = type(value)
         if path in tree_paths and hasattr(value, "__dict__"):
             schema = schema_of([value], _methods(tree_paths, [path]))
-            leaf = Leaf(path, Feed.TREE, value=schema, input_index=n_inputs[0])
+            leaf = Leaf(path, Feed.TREE, value=schema, input_index=n_inputs[0], same_as=trees.get(id(value)))
             n_inputs[0] += len(schema.columns)
+            if id(value) not in trees:
+                trees[id(value)] = len(leaves)
+                tree_objects.append(value)
             leaves.append(leaf)
             return ("leaf", len(leaves) - 1)
         if t in (list, tuple) and 0 < len(value) <= 1024 and _is_forest(value, path, tree_paths):
             paths = [path.item(i) for i in range(len(value))]
-            forest = Forest(schema_of(value, _methods(tree_paths, paths)), t, len(value))
+            forest = Forest(schema_of(value, _methods(tree_paths, paths)), t, len(value), alias_pattern(value))
             leaves.append(Leaf(path, Feed.FOREST, value=forest, input_index=n_inputs[0]))
             n_inputs[0] += len(forest.schema.columns) + 1
             return ("leaf", len(leaves) - 1)
@@ -165,6 +171,10 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
 
     items = [visit(a, Source.arg(i)) for i, a in enumerate(args)]
     kw = {k: visit(v, Source.kwarg(k)) for k, v in kwargs.items()}
+    if len(trees) > 1 and share_nodes(tree_objects):
+        raise StagingError(Reason("trees-share-nodes", "", "two tree arguments share nodes (`f(t, t.left)`): "
+                                  "fed as separate tables, one node would be two objects in the graph",
+                                  "pass the trees in one list, or pass one tree"))
     return Signature(leaves, (items, kw), len(args), tuple(kwargs), lengths)
 
 

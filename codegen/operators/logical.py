@@ -97,6 +97,8 @@ def _is(a, b):
         if b is None or a is None:
             return is_none(a if b is None else b)
         if isinstance(a, Pointer) and isinstance(b, Pointer):
+            if (a.tables.real or a.tables) is not (b.tables.real or b.tables):
+                return False            # nodes of trees flattened apart: different objects
             return tf.equal(a.index, b.index)
         return False
     return a is b

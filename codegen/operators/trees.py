@@ -48,7 +48,8 @@ class Column:
     pointer: bool
     dtype: str = "int32"
     shape: tuple = ()
-    python: str = ""        # "int" / "float": every value is that Python type (read back as one)
+    python: str = ""        # "int" / "float" / "float32" / "int32": every value is that Python or
+                            # NumPy scalar type (read back as one)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,6 +79,18 @@ def _nodes(roots):
             children.reverse()
             stack += children
     return order, index
+
+
+def share_nodes(roots) -> bool:
+    """Whether two of the trees of `roots` (different objects) share a node: fed as separate
+    tables, one node would be two stand-ins, and `is` between them would differ from Python."""
+    seen: set = set()
+    for root in roots:
+        ids = set(_nodes([root])[1])
+        if ids & seen:
+            return True
+        seen |= ids
+    return False
 
 
 def _method_values(node, methods):
@@ -149,6 +162,8 @@ def _refined(columns: dict, order, methods) -> dict:
         kinds = {type(v) for v in values} - {type(None), object}
         if not col.pointer and col.shape == () and col.dtype in _NUMBER_COLUMNS and kinds in ({int}, {float}):
             out[name] = dataclasses.replace(col, python=kinds.pop().__name__)
+        elif not col.pointer and col.shape == () and len(kinds) == 1 and _NUMPY.get(col.dtype) in kinds:
+            out[name] = dataclasses.replace(col, python=col.dtype)      # NumPy scalars of the column's dtype
         if any(_lacks(node, name, methods) for node in order) or (
                 not col.pointer and any(v is None for v in values)):
             out[name + "?"] = Column(name + "?", False, "bool")
@@ -235,7 +250,8 @@ def _number_dtype(value) -> str:
         return "float64"
     kind = np.asarray(value).dtype.kind
     return "float32" if kind == "f" else ("bool" if kind == "b" else "int32")
-_PYTHON = {"int": int, "float": float}
+_NUMPY = {"float32": np.float32, "int32": np.int32}       # NumPy scalars a column holds exactly
+_PYTHON = {"int": int, "float": float, **_NUMPY}
 _NUMBERS = (int, float, np.number, np.bool_)
 _FITS = {"float32": (int, float, np.integer, np.floating, bool, np.bool_), "int32": (int, np.integer),
          "float64": (int, float, np.integer, np.floating, bool, np.bool_), "int64": (int, np.integer),
@@ -294,7 +310,7 @@ class WeakNumber:
 
     def __init__(self, tensor, ptype=None):
         self.tensor = tensor
-        self.ptype = ptype      # int / float when every node holds that Python type; else None
+        self.ptype = ptype      # int / float (or np.float32 / np.int32) when every node holds that type
 
     def __tf_tensor__(self, dtype=None, name=None):
         if dtype is None and self.tensor.dtype == tf.float64:
@@ -326,7 +342,15 @@ class WeakNumber:
             kinds = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)}
             if None in kinds:
                 return out                         # a column whose Python type varies: a tensor
-            return WeakNumber(out, result(kinds))  # two Python numbers make a Python number
+            if kinds <= set(_WEAK):
+                return WeakNumber(out, result(kinds))  # two Python numbers make a Python number
+            # A NumPy scalar: NumPy's own rules give the result's type (float32 / 2 is float32).
+            other_type = other.ptype if isinstance(other, WeakNumber) else type(other)
+            a, b = (other_type(1), self.ptype(1)) if reverse else (self.ptype(1), other_type(1))
+            kind = type(op(a, b))
+            if kind not in (np.float32, np.int32) or tf.as_dtype(kind) != out.dtype:
+                return out
+            return WeakNumber(out, kind)
         return method
 
     _arith = lambda kinds: float if float in kinds else int     # noqa: E731
@@ -359,14 +383,24 @@ class WeakNumber:
 
 @dataclasses.dataclass(frozen=True)
 class Forest:
-    """A list or tuple of trees fed as one set of tables, and the row of each tree's root."""
+    """A list or tuple of trees fed as one set of tables, and the row of each tree's root.
+    `aliases`: for each item, the first position holding the same object (empty when all the
+    items are different objects), so that the same tree twice is one stand-in, as in Python."""
 
     schema: Schema
     container: type
     size: int
+    aliases: tuple = ()
 
     def specs(self):
         return self.schema.specs() + [tf.TensorSpec((self.size,), tf.int32)]
+
+
+def alias_pattern(items) -> tuple:
+    """For each item, the first position holding the same object; () when every item differs."""
+    first: dict = {}
+    out = tuple(first.setdefault(id(v), i) for i, v in enumerate(items))
+    return () if len(first) == len(out) else out
 
 
 class Tables:

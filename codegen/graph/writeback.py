@@ -22,7 +22,8 @@ from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
-from codegen.operators.trees import Pointer, WeakNumber
+from codegen.operators.trees import Pointer
+from codegen.operators.weak_numbers import WeakNumber
 from codegen.operators.values import Undefined, is_symbolic as _is_symbolic
 
 

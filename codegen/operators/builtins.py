@@ -15,7 +15,8 @@ from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert
 from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
-from codegen.operators.trees import NodeClass, Pointer, WeakNumber, class_test
+from codegen.operators.trees import NodeClass, Pointer, class_test
+from codegen.operators.weak_numbers import WeakNumber
 from codegen.operators.values import EAGER, is_symbolic
 
 

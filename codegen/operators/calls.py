@@ -25,7 +25,7 @@ from codegen.operators.context import Frame, current
 from codegen.operators.gradients import UnknownConnectivity, checked_gradient
 from codegen.operators.heap import NON_READING_MUTATORS
 from codegen.operators.state import no_write_in_machine
-from codegen.operators.trees import WeakNumber
+from codegen.operators.weak_numbers import WeakNumber
 
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard",
              "sort", "reverse", "popitem", "__setitem__", "__delitem__"}

@@ -21,7 +21,8 @@ from codegen.errors import ConversionError, Reason, unsupported, where
 from codegen.lowering.recursion import CallGroup, Return
 from codegen.operators.context import VARIABLE_READS, VARIABLE_WRITES, Frame
 from codegen.operators.numbers import PyNumber
-from codegen.operators.trees import Pointer, Tables, WeakNumber
+from codegen.operators.trees import Pointer, Tables
+from codegen.operators.weak_numbers import WeakNumber
 from codegen.operators.values import UNDEF
 from codegen.syntax.analysis import assigned_names
 

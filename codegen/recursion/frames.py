@@ -17,7 +17,8 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from codegen.operators.trees import Pointer, WeakNumber
+from codegen.operators.trees import Pointer
+from codegen.operators.weak_numbers import WeakNumber
 from codegen.recursion.frame_specs import Spec, flatten, leaves
 
 

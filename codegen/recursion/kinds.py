@@ -31,7 +31,7 @@ from tensorflow.python.framework.func_graph import FuncGraph
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import Frame
 from codegen.operators.numbers import PyNumber
-from codegen.operators.trees import WeakNumber
+from codegen.operators.weak_numbers import WeakNumber
 from codegen.recursion.frame_specs import Spec, dry_value
 from codegen.recursion.frames import Widened
 from codegen.syntax.analysis import assigned_names

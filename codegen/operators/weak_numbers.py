@@ -1,0 +1,94 @@
+"""`WeakNumber`: a number read from a tree node's column inside the graph.
+
+Like the Python (or NumPy) number each node holds, it takes the other
+operand's dtype in arithmetic with a tensor, and stays a number of its kind
+with other numbers, so what leaves the graph is what eager computes.
+"""
+from __future__ import annotations
+
+import operator as _op
+
+import numpy as np
+import tensorflow as tf
+
+_WEAK = (int, float, bool)        # plus WeakNumber itself: operands that keep a result a Python number
+
+
+class WeakNumber:
+    """A number column read from a tree node: an int or float tensor that, like the
+    Python number it stands for, takes the other operand's dtype in arithmetic
+    (`loss / node.size` divides a float tensor by an int attribute, as eager does)."""
+
+    __slots__ = ("tensor", "ptype")
+
+    def __init__(self, tensor, ptype=None):
+        self.tensor = tensor
+        self.ptype = ptype      # int / float (or np.float32 / np.int32) when every node holds that type
+
+    def __tf_tensor__(self, dtype=None, name=None):
+        if dtype is None and self.tensor.dtype == tf.float64:
+            dtype = tf.float32            # what eager makes of a Python float on its own
+        if dtype is not None and dtype != self.tensor.dtype:
+            return tf.cast(self.tensor, dtype)
+        return self.tensor
+
+    def _other(self, other):
+        if isinstance(other, WeakNumber):
+            a, b = self.tensor, other.tensor
+            if a.dtype != b.dtype:                 # int and float attributes: both as the float
+                wide = a.dtype if a.dtype.is_floating else b.dtype
+                a, b = tf.cast(a, wide), tf.cast(b, wide)
+            return a, b
+        if isinstance(other, (tf.Tensor, tf.Variable)):
+            return tf.cast(self.tensor, other.dtype), other
+        if type(other) is float and not self.tensor.dtype.is_floating:
+            return tf.cast(self.tensor, tf.float64), other     # int attribute and a float: Python's float
+        return self.tensor, other
+
+    def _binary(op, result=None, reverse=False):
+        def method(self, other):
+            a, b = self._other(other)
+            out = op(b, a) if reverse else op(a, b)
+            if result is None or isinstance(other, (tf.Tensor, tf.Variable)) or not (
+                    isinstance(other, WeakNumber) or type(other) in _WEAK):
+                return out                         # a tensor's dtype won, or a comparison
+            kinds = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)}
+            if None in kinds:
+                return out                         # a column whose Python type varies: a tensor
+            if kinds <= set(_WEAK):
+                return WeakNumber(out, result(kinds))  # two Python numbers make a Python number
+            # A NumPy scalar: NumPy's own rules give the result's type (float32 / 2 is float32).
+            other_type = other.ptype if isinstance(other, WeakNumber) else type(other)
+            a, b = (other_type(1), self.ptype(1)) if reverse else (self.ptype(1), other_type(1))
+            kind = type(op(a, b))
+            if kind not in (np.float32, np.int32) or tf.as_dtype(kind) != out.dtype:
+                return out
+            return WeakNumber(out, kind)
+        return method
+
+    _arith = lambda kinds: float if float in kinds else int     # noqa: E731
+    __add__, __radd__ = _binary(_op.add, _arith), _binary(_op.add, _arith, True)
+    __sub__, __rsub__ = _binary(_op.sub, _arith), _binary(_op.sub, _arith, True)
+    __mul__, __rmul__ = _binary(_op.mul, _arith), _binary(_op.mul, _arith, True)
+    __truediv__, __rtruediv__ = _binary(_op.truediv, lambda _: float), _binary(_op.truediv, lambda _: float, True)
+    __floordiv__, __rfloordiv__ = _binary(_op.floordiv, _arith), _binary(_op.floordiv, _arith, True)
+    __mod__, __rmod__ = _binary(_op.mod, _arith), _binary(_op.mod, _arith, True)
+    __lt__, __le__, __gt__, __ge__ = _binary(_op.lt), _binary(_op.le), _binary(_op.gt), _binary(_op.ge)
+    __eq__, __ne__ = _binary(_op.eq), _binary(_op.ne)
+    del _binary, _arith
+
+    def __neg__(self):
+        return WeakNumber(-self.tensor, self.ptype)
+
+    def __bool__(self):
+        return bool(self.tensor)
+
+    __hash__ = None
+
+    @property
+    def dtype(self):
+        return self.tensor.dtype
+
+    @property
+    def shape(self):
+        return self.tensor.shape

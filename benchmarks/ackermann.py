@@ -9,7 +9,7 @@ import sys
 
 import tensorflow as tf
 
-from benchmarks.harness import Setup, Workload
+from benchmarks.harness import SHORT_REPS, SHORT_WARMUP, Setup, Workload
 
 
 def ackermann(m, n):
@@ -73,4 +73,5 @@ def build(quick):
     return Setup(units=calls(m, n), make=make, notes=f"A({m}, {n}), {calls(m, n)} calls per repetition")
 
 
-WORKLOADS = [Workload("ackermann", "calls/s", build, recursion_limit=4000, tf_function_recursion_limit=500)]
+WORKLOADS = [Workload("ackermann", "calls/s", build, warmup=SHORT_WARMUP, reps=SHORT_REPS,
+                      recursion_limit=4000, tf_function_recursion_limit=500)]

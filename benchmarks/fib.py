@@ -8,7 +8,7 @@ Unit: calls of `fib` (2·fib(n+1) − 1 per evaluation).
 """
 import tensorflow as tf
 
-from benchmarks.harness import Setup, Workload
+from benchmarks.harness import SHORT_REPS, SHORT_WARMUP, Setup, Workload
 
 
 def fib(n):
@@ -54,4 +54,5 @@ def build(quick):
     return Setup(units=_calls(n), make=make, notes=f"fib({n}), {_calls(n)} calls per repetition")
 
 
-WORKLOADS = [Workload("fib", "calls/s", build, tf_function_recursion_limit=500)]
+WORKLOADS = [Workload("fib", "calls/s", build, warmup=SHORT_WARMUP, reps=SHORT_REPS,
+                      tf_function_recursion_limit=500)]

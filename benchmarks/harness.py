@@ -31,6 +31,9 @@ WAYS = ("eager", "janus", "tf_function", "symbolic")
 WAY_LABELS = {"eager": "eager", "janus": "janus", "tf_function": "tf.function", "symbolic": "symbolic"}
 PROFILE_RUNS = 3          # janus.speculate's default, written out: warm-up must exceed it
 MAX_EXTRA_WARMUP = 8      # further janus warm-up repetitions while it is still profiling / building
+# Workloads whose repetition takes milliseconds: a graph's first runs after its build are slower
+# (allocator and XLA caches fill), so they warm up longer and take the median of more repetitions.
+SHORT_WARMUP, SHORT_REPS = PROFILE_RUNS + 8, 21
 
 
 def _janus_counters(speculated):

@@ -8,7 +8,7 @@ Unit: calls of `count` and `trial`.
 """
 import tensorflow as tf
 
-from benchmarks.harness import Setup, Workload
+from benchmarks.harness import SHORT_REPS, SHORT_WARMUP, Setup, Workload
 
 
 def count(n):
@@ -73,4 +73,5 @@ def build(quick):
     return Setup(units=calls(n), make=make, notes=f"count({n}), {calls(n)} calls per repetition")
 
 
-WORKLOADS = [Workload("primes", "calls/s", build, recursion_limit=2500, tf_function_recursion_limit=500)]
+WORKLOADS = [Workload("primes", "calls/s", build, warmup=SHORT_WARMUP, reps=SHORT_REPS,
+                      recursion_limit=2500, tf_function_recursion_limit=500)]

@@ -8,7 +8,7 @@ frame).  Unit: calls of `tak`.
 """
 import tensorflow as tf
 
-from benchmarks.harness import Setup, Workload
+from benchmarks.harness import SHORT_REPS, SHORT_WARMUP, Setup, Workload
 
 
 def tak(x, y, z):
@@ -73,4 +73,5 @@ def build(quick):
     return Setup(units=calls(*xyz), make=make, notes=f"tak{xyz}, {calls(*xyz)} calls per repetition")
 
 
-WORKLOADS = [Workload("takeuchi", "calls/s", build, tf_function_recursion_limit=500)]
+WORKLOADS = [Workload("takeuchi", "calls/s", build, warmup=SHORT_WARMUP, reps=SHORT_REPS,
+                      tf_function_recursion_limit=500)]

@@ -18,9 +18,11 @@ as in eager.  Where it depends on a predicate, the gradient waits on an
 assertion that it is connected: on a call where eager's gradient is None the
 run fails and the call runs in Python, which gives None.  A branch nested in a
 branch whose sides connect a source differently raises `UnknownConnectivity`
-(the code runs in Python).  Loops and calls of other functions are taken as
-connected whenever one of their inputs is, as TensorFlow's gradient takes
-them.
+(the code runs in Python).  A `tf.while_loop` connects a loop variable as it
+entered when it ran zero times, and as its body's rounds do otherwise (its
+iteration count, TensorFlow's first loop variable, chooses when the graph
+runs).  Calls of other functions are taken as connected whenever one of
+their inputs is, as TensorFlow's gradient takes them.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from tensorflow.python.framework import ops as ops_lib
 
 _NOT_CONNECTING = frozenset({"StopGradient", "PreventGradient"})
 _IFS = frozenset({"If", "StatelessIf"})
+_WHILES = frozenset({"While", "StatelessWhile"})
 UNCONNECTED = "eager's gradient is None for this source on this call's path"
 
 
@@ -47,8 +50,8 @@ def checked_gradient(gradient, args, kwargs):
     if len(flat) != len(sources) or not targets:
         return grads
     graph = tf.compat.v1.get_default_graph()
-    if not any(op.type in _IFS for op in _ancestors(graph, targets).values()):
-        return grads                    # no branch whose path differs between calls
+    if not any(op.type in _IFS | _WHILES for op in _ancestors(graph, targets).values()):
+        return grads                    # no branch or loop whose path differs between calls
     out = []
     for source, grad in zip(sources, flat):
         known = isinstance(source, tf.Tensor) or isinstance(getattr(source, "handle", None), ops_lib.EagerTensor)
@@ -124,6 +127,8 @@ class _Connectivity:
                 outs = [env[id(op.outputs[0])] if id(op.outputs[0]) in env else self._outside(op.outputs[0])]
             elif op.type in _IFS:
                 outs = self._if(op, ins)
+            elif op.type in _WHILES and op.graph is self.graph and type(self) is _Connectivity:
+                outs = self._while(op, ins)
             elif not _differentiable(op):
                 outs = [False] * len(op.outputs)
             else:
@@ -145,6 +150,33 @@ class _Connectivity:
             per_branch.append([inner.get(id(t), False) for t in body.outputs])
         return [_select(op.inputs[0], a, b) if _carries(t) else False
                 for t, a, b in zip(op.outputs, *per_branch)]
+
+    def _while(self, op, ins):
+        """A `tf.while_loop` (TensorFlow's first loop variable counts its iterations): a loop
+        variable is connected as it entered when the loop ran zero times, else as after the
+        body's rounds: exactly when every round gives the same answer, else connected if some
+        round connects it (as TensorFlow's gradient takes it)."""
+        body = getattr(op.graph, "_functions", {}).get(op.get_attr("body").name)
+        generic = [_any(ins) if _carries(t) else False for t in op.outputs]
+        if body is None:
+            return generic
+        body, n = body.graph, len(op.outputs)
+        conn, rounds = list(ins), []
+        try:
+            for _ in range(n + 1):
+                env = {id(p): c for p, c in zip(body.inputs, conn)}
+                inner = _Nested(self, body).in_graph(body, body.outputs, env)
+                conn[:n] = [inner.get(id(t), False) for t in body.outputs]
+                rounds.append(conn[:n])
+        except UnknownConnectivity:
+            return generic
+        if all(all(isinstance(c, bool) for c in r) for r in rounds) and all(r == rounds[0] for r in rounds):
+            after = rounds[0]           # the same after every round: exact
+        else:
+            after = [_any(cs) for cs in zip(*rounds)]
+        ran = op.outputs[0] > 0
+        return [_select(ran, a, before) if _carries(t) else False
+                for t, a, before in zip(op.outputs, after, ins[:n])]
 
     def _is_source(self, t) -> bool:
         return self.handle is None and t is self.source

@@ -143,9 +143,9 @@ def _merged(prev, col) -> Column:
     if prev is None or prev == col:
         return col
     kinds = {prev.dtype[:-2], col.dtype[:-2]}
-    if kinds == {"int", "float"} and not prev.pointer and not col.pointer and prev.shape == col.shape == ():
-        wide = "64" in (prev.dtype[-2:], col.dtype[-2:])
-        return Column(col.name, False, "float64" if wide else "float32")
+    if kinds <= {"int", "float"} and not prev.pointer and not col.pointer and prev.shape == col.shape == ():
+        wide = "64" if "64" in (prev.dtype[-2:], col.dtype[-2:]) else "32"     # the wider of the two
+        return Column(col.name, False, ("float" if "float" in kinds else "int") + wide)
     raise ConversionError(Reason("tree-attribute-types", "", f"tree attribute `{col.name}` holds both {prev} and {col}",
                                  "give the attribute one type on every node"))
 
@@ -242,13 +242,17 @@ _NUMBER_COLUMNS = ("int32", "float32", "int64", "float64")
 
 def _number_dtype(value) -> str:
     """A Python float is held in float64, as Python holds it (a float32 column rounded 0.1, and
-    sums of such attributes drifted from eager's); an int or a NumPy scalar in the width
-    TensorFlow converts it to (int32, float32); a bool is bool."""
+    sums of such attributes drifted from eager's); a Python int in int32, a NumPy scalar in the
+    dtype TensorFlow converts it to (np.float64 in float64); a bool is bool."""
     if type(value) is float:
         return "float64"
+    if isinstance(value, np.generic) and np.dtype(type(value)).name in _NUMPY:
+        return np.dtype(type(value)).name
     kind = np.asarray(value).dtype.kind
     return "float32" if kind == "f" else ("bool" if kind == "b" else "int32")
-_NUMPY = {"float32": np.float32, "int32": np.int32}       # NumPy scalars a column holds exactly
+
+
+_NUMPY = {"float32": np.float32, "int32": np.int32, "float64": np.float64, "int64": np.int64}
 _PYTHON = {"int": int, "float": float, **_NUMPY}
 _NUMBERS = (int, float, np.number, np.bool_)
 _FITS = {"float32": (int, float, np.integer, np.floating, bool, np.bool_), "int32": (int, np.integer),

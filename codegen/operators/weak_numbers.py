@@ -26,7 +26,7 @@ class WeakNumber:
         self.ptype = ptype      # int / float (or np.float32 / np.int32) when every node holds that type
 
     def __tf_tensor__(self, dtype=None, name=None):
-        if dtype is None and self.tensor.dtype == tf.float64:
+        if dtype is None and self.tensor.dtype == tf.float64 and self.ptype is not np.float64:
             dtype = tf.float32            # what eager makes of a Python float on its own
         if dtype is not None and dtype != self.tensor.dtype:
             return tf.cast(self.tensor, dtype)
@@ -61,7 +61,7 @@ class WeakNumber:
             other_type = other.ptype if isinstance(other, WeakNumber) else type(other)
             a, b = (other_type(1), self.ptype(1)) if reverse else (self.ptype(1), other_type(1))
             kind = type(op(a, b))
-            if kind not in (np.float32, np.int32) or tf.as_dtype(kind) != out.dtype:
+            if kind not in (np.float32, np.int32, np.float64, np.int64) or tf.as_dtype(kind) != out.dtype:
                 return out
             return WeakNumber(out, kind)
         return method

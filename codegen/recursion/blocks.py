@@ -46,6 +46,7 @@ class Machine:
     reads: dict = dataclasses.field(default_factory=dict)   # variable -> global ids of blocks reading it
     kinds: dict = dataclasses.field(default_factory=dict)   # return block -> its kind (`kinds.return_kinds`)
     kind: str = "T"                                          # the result's speculated kind
+    ptypes: tuple | None = None                              # its leaves' Python or NumPy types
     post: set = dataclasses.field(default_factory=set)      # return blocks that run after a call
 
     def guards(self, count) -> list:
@@ -69,9 +70,10 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
     index, leaf_specs = table_layout(cycle, specs)
     elementwise = {(f, b.id) for f, cf in cycle.functions.items() for b in cf.blocks
                    if (f, b.id) not in stateful and is_elementwise(cf, f, b, specs)}
-    kinds, post = ({}, set()) if mixed else return_kinds(ctx, cycle, specs)
+    kinds, post, ptypes = ({}, set(), None) if mixed else return_kinds(ctx, cycle, specs)
     return Machine(ctx, cycle, entry, len(calls), specs, returns, stateful, index, leaf_specs,
-                   leaves(returns[entry]), elementwise, kinds=kinds, post=post, kind=result_kind(kinds, kind))
+                   leaves(returns[entry]), elementwise, kinds=kinds, post=post,
+                   kind=result_kind(kinds, kind, ptypes), ptypes=ptypes)
 
 
 def is_bare(block) -> bool:

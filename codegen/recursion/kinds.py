@@ -17,9 +17,12 @@ call return (a tensor when it does not know), and the counts of the return
 blocks that ran decide at run time (`kind_guard`): no return of the other
 kind ran; or the root made a call and every return after a call gives the
 speculated kind.  Anything else fails the run, and the call runs in Python,
-which gives eager's result.  Where a parameter is a Python number in some
-frames and a tensor in others (`ack(m - 1, 1)`), the kinds are not known
-from the returns alone, and the machine's result stays a tensor.
+which gives eager's result.  A return is unknown when a tensor `if` on the
+way may leave a callee's Python number on one side and make it a tensor on
+the other (`if n > 2: r = r * n`), and when its tuple mixes Python numbers
+and tensors.  Where a parameter is a Python number in some frames and a
+tensor in others (`ack(m - 1, 1)`), the kinds are not known from the
+returns alone, and the machine's result stays a tensor.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ import ast
 import tensorflow as tf
 from tensorflow.python.framework.func_graph import FuncGraph
 
+from codegen.errors import StagingError
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import Frame
 from codegen.operators.numbers import PyNumber
@@ -37,9 +41,10 @@ from codegen.recursion.frames import Widened
 from codegen.syntax.analysis import assigned_names
 
 
-def return_kinds(ctx, cycle, specs) -> tuple[dict, set]:
-    """({global block id: kind} of every return block, the ids of those that run after a call);
-    ({}, set()) when every return gives a tensor whatever the callees give."""
+def return_kinds(ctx, cycle, specs) -> tuple[dict, set, tuple | None]:
+    """({global block id: kind} of every return block, the ids of those that run after a call,
+    the Python or NumPy type of each leaf of a Python-number result where every return agrees on
+    it, else None); ({}, set(), None) when every return gives a tensor whatever the callees give."""
     kinds, post = {}, set()
     for f, cf in cycle.functions.items():
         tainted = _from_results(cf)
@@ -50,14 +55,23 @@ def return_kinds(ctx, cycle, specs) -> tuple[dict, set]:
                 kinds[gid] = (_probe(ctx, cycle, f, cf, block, specs, set()), tainted)
                 if block.id in after:
                     post.add(gid)
-    if all(kind == "T" for kind, _ in kinds.values()):
-        return {}, set()        # by induction from the base cases, every result is a tensor
-    out = {}
-    for gid, (kind, tainted) in kinds.items():
+    if all(kind == "T" for (kind, _), _ in kinds.values()):
+        return {}, set(), None  # by induction from the base cases, every result is a tensor
+    # A block between a call and a return that may turn a callee's Python number into a tensor
+    # (`if n > 2: r = r * n`) makes every return after a call unknown.
+    unsure = any(block.id in _after_calls(cf) and not isinstance(block.term, Return)
+                 and _probe(ctx, cycle, f, cf, block, specs, _from_results(cf))[0] == "U"
+                 for f, cf in cycle.functions.items() for block in cf.blocks)
+    out, types = {}, set()
+    for gid, ((kind, ptypes), tainted) in kinds.items():
         f, block = _block_at(cycle, gid)
-        python = _probe(ctx, cycle, f, cycle.functions[f], block, specs, tainted)
+        python, python_types = _probe(ctx, cycle, f, cycle.functions[f], block, specs, tainted)
         out[gid] = {("P", "P"): "P", ("T", "T"): "T", ("T", "P"): "PASS", ("N", "N"): "N"}.get((kind, python), "U")
-    return out, post
+        if unsure and gid in post:
+            out[gid] = "U"
+        if out[gid] in ("P", "PASS"):
+            types.add(ptypes if out[gid] == "P" else python_types)
+    return out, post, (types.pop() if len(types) == 1 else None)
 
 
 def always(kinds: dict, kind: str) -> bool:
@@ -65,39 +79,42 @@ def always(kinds: dict, kind: str) -> bool:
     return kind in kinds.values() and all(k in (kind, "PASS") for k in kinds.values())
 
 
-def result_kind(kinds: dict, profiled: str | None) -> str:
+def result_kind(kinds: dict, profiled: str | None, ptypes) -> str:
     """The kind the machine's result is speculated to have: the one every path gives, else the
-    one the profile saw the call return ("P"), else a tensor ("T")."""
-    for kind in ("P", "N"):
-        if always(kinds, kind):
-            return kind
-    if not kinds or profiled != "P":
+    one the profile saw the call return ("P"), else a tensor ("T").  A Python number whose type
+    differs between the returns (`return 0`, `return node.w + ...` on a float) is not speculated."""
+    if always(kinds, "N"):
+        return "N"
+    if always(kinds, "P") and ptypes is not None:
+        return "P"
+    if not kinds or profiled != "P" or ptypes is None:
         return "T"
     return "P"
 
 
-def as_eager(kind: str, result):
+def as_eager(kind: str, ptypes, result):
     """The machine's result as the speculated kind: Python numbers (`PyNumber`s, which stay
-    Python's in the rest of the graph and come back as Python numbers), None, or the tensors."""
+    Python's in the rest of the graph and come back as Python numbers; NumPy scalars as
+    `WeakNumber`s of their type), None, or the tensors."""
     if kind == "N":
         return None
     if kind == "P":
-        return tf.nest.map_structure(_python_number, result)
+        leaves = tf.nest.flatten(result)
+        return tf.nest.pack_sequence_as(result, [_python_number(v, t) for v, t in zip(leaves, ptypes)])
     return result
 
 
-def _python_number(leaf):
-    if isinstance(leaf, WeakNumber):
-        if leaf.ptype is not None:
-            return leaf                 # already a Python number's stand-in
-        leaf = leaf.tensor
-    return PyNumber(leaf, bool if leaf.dtype == tf.bool else float if leaf.dtype.is_floating else int)
+def _python_number(leaf, ptype):
+    tensor = leaf.tensor if isinstance(leaf, (WeakNumber, PyNumber)) else leaf
+    if ptype in (bool, int, float):
+        return PyNumber(tensor, ptype)
+    return WeakNumber(tf.cast(tensor, tf.as_dtype(ptype)), ptype)
 
 
 def kind_guard(kinds: dict, post: set, roots: int, kind: str, count) -> list:
     """An assertion that the root's result has the speculated `kind`, from how often each return
     block ran (`count(gid)`, a tensor); none when every result has that kind."""
-    if not kinds or always(kinds, "P") or always(kinds, "N"):
+    if not kinds or (kind in ("P", "N") and always(kinds, kind)):
         return []
 
     def ran(k):
@@ -113,30 +130,47 @@ def kind_guard(kinds: dict, post: set, roots: int, kind: str, count) -> list:
                                         + ("tensor" if kind == "T" else "Python number") + ", as eager's is"])]
 
 
-def _probe(ctx, cycle, f, cf, block, specs, python: set) -> str:
-    """The kind of the block's returned value, with Python-number frame variables and the `python`
-    variables (the callees' results, and what is computed from them) as Python numbers."""
+def _probe(ctx, cycle, f, cf, block, specs, python: set) -> tuple:
+    """(kind, the leaves' Python types for "P") of the block's returned value, with Python-number
+    frame variables and the `python` variables (the callees' results, and what is computed from
+    them) as Python numbers.  For a block that does not return: "U" when it turns one of the
+    `python` variables into a tensor, else "P"."""
     for faithful in (True, False):
         with FuncGraph("janus_kind_probe").as_default():
             vals = [_value(specs[(f, v)], faithful and (v in python or _weak(specs[(f, v)]))) for v in cf.vars]
             ctx.frames.append(Frame(cycle.builders[(f, block.id)]))
             ctx.dry_run += 1
             try:
-                _, term = cycle.builders[(f, block.id)].builder(*vals)
+                new_vars, term = cycle.builders[(f, block.id)].builder(*vals)
+            except StagingError:
+                return "U", None
             except (TypeError, ValueError, AttributeError):
                 continue            # an operation Python numbers stand-ins lack: probe as tensors
             finally:
                 ctx.dry_run -= 1
                 ctx.frames.pop()
+            if python and any(op.type in _BRANCHES for op in tf.compat.v1.get_default_graph().get_operations()):
+                return "U", None    # a tensor `if` on the way: eager's type may depend on its side
+        if not isinstance(block.term, Return):      # a block on the way to a return
+            turned = [v for v, value in zip(cf.vars, new_vars) if v in python and not _is_python(value)
+                      and v in assigned_names(block.stmts)]
+            return ("U" if turned else "P"), None
         if block.term.value is None:
-            return "N"              # `return` alone gives None (the machine carries a number)
+            return "N", None        # `return` alone gives None (the machine carries a number)
         leaves = tf.nest.flatten(term)
         if all(_is_python(v) for v in leaves):
-            return "P"
+            return "P", tuple(_python_type(v) for v in leaves)
         if not any(_is_python(v) for v in leaves):
-            return "T"
-        return "U"
-    return "U"
+            return "T", None
+        return "U", None
+    return "U", None
+
+
+def _python_type(value):
+    return value.ptype if isinstance(value, (PyNumber, WeakNumber)) else type(value)
+
+
+_BRANCHES = ("If", "StatelessIf", "While", "StatelessWhile", "Case", "StatelessCase")
 
 
 def _weak(spec) -> bool:
@@ -144,9 +178,11 @@ def _weak(spec) -> bool:
 
 
 def _value(spec, python: bool):
-    if not python or not isinstance(spec, Spec) or spec.is_static or spec.tables is not None:
+    if python and isinstance(spec, tuple):
+        return tuple(_value(s, True) for s in spec)
+    if not python or not isinstance(spec, Spec) or spec.is_static or spec.tables is not None or spec.shape:
         return Widened.narrow(dry_value(spec))
-    ptype = float if spec.dtype.is_floating else int
+    ptype = bool if spec.dtype == tf.bool else float if spec.dtype.is_floating else int   # as the machine holds them
     return WeakNumber(tf.compat.v1.placeholder(spec.dtype, spec.shape), ptype)
 
 

@@ -124,7 +124,7 @@ def _run(ctx, cycle, entry, calls, kind):
     done, why = _other_strategy(m, calls, limit)
     if done is not None:
         ctx.recursion.append(cycle)
-        return [as_eager(m.kind, wrap(r, m.returns[entry])) for r in done]
+        return [as_eager(m.kind, m.ptypes, wrap(r, m.returns[entry])) for r in done]
     cycle.strategy = Strategy("wavefront", why)
 
     # tf.while_loop passes the fields of its loop variables' structure as separate arguments.
@@ -148,7 +148,7 @@ def _run(ctx, cycle, entry, calls, kind):
         out = out._replace(results=[tf.identity(r) for r in out.results])
     ctx.observe(cycle.observe, [out.steps, out.n, out.ran])
     ctx.recursion.append(cycle)
-    return [as_eager(m.kind, wrap(pack(m.returns[entry], [r[i] for r in out.results]), m.returns[entry]))
+    return [as_eager(m.kind, m.ptypes, wrap(pack(m.returns[entry], [r[i] for r in out.results]), m.returns[entry]))
             for i in range(m.roots)]
 
 

@@ -27,6 +27,9 @@ from hypothesis import strategies as st
 OPEN_BUG_RULES: dict[str, str] = {
     # A rule that makes a known, open bug is generated only under --fuzz-open, listed here with a
     # one-line repro, until the bug is fixed.
+    "print(ackish(...))": "a recursion that passes a Python literal where its parameter is a tensor at the "
+                          "root: ackish(tensor 1, j) is the int 2, ackish(tensor 0, j) a tensor; janus gives the "
+                          "kind its profiled calls returned",
 }
 
 HEADER = '''import queue
@@ -94,6 +97,12 @@ def fpow(v, m):
     if m == 0:
         return tf.ones_like(v)
     return v * fpow(v, m - 1)
+
+
+def ackish(m, j):
+    if m == 0:
+        return j + 1
+    return ackish(m - 1, 1)
 
 
 def mixed(m):
@@ -168,6 +177,10 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = tf.reshape(tf.numpy_function(doubled, [t], t.dtype), tf.shape(t))",
         # A float linear recursion (two loops), and a gradient whose connection depends on a branch.
         lambda: "t = t + fpow(t * 0.5, tf.constant(abs(k) % 4))",
+        # A gradient through a tensor loop that may run zero times (then eager's is None).
+        lambda: ("with tf.GradientTape() as tape:\n    tape.watch(t)\n    g = tf.ones_like(t)\n"
+                 "    j = tf.constant(0)\n    while j < tf.constant(abs(k) % 3):\n        g = g * t\n        j += 1\n"
+                 "LOG.append(tape.gradient(g, t) is None)"),
         # A recursion whose result is a tensor on some paths and a Python int on others.
         lambda: 'print("mixed", mixed(tf.constant(abs(n) % 4)))',
         # A gradient through a recursion whose root may be its base case (then eager's is None).
@@ -177,6 +190,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  f"        g = t * 2.0\n    else:\n        g = {draw(st.sampled_from(['tf.ones_like(t)', 't * 0.0']))}\n"
                  "gr = tape.gradient(g, t)\nLOG.append(gr is None)\nt = t if gr is None else t + gr"),
     ]
+    if open_rules:
+        choices += [lambda: 'print("ackish", ackish(tf.constant(abs(n) % 2), tf.constant(abs(k) % 3)))']
     if in_loop:
         choices += [lambda: f"if {draw(python_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}",
                     lambda: f"if {draw(tensor_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}"]

@@ -153,3 +153,35 @@ def test_a_training_step_skips_a_variable_eager_skips(c):
     for k in (c, c, -c, c, -c):
         assert_same_outcome(run_capturing(train, (tf.constant(1.0), tf.constant(k))),
                             run_capturing(spec, (tf.constant(1.0), tf.constant(k))))
+
+
+def loop_power(x, n):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.ones_like(x)
+        i = tf.constant(0)
+        while i < n:
+            y = y * x
+            i += 1
+    return tape.gradient(y, x)
+
+
+def loop_reset(x, n):
+    """The body overwrites y with a value x does not reach: never connected, however many rounds."""
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x * 2.0
+        i = tf.constant(0)
+        while i < n:
+            y = tf.ones_like(x)
+            i += 1
+    return tape.gradient(y, x)
+
+
+def test_a_tensor_loop_that_runs_zero_times_gives_none_as_eager():
+    _run(loop_power, [(n,) for n in (2, 3, 0, 1, 0, 4, 2)], graph_runs=2)
+
+
+def test_a_loop_whose_rounds_cut_the_source_off_connects_only_when_it_did_not_run():
+    """Where the loop ran, eager's gradient is None: that run fails its check and runs in Python."""
+    _run(loop_reset, [(n,) for n in (2, 0, 3, 0, 1, 2)], graph_runs=1)

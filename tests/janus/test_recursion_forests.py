@@ -416,3 +416,20 @@ except RecursionError:
 def test_a_recursion_that_never_ends_raises_recursion_error_without_eating_memory(tmp_path):
     proc = run_script(tmp_path, NEVER_ENDS, timeout=20)
     assert proc.stdout.startswith("RecursionError") and float(proc.stdout.split()[1]) < 5, proc.stdout
+
+
+def wsum(node):
+    if node.left is None:
+        return node.word
+    return node.word + wsum(node.left) + wsum(node.right)
+
+
+@pytest.mark.parametrize("kind", [np.float64, np.int64, np.float32])
+def test_numpy_scalar_attributes_keep_their_width(kind):
+    """An np.float64 attribute is held in float64 (eager converts it so, and its sums are exact),
+    and a sum of NumPy scalars leaves the graph as that NumPy scalar."""
+    def trees(v):
+        return [leaves(2, [kind(v + k / 7) if kind != np.int64 else kind(v + k) for k in range(4)], kind(1)),
+                leaves(1, [kind(v), kind(2 * v)], kind(0))]
+    calls = [(trees(v),) for v in (1, 2, 3, 5, 8)]
+    _graph_runs(differential(lambda ts: [wsum(t) for t in ts], calls), 1)

@@ -39,6 +39,15 @@ def float_fact(x, n):
     return x * float_fact(x, n - 1)
 
 
+def scaled_above_two(n):
+    if n == 0:
+        return 1
+    r = scaled_above_two(n - 1)
+    if n > 2:
+        r = r * n
+    return r
+
+
 def uses_fact(n):
     r = fact(n)
     return r + 1, type(r).__name__, isinstance(r, int)
@@ -89,3 +98,21 @@ def test_code_after_the_call_sees_eagers_type(order):
     whichever order the kinds come (the machine speculates the kind the profile saw)."""
     spec = differential(uses_fact, [(tf.constant(n),) for n in order], profile_runs=1)
     assert _graph_runs(spec) >= 1, spec.report()
+
+
+@pytest.mark.parametrize("order", [(1, 3, 4, 2), (3, 1, 0, 4)])
+def test_a_tensor_if_between_the_call_and_the_return_is_followed(order):
+    """`r` stays the callee's int where `n > 2` is false and becomes a tensor where it is true:
+    the machine cannot tell the kinds from the returns, and gives eager's result either way."""
+    differential(scaled_above_two, [(tf.constant(n),) for n in order], profile_runs=1)
+
+
+def pair(n):
+    if n == 0:
+        return 0, tf.constant(1.0)
+    a, b = pair(n - 1)
+    return a + 1, b * 2.0
+
+
+def test_a_tuple_of_a_python_int_and_a_tensor():
+    differential(pair, [(tf.constant(n),) for n in (3, 0, 5, 2, 0, 4)], profile_runs=1)

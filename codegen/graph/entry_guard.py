@@ -29,9 +29,8 @@ class _GuardText:
         self.consts: dict[str, object] = {}
         self.inputs: list[str] = []                        # what the guard feeds the graph
         self.containers: list[str] = []                    # argument lists and dicts, by access
-        self.trees: list[int] = []                         # the leaves of tree arguments so far
-        self.aliases: set[int] = set()                     # those that repeat an earlier one
-
+        self.trees: dict[int, int] = {}                    # tree argument leaves so far -> the first
+                                                           # leaf holding the same tree
     def const(self, value, prefix="K") -> str:
         for name, v in self.consts.items():
             if v is value and name.startswith(prefix):
@@ -156,17 +155,16 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
             src.require(" and ".join(dims), f"{what} has shape {leaf.shape}")
         return var
     if leaf.kind is Feed.TREE:
-        for other in src.trees:          # the same tree object where it was, different ones elsewhere
-            same = leaf.same_as == other
+        first = index if leaf.same_as is None else leaf.same_as
+        for other, other_first in src.trees.items():   # the same object where it was, others elsewhere
+            same = first == other_first
             src.require(f"{var} {'is' if same else 'is not'} v{other}",
                         f"{what} {'is' if same else 'is not'} the tree at leaf {other}")
         if leaf.same_as is None and src.trees:
             src.consts["share_nodes"] = share_nodes
-            distinct = [f"v{i}" for i in src.trees if i not in src.aliases] + [var]
+            distinct = [f"v{i}" for i, f in src.trees.items() if i == f] + [var]
             src.require(f"not share_nodes([{', '.join(distinct)}])", f"{what} shares no node with the other trees")
-        if leaf.same_as is not None:
-            src.aliases.add(index)
-        src.trees.append(index)
+        src.trees[index] = first
         src.consts["flatten_tree"] = flatten_tree
         src.line(f"c{index} = flatten_tree({var}, {src.const(leaf.value, 'S')})")
         src.require(f"c{index} is not None", f"{what} flattens to the tree tables")

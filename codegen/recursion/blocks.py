@@ -45,7 +45,7 @@ class Machine:
     elementwise: set            # (function, block id) of blocks run without tf.vectorized_map
     reads: dict = dataclasses.field(default_factory=dict)   # variable -> global ids of blocks reading it
     kinds: dict = dataclasses.field(default_factory=dict)   # return block -> its kind (`kinds.return_kinds`)
-    kind: str = "T"                                          # the result's speculated kind
+    kind: object = "T"                                       # the result's speculated kinds
     ptypes: tuple | None = None                              # its leaves' Python or NumPy types
     post: set = dataclasses.field(default_factory=set)      # return blocks that run after a call
 

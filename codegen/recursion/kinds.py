@@ -17,10 +17,10 @@ call return (a tensor when it does not know), and the counts of the return
 blocks that ran decide at run time (`kind_guard`): no return of the other
 kind ran; or the root made a call and every return after a call gives the
 speculated kind.  Anything else fails the run, and the call runs in Python,
-which gives eager's result.  A return is unknown when a tensor `if` on the
-way may leave a callee's Python number on one side and make it a tensor on
-the other (`if n > 2: r = r * n`), and when its tuple mixes Python numbers
-and tensors.  Where a parameter is a Python number in some frames and a
+which gives eager's result.  Kinds are per leaf of a tuple result.  A
+return is unknown when a tensor `if` on the way may leave a callee's Python
+number on one side and make it a tensor on the other (`if n > 2: r = r *
+n`).  Where a parameter is a Python number in some frames and a
 tensor in others (`ack(m - 1, 1)`), the kinds are not known from the
 returns alone, and the machine's result stays a tensor.
 """
@@ -42,66 +42,87 @@ from codegen.syntax.analysis import assigned_names
 
 
 def return_kinds(ctx, cycle, specs) -> tuple[dict, set, tuple | None]:
-    """({global block id: kind} of every return block, the ids of those that run after a call,
-    the Python or NumPy type of each leaf of a Python-number result where every return agrees on
-    it, else None); ({}, set(), None) when every return gives a tensor whatever the callees give."""
-    kinds, post = {}, set()
+    """({global block id: kinds} of every return block, the ids of those that run after a call,
+    the Python or NumPy type of each result leaf where every return agrees on it, else None);
+    ({}, set(), None) when every return gives tensors whatever the callees give.  A return's
+    kinds are a tuple with one of "P", "T", "PASS", "U" per leaf of its value, or "N" / "U" for
+    the whole value."""
+    first, post = {}, set()
     for f, cf in cycle.functions.items():
-        tainted = _from_results(cf)
         after = _after_calls(cf)
         for block in cf.blocks:
             if isinstance(block.term, Return):
                 gid = cycle.offsets[f] + block.id
-                kinds[gid] = (_probe(ctx, cycle, f, cf, block, specs, set()), tainted)
+                first[gid] = _probe(ctx, cycle, f, cf, block, specs, set())
                 if block.id in after:
                     post.add(gid)
-    if all(kind == "T" for (kind, _), _ in kinds.values()):
+    if all(isinstance(k, tuple) and set(k) == {"T"} for k, _ in first.values()):
         return {}, set(), None  # by induction from the base cases, every result is a tensor
     # A block between a call and a return that may turn a callee's Python number into a tensor
     # (`if n > 2: r = r * n`) makes every return after a call unknown.
     unsure = any(block.id in _after_calls(cf) and not isinstance(block.term, Return)
                  and _probe(ctx, cycle, f, cf, block, specs, _from_results(cf))[0] == "U"
                  for f, cf in cycle.functions.items() for block in cf.blocks)
-    out, types = {}, set()
-    for gid, ((kind, ptypes), tainted) in kinds.items():
+    out, types = {}, {}
+    for gid, (kinds, ptypes) in first.items():
         f, block = _block_at(cycle, gid)
-        python, python_types = _probe(ctx, cycle, f, cycle.functions[f], block, specs, tainted)
-        out[gid] = {("P", "P"): "P", ("T", "T"): "T", ("T", "P"): "PASS", ("N", "N"): "N"}.get((kind, python), "U")
-        if unsure and gid in post:
-            out[gid] = "U"
-        if out[gid] in ("P", "PASS"):
-            types.add(ptypes if out[gid] == "P" else python_types)
-    return out, post, (types.pop() if len(types) == 1 else None)
+        cf = cycle.functions[f]
+        python, python_types = _probe(ctx, cycle, f, cf, block, specs, _from_results(cf))
+        if isinstance(kinds, str) or isinstance(python, str) or len(kinds) != len(python):
+            out[gid] = "N" if kinds == python == "N" else "U"
+            continue
+        out[gid] = tuple("U" if unsure and gid in post else _COMBINED.get(pair, "U") for pair in zip(kinds, python))
+        for i, k in enumerate(out[gid]):
+            if k in ("P", "PASS"):
+                types.setdefault(i, set()).add((ptypes if k == "P" else python_types)[i])
+    widths = {len(k) for k in out.values() if isinstance(k, tuple)}
+    if len(widths) > 1:         # functions of the cycle return different structures
+        return {gid: "U" for gid in out}, post, None
+    width = widths.pop() if widths else 0
+    return out, post, tuple(next(iter(types[i])) if len(types.get(i, ())) == 1 else None for i in range(width))
 
 
-def always(kinds: dict, kind: str) -> bool:
-    """Whether every result has `kind`: each return gives one or its callee's result."""
-    return kind in kinds.values() and all(k in (kind, "PASS") for k in kinds.values())
+_COMBINED = {("P", "P"): "P", ("T", "T"): "T", ("T", "P"): "PASS"}
 
 
-def result_kind(kinds: dict, profiled: str | None, ptypes) -> str:
-    """The kind the machine's result is speculated to have: the one every path gives, else the
-    one the profile saw the call return ("P"), else a tensor ("T").  A Python number whose type
-    differs between the returns (`return 0`, `return node.w + ...` on a float) is not speculated."""
-    if always(kinds, "N"):
-        return "N"
-    if always(kinds, "P") and ptypes is not None:
-        return "P"
-    if not kinds or profiled != "P" or ptypes is None:
+def _leaf(kinds: dict, i: int) -> dict:
+    """The kinds of leaf `i` of every return ("U" or "N" where the whole value has one)."""
+    return {gid: k[i] if isinstance(k, tuple) else k for gid, k in kinds.items()}
+
+
+def _always(leaf_kinds: dict, kind: str) -> bool:
+    return kind in leaf_kinds.values() and all(k in (kind, "PASS") for k in leaf_kinds.values())
+
+
+def result_kind(kinds: dict, profiled: str | None, ptypes) -> str | tuple:
+    """The kinds the machine's result is speculated to have: "T" (tensors), "N" (None), or one
+    of "P" / "T" per leaf: the kind every path gives a leaf, else (a single leaf) the one the
+    profile saw the call return, else a tensor.  A leaf whose Python type differs between the
+    returns (`return 0`, `return node.w + ...` on a float) is not speculated a Python number."""
+    if not kinds:
         return "T"
-    return "P"
+    if all(k == "N" for k in kinds.values()):
+        return "N"
+    out = []
+    for i, ptype in enumerate(ptypes or ()):
+        leaf = _leaf(kinds, i)
+        python = ptype is not None and (_always(leaf, "P") or (
+            len(ptypes) == 1 and profiled == "P" and "P" in leaf.values()))
+        out.append("P" if python else "T")
+    return tuple(out) if out else "T"
 
 
-def as_eager(kind: str, ptypes, result):
-    """The machine's result as the speculated kind: Python numbers (`PyNumber`s, which stay
+def as_eager(kind, ptypes, result):
+    """The machine's result as the speculated kinds: Python numbers (`PyNumber`s, which stay
     Python's in the rest of the graph and come back as Python numbers; NumPy scalars as
     `WeakNumber`s of their type), None, or the tensors."""
     if kind == "N":
         return None
-    if kind == "P":
-        leaves = tf.nest.flatten(result)
-        return tf.nest.pack_sequence_as(result, [_python_number(v, t) for v, t in zip(leaves, ptypes)])
-    return result
+    if kind == "T":
+        return result
+    leaves = tf.nest.flatten(result)
+    return tf.nest.pack_sequence_as(result, [_python_number(v, t) if k == "P" else v
+                                             for v, k, t in zip(leaves, kind, ptypes)])
 
 
 def _python_number(leaf, ptype):
@@ -111,30 +132,38 @@ def _python_number(leaf, ptype):
     return WeakNumber(tf.cast(tensor, tf.as_dtype(ptype)), ptype)
 
 
-def kind_guard(kinds: dict, post: set, roots: int, kind: str, count) -> list:
-    """An assertion that the root's result has the speculated `kind`, from how often each return
-    block ran (`count(gid)`, a tensor); none when every result has that kind."""
-    if not kinds or (kind in ("P", "N") and always(kinds, kind)):
+def kind_guard(kinds: dict, post: set, roots: int, kind, count) -> list:
+    """Assertions that the root's result has the speculated kinds, from how often each return
+    block ran (`count(gid)`, a tensor); none for a leaf every return gives that kind."""
+    if not kinds or kind == "N" and all(k == "N" for k in kinds.values()):
+        return []
+    speculated = ("T",) * max((len(k) for k in kinds.values() if isinstance(k, tuple)), default=1) \
+        if kind in ("T", "N") else kind
+    return [guard for i, k in enumerate(speculated) for guard in _leaf_guard(_leaf(kinds, i), post, roots, k, count)]
+
+
+def _leaf_guard(leaf: dict, post: set, roots: int, kind: str, count) -> list:
+    if _always(leaf, kind) or (kind == "T" and all(k in ("T", "PASS") for k in leaf.values())):
         return []
 
     def ran(k):
-        gids = [g for g, v in kinds.items() if v == k]
+        gids = [g for g, v in leaf.items() if v == k]
         return tf.add_n([tf.cast(count(g), tf.int32) for g in gids]) > 0 if gids else tf.constant(False)
 
     other = "P" if kind == "T" else "T"
     known = ~ran("U") & ~ran("N")
     holds = known & ~ran(other)
-    if roots == 1 and post and all(kinds[g] == kind for g in post):
+    if roots == 1 and post and all(leaf[g] == kind for g in post):
         holds = holds | (known & ran(kind))      # the root called, and returned `kind` after it
     return [tf.debugging.Assert(holds, ["the recursion's result is not the speculated "
                                         + ("tensor" if kind == "T" else "Python number") + ", as eager's is"])]
 
 
 def _probe(ctx, cycle, f, cf, block, specs, python: set) -> tuple:
-    """(kind, the leaves' Python types for "P") of the block's returned value, with Python-number
-    frame variables and the `python` variables (the callees' results, and what is computed from
-    them) as Python numbers.  For a block that does not return: "U" when it turns one of the
-    `python` variables into a tensor, else "P"."""
+    """(the kind of each leaf of the block's returned value, their Python types), or ("N" / "U",
+    None) for the whole value, with Python-number frame variables and the `python` variables (the
+    callees' results, and what is computed from them) as Python numbers.  For a block that does
+    not return: "U" when it turns one of the `python` variables into a tensor, else "P"."""
     for faithful in (True, False):
         with FuncGraph("janus_kind_probe").as_default():
             vals = [_value(specs[(f, v)], faithful and (v in python or _weak(specs[(f, v)]))) for v in cf.vars]
@@ -158,11 +187,7 @@ def _probe(ctx, cycle, f, cf, block, specs, python: set) -> tuple:
         if block.term.value is None:
             return "N", None        # `return` alone gives None (the machine carries a number)
         leaves = tf.nest.flatten(term)
-        if all(_is_python(v) for v in leaves):
-            return "P", tuple(_python_type(v) for v in leaves)
-        if not any(_is_python(v) for v in leaves):
-            return "T", None
-        return "U", None
+        return tuple("P" if _is_python(v) else "T" for v in leaves), tuple(_python_type(v) for v in leaves)
     return "U", None
 
 

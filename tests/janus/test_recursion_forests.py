@@ -433,3 +433,12 @@ def test_numpy_scalar_attributes_keep_their_width(kind):
                 leaves(1, [kind(v), kind(2 * v)], kind(0))]
     calls = [(trees(v),) for v in (1, 2, 3, 5, 8)]
     _graph_runs(differential(lambda ts: [wsum(t) for t in ts], calls), 1)
+
+
+def three(a, b, c):
+    return score(a) + score(b) * 2.0 + score(c) * 3.0, a is b, b is c, a is c
+
+
+def test_one_tree_passed_three_times_and_mixed_with_another():
+    x, y = full(2), full(1)
+    _graph_runs(differential(three, [(x, x, x)] * 4 + [(x, y, x), (x, x, x), (y, x, x), (x, x, y)]), 3)

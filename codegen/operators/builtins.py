@@ -87,9 +87,12 @@ def _deferred(ctx, a):
     if isinstance(a, tf.Tensor) and is_symbolic(a):
         ctx.print_tensors.append(a)
         return _Out(len(ctx.print_tensors) - 1)
-    if isinstance(a, PyNumber):
+    if isinstance(a, PyNumber) or (isinstance(a, WeakNumber) and a.ptype is not None):
         ctx.print_tensors.append(a.tensor)
         return _Out(len(ctx.print_tensors) - 1, a.ptype)
+    if isinstance(a, WeakNumber):           # a tree attribute whose Python type varies by node
+        ctx.fail("tree-value-escapes", "printing a tree attribute whose Python type differs between nodes",
+                 "print a tensor computed from it")
     if isinstance(a, PyArray):
         ctx.print_tensors.append(a.tensor)
         return _Out(len(ctx.print_tensors) - 1, np.asarray)

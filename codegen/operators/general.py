@@ -8,7 +8,11 @@ later read fails the build and the function runs imperatively.
 """
 from __future__ import annotations
 
+import os
+import sys
 import tensorflow as tf
+
+from profiler.library import is_library_file
 
 from codegen.operators import failing_ops
 from codegen.operators.context import current
@@ -102,10 +106,37 @@ def _heap_state(heap) -> tuple:
              if _contents(sh.copy) != _contents(sh.snapshot)})
 
 
+_CODEGEN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _builder_locals() -> list:
+    """The values of the local variables of the builder that runs the construct: the first frame
+    up the stack outside janus's own code and the libraries (TensorFlow's `tf.cond` calls the
+    branch).  A container a branch only mutates is not among the construct's state variables."""
+    frame = sys._getframe(2)
+    while frame is not None and (frame.f_code.co_filename.startswith(_CODEGEN)
+                                 or is_library_file(frame.f_code.co_filename)):
+        frame = frame.f_back
+    return list(frame.f_locals.values()) if frame is not None else []
+
+
+def _state_before(ctx, values) -> tuple:
+    """What `_no_writes_inside` compares with: the deferred writes, and the contents of the
+    lists and dicts the function's own variables hold (`r = []`, then `r.append(1)` in a branch)."""
+    containers, stack = {}, list(values) + _builder_locals()
+    while stack:
+        v = stack.pop()
+        if type(v) in (list, dict) and id(v) not in containers:
+            containers[id(v)] = (v, _contents(v))
+            stack.extend(v if type(v) is list else v.values())
+    return _heap_state(ctx.heap), containers
+
+
 def _no_writes_inside(ctx, before, construct: str):
     """Python state written inside a tf.cond branch or a tf.while_loop body would be written
     once per trace, not per taken branch or iteration: stop the build (the call runs in Python)."""
-    if _heap_state(ctx.heap) != before:
+    heap, containers = before
+    if _heap_state(ctx.heap) != heap or any(_contents(v) != was for v, was in containers.values()):
         ctx.fail("write-in-" + construct, f"Python state is written inside a {construct} on a tensor",
                  "return the new value and write it after the branch or loop")
 
@@ -123,7 +154,7 @@ def run_cond(test, body, orelse, get_state, set_state, names):
     def branch(fn, which):
         def run():
             set_state(init)
-            before = _heap_state(ctx.heap)
+            before = _state_before(ctx, init)
             fn()
             _no_writes_inside(ctx, before, "tf.cond")
             vals = get_state()
@@ -266,7 +297,7 @@ def _iteration(ctx, run, get_state, init, names, where: str, fill: bool = False)
     """Trace one iteration of a loop body (`run`); the loop's variables after it.  A Python write
     inside, or a Python object replaced, is refused: the graph runs the body once per iteration.
     With `fill`, a result a `return` inside sets for the first time raises `_Unfilled`."""
-    before = _heap_state(ctx.heap)
+    before = _state_before(ctx, get_state())
     run()
     _no_writes_inside(ctx, before, where)
     vals = get_state()

@@ -9,6 +9,7 @@ import tensorflow as tf
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import NodeClass, Pointer, is_none
 from codegen.operators.values import is_symbolic
+from codegen.operators.weak_numbers import WeakNumber
 
 
 def as_bool(x):
@@ -16,9 +17,14 @@ def as_bool(x):
 
 
 def test_value(x):
-    """The value an `if`/`while` tests: a varying Python number becomes its truth as a boolean
-    tensor (Python's truth of a number is `!= 0`), anything else is itself."""
-    return as_bool(x.tensor) if isinstance(x, PyNumber) else x
+    """The value an `if`/`while` tests: a varying Python number (or a recursion's Python-number
+    result) becomes its truth as a boolean tensor (Python's truth of a number is `!= 0`),
+    anything else is itself."""
+    return as_bool(x.tensor) if isinstance(x, PyNumber) or _weak_python(x) else x
+
+
+def _weak_python(x) -> bool:
+    return isinstance(x, WeakNumber) and x.ptype is not None
 
 
 def _both_bools(a, b) -> bool:
@@ -39,7 +45,7 @@ def truth(x):
 
 
 def and_(*thunks):
-    value = thunks[0]()
+    value = _plain_truth(thunks[0]())
     for thunk in thunks[1:]:
         if isinstance(value, PyNumber) and value.ptype is bool:
             right = thunk()
@@ -55,7 +61,7 @@ def and_(*thunks):
 
 
 def or_(*thunks):
-    value = thunks[0]()
+    value = _plain_truth(thunks[0]())
     for thunk in thunks[1:]:
         if isinstance(value, PyNumber) and value.ptype is bool:
             right = thunk()
@@ -74,7 +80,15 @@ def or_(*thunks):
     return value
 
 
+def _plain_truth(x):
+    """A recursion's Python-number result as its tensor (`a and b` on it is a tensor, as on any
+    tensor); anything else as it is."""
+    return x.tensor if _weak_python(x) else x
+
+
 def not_(x):
+    if _weak_python(x):
+        return WeakNumber(tf.cast(tf.logical_not(test_value(x)), tf.int32), bool)
     if isinstance(x, PyNumber):
         return PyNumber(tf.logical_not(test_value(x)), bool)
     return tf.logical_not(as_bool(x)) if is_symbolic(x) else not x

@@ -113,9 +113,9 @@ def result_kind(kinds: dict, profiled: str | None, ptypes) -> str | tuple:
 
 
 def as_eager(kind, ptypes, result):
-    """The machine's result as the speculated kinds: Python numbers (`PyNumber`s, which stay
-    Python's in the rest of the graph and come back as Python numbers; NumPy scalars as
-    `WeakNumber`s of their type), None, or the tensors."""
+    """The machine's result as the speculated kinds: Python or NumPy numbers (`WeakNumber`s of
+    their type, which keep that type in the rest of the graph and come back as it), None, or the
+    tensors."""
     if kind == "N":
         return None
     if kind == "T":
@@ -126,9 +126,15 @@ def as_eager(kind, ptypes, result):
 
 
 def _python_number(leaf, ptype):
+    """A `WeakNumber` of the leaf's Python or NumPy type: it follows Python's types in arithmetic
+    and comes back as that type, and computes in the machine's own dtype (the machine's tables
+    already hold the recursion's ints in int32), so it needs no int64 guard, which could not be
+    built after the machine's loop."""
     tensor = leaf.tensor if isinstance(leaf, (WeakNumber, PyNumber)) else leaf
-    if ptype in (bool, int, float):
-        return PyNumber(tensor, ptype)
+    if ptype is bool:
+        return WeakNumber(tf.cast(tensor, tf.int32), bool)     # True + 1 is 2: held as an int
+    if ptype in (int, float):
+        return WeakNumber(tensor, ptype)
     return WeakNumber(tf.cast(tensor, tf.as_dtype(ptype)), ptype)
 
 

@@ -435,3 +435,23 @@ def test_a_recursion_whose_result_kind_depends_on_the_path_follows_eager():
     and the profile's type conversion then made every later result the profiled kind."""
     for order in ((3, 2, 0, 5, 1, 4), (2, 3, 1, 0, 6, 7)):
         differential(prints_mixed, [(n,) for n in order], profile_runs=1)
+
+
+COUNTER_V = tf.Variable(0.0)
+
+
+def append_in_a_tensor_if_after_a_write(x):
+    COUNTER_V.assign_add(1.0)
+    r = []
+    if x > 0:
+        r.append(1)
+    r.append(2)
+    return r
+
+
+def test_a_local_list_appended_in_a_tensor_if_is_not_appended_on_the_other_side():
+    """After a variable write the `if` cannot be speculated and becomes a tf.cond, whose branches
+    are both traced: the append, on a list only the branch mutates (no state variable of the
+    cond), happened at trace time and so on every call."""
+    differential(append_in_a_tensor_if_after_a_write, [(tf.constant(v),) for v in (1, 2, -1, 3, -2)],
+                 profile_runs=1)

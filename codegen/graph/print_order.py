@@ -40,16 +40,7 @@ def order_python_after_failures(graph) -> None:
     every op created before it that may fail: eager stops at such a failure before it reaches
     the call.  (A failure after the call is handled by replaying it: `codegen.graph.python_calls`.)"""
     memo: dict = {}
-    ops = graph.get_operations()
-    failing: list = []
-    for op in ops:                       # in creation order, which is the program's order
-        if failing and failing_ops.calls_python(op, memo):
-            before = failing_ops.ancestors(op)
-            for f in failing:
-                if f.name not in before:
-                    op._add_control_input(f)  # noqa: SLF001 - the graph is still being traced
-        if failing_ops.may_fail(op, memo):
-            failing.append(op)
+    _after_failures(graph, lambda op: failing_ops.calls_python(op, memo), memo)
 
 
 def order_writes_after_failures(graph, writes) -> None:
@@ -63,11 +54,16 @@ def order_writes_after_failures(graph, writes) -> None:
     never run."""
     if _rendezvous(graph, set()):
         return                          # replicas' ops interleave: creation order is not the program's
-    memo: dict = {}
     ids = {id(w) for w in writes}
+    _after_failures(graph, lambda op: id(op) in ids, {})
+
+
+def _after_failures(graph, chosen, memo: dict) -> None:
+    """Give every op `chosen` picks control inputs from every op created before it that may fail
+    (and is not already among its ancestors)."""
     failing: list = []
     for op in graph.get_operations():    # in creation order, which is the program's order
-        if id(op) in ids and failing:
+        if failing and chosen(op):
             before = failing_ops.ancestors(op)
             for f in failing:
                 if f.name not in before:

@@ -4,6 +4,7 @@ import tensorflow as tf
 
 import janus
 from tests.harness import differential
+from tests.janus.test_recursion_kinds import mixed
 
 BRANCH_FLIPS = [tf.constant([-2.0, -2.0]), tf.constant([-2.0, -2.0]), tf.constant([-2.0, 3.0]),
                 tf.constant([-2.0, -2.0]), tf.constant([3.0, 3.0])]
@@ -415,14 +416,6 @@ def test_a_gradient_through_a_recursion_whose_root_is_its_base_case_is_none():
     """The recursion's loops gave zeros where no call connected the source, eager None."""
     differential(gradient_through_fpow, [(tf.constant([1.5, 0.5]), k) for k in (1, 3, 0, 1, 2, 5)],
                  profile_runs=1)
-
-
-def mixed(m):
-    if m <= 0:
-        return m + 1
-    if m == 1:
-        return 7
-    return mixed(m - 2)
 
 
 def prints_mixed(n):

@@ -27,14 +27,17 @@ def _weak_python(x) -> bool:
     return isinstance(x, WeakNumber) and x.ptype is not None
 
 
+def _varying_bool(v) -> bool:
+    return isinstance(v, (PyNumber, WeakNumber)) and v.ptype is bool
+
+
 def _both_bools(a, b) -> bool:
-    return all(type(v) is bool or (isinstance(v, PyNumber) and v.ptype is bool) for v in (a, b)) \
-        and (isinstance(a, PyNumber) or isinstance(b, PyNumber))
+    return all(type(v) is bool or _varying_bool(v) for v in (a, b)) and (_varying_bool(a) or _varying_bool(b))
 
 
 def _bool_number(op, a, b):
     """`a and b` / `a or b` on two bools, one of them varying: a varying bool."""
-    a, b = (v.tensor if isinstance(v, PyNumber) else tf.constant(v) for v in (a, b))
+    a, b = (as_bool(v.tensor) if _varying_bool(v) else tf.constant(v) for v in (a, b))
     return PyNumber(op(a, b), bool)
 
 
@@ -45,9 +48,9 @@ def truth(x):
 
 
 def and_(*thunks):
-    value = _plain_truth(thunks[0]())
+    value = thunks[0]()
     for thunk in thunks[1:]:
-        if isinstance(value, PyNumber) and value.ptype is bool:
+        if _varying_bool(value):
             right = thunk()
             value = _bool_number(tf.logical_and, value, right) if _both_bools(value, right) \
                 else (right if value else value)
@@ -61,16 +64,15 @@ def and_(*thunks):
 
 
 def or_(*thunks):
-    value = _plain_truth(thunks[0]())
+    value = thunks[0]()
     for thunk in thunks[1:]:
-        if isinstance(value, PyNumber) and value.ptype is bool:
+        if _varying_bool(value):
             right = thunk()
             value = _bool_number(tf.logical_or, value, right) if _both_bools(value, right) \
                 else (value if value else right)
         elif type(value) is bool and not value:
             right = thunk()
-            value = right if not isinstance(right, PyNumber) or right.ptype is not bool \
-                else _bool_number(tf.logical_or, value, right)
+            value = right if not _varying_bool(right) else _bool_number(tf.logical_or, value, right)
         elif is_symbolic(value):
             value = tf.logical_or(as_bool(value), as_bool(tf.convert_to_tensor(thunk())))
         elif value:
@@ -78,12 +80,6 @@ def or_(*thunks):
         else:
             value = thunk()
     return value
-
-
-def _plain_truth(x):
-    """A recursion's Python-number result as its tensor (`a and b` on it is a tensor, as on any
-    tensor); anything else as it is."""
-    return x.tensor if _weak_python(x) else x
 
 
 def not_(x):

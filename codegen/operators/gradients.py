@@ -89,13 +89,14 @@ def _select(pred, then, other):
     return tf.where(tf.reshape(pred, []), then, other)
 
 
-def _differentiable(op) -> bool:
+def differentiable(op, unknown: bool = False) -> bool:
+    """Whether a gradient passes `op`; `unknown` for an op TensorFlow knows no gradient for."""
     if op.type in _NOT_CONNECTING:
         return False
     try:
         return ops_lib.get_gradient_function(op) is not None
     except LookupError:
-        return False
+        return unknown
 
 
 def _carries(t) -> bool:
@@ -129,7 +130,7 @@ class _Connectivity:
                 outs = self._if(op, ins)
             elif op.type in _WHILES and op.graph is self.graph and type(self) is _Connectivity:
                 outs = self._while(op, ins)
-            elif not _differentiable(op):
+            elif not differentiable(op):
                 outs = [False] * len(op.outputs)
             else:
                 either = _any(ins)

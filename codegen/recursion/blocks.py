@@ -18,6 +18,7 @@ from tensorflow.python.framework import func_graph
 from tensorflow.python.framework import ops as ops_lib
 
 from codegen.operators.context import Frame
+from codegen.operators.gradients import differentiable
 from codegen.operators.values import UNDEF, Undefined
 from codegen.recursion.cycles import Cycle
 from codegen.recursion.elementwise import is_elementwise, run_batched
@@ -175,20 +176,12 @@ class GradientPath:
     def carries(self) -> bool:
         inside, carrying = set(self.ops), set()
         for op in self.ops:
-            if _has_gradient(op) and any(_floating(t) and (t.op not in inside or t.ref() in carrying)
+            # An op TensorFlow knows no gradient for counts: eager would not silently skip it either.
+            if differentiable(op, unknown=True) and any(_floating(t) and (t.op not in inside or t.ref() in carrying)
                                          for t in op.inputs):
                 carrying.update(t.ref() for t in op.outputs if _floating(t))
         return any(any(c not in inside for c in t.deref().consumers()) or _is_output(t.deref())
                    for t in carrying)
-
-
-def _has_gradient(op) -> bool:
-    """Whether a gradient passes `op`: it has a gradient function, or TensorFlow knows none, which
-    eager would not silently skip either."""
-    try:
-        return ops_lib.get_gradient_function(op) is not None
-    except LookupError:
-        return True
 
 
 def _floating(t) -> bool:

@@ -82,7 +82,7 @@ def return_kinds(ctx, cycle, specs) -> tuple[dict, set, tuple | None]:
     return out, post, tuple(next(iter(types[i])) if len(types.get(i, ())) == 1 else None for i in range(width))
 
 
-_COMBINED = {("P", "P"): "P", ("T", "T"): "T", ("T", "P"): "PASS"}     # anything with "U" is "U"
+_COMBINED = {("P", "P"): "P", ("T", "T"): "T", ("T", "P"): "PASS"}
 
 
 def _leaf(kinds: dict, i: int) -> dict:
@@ -193,16 +193,8 @@ def _probe(ctx, cycle, f, cf, block, specs, python: set) -> tuple:
         if block.term.value is None:
             return "N", None        # `return` alone gives None (the machine carries a number)
         leaves = tf.nest.flatten(term)
-        return tuple(_leaf_kind(v) for v in leaves), tuple(_python_type(v) for v in leaves)
+        return tuple("P" if _is_python(v) else "T" for v in leaves), tuple(_python_type(v) for v in leaves)
     return "U", None
-
-
-def _leaf_kind(value) -> str:
-    """A tree attribute whose type differs between nodes (a Python float on some, an np.float32 on
-    others) gives a type eager decides per call: unknown."""
-    if isinstance(value, WeakNumber) and value.ptype is None:
-        return "U"
-    return "P" if _is_python(value) else "T"
 
 
 def _python_type(value):

@@ -442,18 +442,3 @@ def three(a, b, c):
 def test_one_tree_passed_three_times_and_mixed_with_another():
     x, y = full(2), full(1)
     _graph_runs(differential(three, [(x, x, x)] * 4 + [(x, y, x), (x, x, x), (y, x, x), (x, x, y)]), 3)
-
-
-def test_an_attribute_retyped_between_calls_gives_eagers_type():
-    """One leaf's Python float becomes an np.float32: eager's sum is then an np.float32 (NumPy keeps
-    its type against Python floats), a Python float before.  The column's type varies by node, so
-    the result's type is unknown to the machine and such calls run in Python."""
-    t1, t2 = N(1.0, N(2.0), N(3.0)), N(0.5, N(1.5), N(2.5))
-    trees = [t1, t2]
-    sums = lambda ts: [wsum(t) for t in ts]  # noqa: E731
-    spec = janus.speculate(sums)
-    for step in range(7):
-        if step == 4:
-            t1.left.word = np.float32(2.0)
-        assert_same_outcome(run_capturing(sums, (trees,)), run_capturing(spec, (trees,)))
-    _graph_runs(spec, 1)

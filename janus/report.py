@@ -23,9 +23,12 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
     entry_checks  checks on outside values of the newest graph: {kind, source, where}
     relaxed       {dims: {path: [dim, ...]}, scalars: {path: dtype}, state_dims: {source: [dim, ...]},
                    state_scalars: {source: dtype}}
-    recursion     [{functions, call_sites, segments, last_steps, last_frames, last_block_frames, runs, strategy}]:
+    recursion     [{functions, call_sites, segments, last_steps, last_frames, last_block_frames, last_schedule,
+                   runs, strategy}]:
                   recursive cycles run as static Call/Return machines in the cached graphs;
                   last_block_frames maps "function:segment:terminator@line" to the frames it ran;
+                  last_schedule (level by level only): "walked depths" when the depths the tree
+                  walk gave scheduled the levels, "spreading loop" when a loop in the graph did;
                   strategy says how the newest graph runs the cycle and why
     misses        {check: count}: the check of the newest cached graph that rejected each cache miss
     state         {reads: [source], writes: [source]}: outside state the cached graphs read and write
@@ -146,7 +149,8 @@ def render_data(d: dict) -> str:
     for r in d["recursion"]:
         lines.append(f"  recursion {' <-> '.join(r['functions'])}: Call/Return machine with {r['segments']} "
                      f"segments, {r['call_sites']} call sites; last run {r['last_steps']} steps for "
-                     f"{r['last_frames']} frames ({r['runs']} runs)")
+                     f"{r['last_frames']} frames ({r['runs']} runs)"
+                     + (f", levels from the {r['last_schedule']}" if r.get("last_schedule") else ""))
         if r.get("strategy"):
             lines.append(f"    runs as {r['strategy']}")
     if d["state"]["reads"] or d["state"]["writes"]:

@@ -23,6 +23,7 @@ _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
 CLASS = "__class__"       # the column of each node's class (no instance attribute has this name)
+DEPTH = "__depth__"       # each node's depth in the walk that numbered it (a root's is 0)
 _NOT_NODES = frozenset({type(None), bool, int, float, str, bytes, tuple, list, dict, set})
 _NODE_CLASSES: dict = dict.fromkeys(_NOT_NODES, False)   # class -> whether its instances are nodes
 
@@ -132,6 +133,7 @@ def schema_of(roots: list, methods=()) -> Schema:
         columns[name] = Column(name, True)          # always None here: a child pointer that is -1
     columns = _refined(columns, order, methods)
     columns[CLASS] = Column(CLASS, False, "int32")
+    columns[DEPTH] = Column(DEPTH, False, "int32")
     classes = tuple(sorted({type(n) for n in order}, key=lambda c: (c.__module__, c.__qualname__, id(c))))
     return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), tuple(methods), classes)
 
@@ -169,71 +171,123 @@ def _refined(columns: dict, order, methods) -> dict:
     return out
 
 
-def flatten(root, schema: Schema):
-    """The schema's columns for this tree (node 0 is the root), or None if it does not fit."""
-    return _columns(*_nodes([root]), schema)
+def flatten(root, schema: Schema, used=None):
+    """The schema's columns for this tree (node 0 is the root), or None if it does not fit.
+    `used`: the names of the columns the graph reads; the others are fed empty (None: all)."""
+    return _columns(*_walk([root], schema), schema, used)
 
 
-def flatten_forest(roots, schema: Schema):
+def flatten_forest(roots, schema: Schema, used=None):
     """The schema's columns for all the trees of `roots` in one set of tables (a node they share
-    is one row), then the row of each root; None if they do not fit."""
-    order, index = _nodes(roots)
-    columns = _columns(order, index, schema)
+    is one row), then the row of each root; None if they do not fit.  `used`: as for `flatten`."""
+    order, index, depth = _walk(roots, schema)
+    columns = _columns(order, index, depth, schema, used)
     if columns is None:
         return None
     columns.append(tf.constant(np.array([index[id(r)] for r in roots], np.int32)))
     return columns
 
 
-def _columns(order, index, schema: Schema):
+def _walk(roots, schema: Schema):
+    """The nodes reachable from `roots` through the schema's child columns, each once, depth-first
+    from each root in turn (children in column order), and the depth at which each was numbered.
+    Only those columns are followed: the graph reaches nodes through them alone."""
+    names = [c.name for c in reversed(schema.columns) if c.pointer and not c.name.endswith("()")]
+    order, index, depth, known = [], {}, [], _NODE_CLASSES
+    for root in roots:
+        stack = [(root, 0)]
+        while stack:
+            node, d = stack.pop()
+            if node is None or id(node) in index:
+                continue
+            index[id(node)] = len(order)
+            order.append(node)
+            depth.append(d)
+            row = vars(node)
+            for name in names:
+                child = row[name] if name in row else getattr(node, name, None)
+                if child is not None and ((k := known.get(type(child))) or (k is None and is_node(child))):
+                    stack.append((child, d + 1))
+    return order, index, depth
+
+
+def _columns(order, index, depth, schema: Schema, used=None):
+    """The tensor of each column, or None when the nodes do not fit the schema.  A column the
+    graph does not read (not in `used`) is fed empty; the node classes and the child columns are
+    still checked, as the graph's code depends on them."""
     rows = [vars(node) for node in order]
     names = {c.name: c for c in schema.columns}
     out, pointers, memo = [], [], {}
     for col in schema.columns:
+        skip = used is not None and col.name not in used
         if col.name == CLASS:
             ids = {c: i for i, c in enumerate(schema.classes)}
             classes = [ids.get(type(node), -1) for node in order]
             if -1 in classes:
                 return None                     # a node of a class the graph was not built for
-            out.append(tf.constant(np.array(classes, np.int32)))
-            continue
-        if col.name.endswith("?") and col.name[:-1] in names:     # where the attribute holds a value
+            out.append(_empty(col) if skip else tf.constant(np.array(classes, np.int32)))
+        elif skip and not col.pointer:
+            out.append(_empty(col))
+        elif col.name == DEPTH:
+            out.append(tf.constant(np.array(depth, np.int32)))
+        elif col.name.endswith("?") and col.name[:-1] in names:     # where the attribute holds a value
             base = memo.get(col.name[:-1]) or _values(order, rows, col.name[:-1], schema.methods)
             child = names[col.name[:-1]].pointer                   # a None child is a value (-1)
             out.append(tf.constant(np.array([v is not _ABSENT and (child or v is not None) for v in base], np.bool_)))
-            continue
-        values = memo[col.name] = _values(order, rows, col.name, schema.methods)
-        kinds = set(map(type, values))          # `_ABSENT` is the only value of type `object`
-        if col.name + "?" in names:
-            if object in kinds:
-                values = [None if v is _ABSENT else v for v in values]
-                kinds = (kinds - {object}) | {type(None)}
-        elif object in kinds or (type(None) in kinds and not col.pointer):
-            return None                         # a node lacks a value the schema has everywhere
-        if col.pointer:
-            values = [-1 if child is None else index.get(id(child), -2) for child in values]
-            if -2 in values:
-                return None                     # a child that is not a node of these trees
-            pointers.append(values)
-            out.append(tf.constant(np.array(values, np.int32)))
-            continue
-        dtype = tf.as_dtype(col.dtype).as_numpy_dtype
-        if col.python and not kinds - {type(None)} <= {_PYTHON[col.python]}:
-            return None                         # read back as Python numbers: they must still be
-        if any(issubclass(k, _NUMBERS) and not issubclass(k, _FITS.get(col.dtype, ())) for k in kinds):
-            return None                         # a float in an int column, a number in a bool one
-        try:
-            if col.shape == () and kinds <= {int, float, bool}:
-                out.append(tf.constant(np.array(values, dtype)))
-                continue
-            default = np.zeros(col.shape, dtype)
-            arrays = [default if v is None else np.asarray(v) for v in values]
-            if any(a.dtype.kind != default.dtype.kind for a in arrays):
-                return None                     # converting would change the values (2.5 to 2)
-            out.append(tf.constant(np.asarray(arrays, dtype)))
-        except (TypeError, ValueError):
-            return None
+        else:
+            values = memo[col.name] = _values(order, rows, col.name, schema.methods)
+            column = _column(col, values, index, pointers, col.name + "?" in names)
+            if column is None:
+                return None
+            out.append(_empty(col) if skip else column)
     return out if _acyclic(len(order), pointers) else None
+
+
+def _column(col: Column, values, index, pointers, has_presence):
+    """The tensor of one attribute column from its `values`, or None if they do not fit it (a
+    child column's values are appended to `pointers`)."""
+    kinds = set(map(type, values))          # `_ABSENT` is the only value of type `object`
+    if has_presence:
+        if object in kinds:
+            values = [None if v is _ABSENT else v for v in values]
+            kinds = (kinds - {object}) | {type(None)}
+    elif object in kinds or (type(None) in kinds and not col.pointer):
+        return None                         # a node lacks a value the schema has everywhere
+    if col.pointer:
+        values = [-1 if child is None else index.get(id(child), -2) for child in values]
+        if -2 in values:
+            return None                     # a child that is not a node of these trees
+        pointers.append(values)
+        return tf.constant(np.array(values, np.int32))
+    dtype = tf.as_dtype(col.dtype).as_numpy_dtype
+    if col.python and not kinds - {type(None)} <= {_PYTHON[col.python]}:
+        return None                         # read back as Python numbers: they must still be
+    if any(issubclass(k, _NUMBERS) and not issubclass(k, _FITS.get(col.dtype, ())) for k in kinds):
+        return None                         # a float in an int column, a number in a bool one
+    try:
+        if col.shape == () and kinds <= {int, float, bool}:
+            return tf.constant(np.array(values, dtype))
+        default = np.zeros(col.shape, dtype)
+        arrays = [default if v is None else np.asarray(v) for v in values]
+        if any(a.dtype.kind != default.dtype.kind for a in arrays):
+            return None                     # converting would change the values (2.5 to 2)
+        return tf.constant(np.asarray(arrays, dtype))
+    except (TypeError, ValueError):
+        return None
+
+
+_EMPTY: dict = {}
+
+
+def _empty(col: Column):
+    """The tensor fed for a column the graph does not read: no rows, the column's dtype and shape."""
+    key = (col.dtype, col.shape)
+    if key not in _EMPTY or not tf.executing_eagerly():
+        empty = tf.constant(np.zeros((0,) + col.shape, tf.as_dtype(col.dtype).as_numpy_dtype))
+        if not tf.executing_eagerly():
+            return empty
+        _EMPTY[key] = empty
+    return _EMPTY[key]
 
 
 _ABSENT = object()        # a node without the attribute (or method)

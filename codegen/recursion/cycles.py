@@ -158,6 +158,7 @@ class Cycle:
         self.last_steps = None
         self.last_frames = None
         self.last_block_frames = None
+        self.last_schedule = None     # levels: "walked depths" or "spreading loop" (`levels._schedule`)
         self.runs = 0
 
     def _invariant_params(self) -> dict:
@@ -197,13 +198,17 @@ class Cycle:
         return {"functions": [cf.fn.__qualname__ for cf in self.functions.values()],
                 "call_sites": len(self.sites), "segments": self.n_blocks,
                 "last_steps": self.last_steps, "last_frames": self.last_frames,
-                "last_block_frames": self.last_block_frames, "runs": self.runs,
+                "last_block_frames": self.last_block_frames, "last_schedule": self.last_schedule,
+                "runs": self.runs,
                 "strategy": self.strategy.describe() if self.strategy else None}
 
-    def observe(self, steps, frames, ran):
+    def observe(self, steps, frames, ran, walked=None):
         """After a run: its steps, its frames, and how many frames each block ran (per segment, in
-        the order of `segment_names`); a block runs once per frame that reaches it, never again."""
+        the order of `segment_names`); a block runs once per frame that reaches it, never again.
+        `walked`, for the levels strategy: whether the tree walk's depths gave its schedule."""
         self.last_steps, self.last_frames = int(steps), int(frames)
+        if walked is not None:
+            self.last_schedule = "walked depths" if bool(walked) else "spreading loop"
         self.last_block_frames = dict(zip(self.segment_names(), (int(r) for r in ran)))
         self.runs += 1
 

@@ -34,7 +34,7 @@ import ast
 import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
-from codegen.operators.trees import Pointer
+from codegen.operators.trees import DEPTH, Pointer
 from codegen.recursion.blocks import (Machine, block_reads, block_vars, is_bare, op_count, ops_since, read_guards,
                                       run_builder, run_frames)
 from codegen.recursion.frame_specs import leaves, pack
@@ -154,7 +154,7 @@ def run(m: Machine, calls, limit) -> list:
     calling = tf.reduce_any(tf.stack([tf.equal(route, r) for r, (_, chain) in enumerate(shape.routes)
                                       if chain is None] + [tf.zeros([n], tf.bool)]), 0)
     children = _children(m, shape, calling, n)
-    reached, level = _levels(roots, calling, children, n, none_chain is not None)
+    reached, level, walked = _schedule(shape, tables, roots, calling, children, n, none_chain is not None)
     # Row n holds the result of a call on None (a child or a root that is None), where the
     # recursion starts with `if node is None:` and its chain (see `_none_chain`).
     results = [tf.zeros([n + 1, *s.shape], s.dtype) for s in leaves(m.returns[f])]
@@ -194,7 +194,8 @@ def run(m: Machine, calls, limit) -> list:
             "recursion deeper than the interpreter's recursion limit", limit])] + read_guards(reads)
             + kind_guard(m.kinds, m.post, m.roots, m.kind, lambda g: counts[g])):
         results = [tf.identity(r) for r in results]
-    m.ctx.observe(m.cycle.observe, [height, frames, tf.stack([tf.cast(c, tf.int32) for c in counts])])
+    m.ctx.observe(m.cycle.observe, [height, frames, tf.stack([tf.cast(c, tf.int32) for c in counts]),
+                                     walked])
     per_root = [take(r, _none_row(every_root, n, none_chain)) for r in results]
     return [pack(m.returns[f], [leaf[i] for leaf in per_root]) for i in range(len(calls))]
 
@@ -238,6 +239,41 @@ def _children(m: Machine, shape: _Shape, calling, n) -> list:
     return [tf.tensor_scatter_nd_update(tf.fill([n], -1), tf.expand_dims(idx, 1),
                                         tf.broadcast_to(tf.cast(args[at].index, tf.int32), tf.shape(idx)))
             for args in term]
+
+
+def _schedule(shape: _Shape, tables, roots, calling, children, n, none_children: bool):
+    """Which nodes the roots reach, the step at which each calling node runs (`_levels`), and
+    whether the walk's depths gave them.
+
+    Most recursions over trees follow every child and call on every node that has one: then
+    every node of the tables is reached, and the walk that numbered the nodes has already
+    given each its depth, deeper than its parent's.  Running the deepest calling nodes first
+    (step = D - depth, D one more than the deepest calling node's depth) is then a schedule
+    where every child's result is ready before its parent's step, with one step per level of
+    the tallest tree, and needs no loop.  The facts are checked on the tables, and where one
+    fails (a child column the calls skip holds a node, a node with children does not call, a
+    node shared between trees, a root the calls do not start from) the spreading loop decides."""
+    pointers = {c.name for c in tables.schema.columns if c.pointer and not c.name.endswith("()")}
+    follows = {call.args[shape.cf.params.index(shape.param)].attr for call in shape.group.term.calls}
+    if DEPTH not in tables.columns or not follows <= pointers:
+        reached, level = _levels(roots, calling, children, n, none_children)
+        return reached, level, tf.constant(False)
+    depth = tables.columns[DEPTH][1]
+    followed = [tables.columns[name][1] for name in sorted(follows)]
+    has_child = tf.reduce_any(tf.stack([c >= 0 for c in followed]), 0)
+    started = tf.tensor_scatter_nd_update(tf.zeros([n], tf.bool), tf.expand_dims(roots, 1),
+                                          tf.ones_like(roots, tf.bool))
+    facts = [tf.logical_or(tf.logical_not(has_child), calling), tf.logical_or(depth > 0, started)]
+    facts += [tf.logical_or(c < 0, tf.gather(depth, tf.maximum(c, 0)) > depth) for c in followed]
+    facts += [tables.columns[name][1] < 0 for name in sorted(pointers - follows)]
+    fits = tf.reduce_all(tf.stack(facts))
+
+    def walked():
+        top = tf.reduce_max(tf.concat([tf.boolean_mask(depth, calling), [-1]], 0)) + 1
+        return tf.ones([n], tf.bool), tf.where(calling, top - depth, 0)
+
+    reached, level = tf.cond(fits, walked, lambda: _levels(roots, calling, children, n, none_children))
+    return reached, level, fits
 
 
 def _levels(roots, calling, children, n, none_children: bool):

@@ -205,7 +205,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
         raise _staging_error(exc, converted) from exc
     elapsed = time.perf_counter() - start
     checks = list(ctx.checks.values())
-    guard, rejected_by = compile_entry_guard(sig, checks)
+    guard, rejected_by = compile_entry_guard(sig, checks, _used_columns(concrete, sig))
     artifact = GraphArtifact(sig, concrete, guard, rejected_by, ctx.assumptions, checks, holder["template"],
                              holder["n"], holder["plan"], holder["writes"], ctx.prints,
                              len(concrete.graph.get_operations()), elapsed, list(ctx.heap.reads),
@@ -218,6 +218,20 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
     if jit_compile:
         _compile_with_xla(artifact, sig)
     return artifact
+
+
+def _used_columns(concrete, sig: Signature) -> dict:
+    """For each tree argument leaf, the names of its table columns some op of the graph reads:
+    the entry guard computes only those (a column nothing reads is fed empty)."""
+    placeholders = concrete.graph.inputs
+    returned = {t.ref() for t in concrete.graph.outputs}
+    used = {}
+    for i, leaf in enumerate(sig.leaves):
+        if leaf.kind in (Feed.TREE, Feed.FOREST):
+            schema = leaf.value if leaf.kind is Feed.TREE else leaf.value.schema
+            fed = placeholders[leaf.input_index:leaf.input_index + len(schema.columns)]
+            used[i] = frozenset(c.name for c, ph in zip(schema.columns, fed) if ph.consumers() or ph.ref() in returned)
+    return used
 
 
 def _compile_with_xla(artifact: GraphArtifact, sig: Signature):

@@ -170,3 +170,22 @@ def test_none_children_of_every_leaf_take_the_walk():
         _same_call(m.total, spec, balanced(depth))
     assert spec.stats()["graph_runs"] >= 3 and _cycle(spec)["last_schedule"] == "walked depths", spec.report()
 
+
+def test_an_attribute_the_graph_never_reads_may_change_type():
+    """`label` is a column of the tables but no op reads it: a string there later is not a reason
+    to leave the graph, while a float `word` (read) still is."""
+    m = Model()
+    spec = janus.speculate(m.encode, profile_runs=1)
+    spec(balanced(2))
+    spec(balanced(2))
+    built = spec.stats()["graphs_built"]
+    tree = balanced(3)
+    for node in (tree, tree.left, tree.right.right):
+        node.label = "positive"
+    _same_call(m.encode, spec, tree)
+    assert spec.stats()["graphs_built"] == built and spec.stats()["eager_runs"] == 1, spec.stats()
+    runs = spec.stats()["graph_runs"]
+    odd = balanced(2)
+    odd.left.left.word = 2.5
+    _same_call(m.encode, spec, odd)             # eager raises: a float index
+    assert spec.stats()["graph_runs"] == runs, spec.stats()

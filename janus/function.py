@@ -32,6 +32,7 @@ from janus.instances import Family, Instances
 from janus.log import log
 from janus.relaxations import Relaxations
 from janus.report import render, report_data
+from janus.result_types import match_types, type_template
 from janus.segmented import BREAKS, try_split
 from janus.tf_api import TfFunctionApi
 
@@ -220,7 +221,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         kind, value = outcome
         if kind == "raise":
             raise value
-        self.family.result_types = _type_template(value)
+        self.family.result_types = type_template(value)
         return value
 
     # -- graphs -----------------------------------------------------------------------------
@@ -365,7 +366,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
     def _python_result(self, result):
         """Leaves eager returned as Python scalars come back as Python scalars (a Python
         scalar argument fed as a tensor makes them tensors in the graph)."""
-        return _match_types(result, self.family.result_types)
+        return match_types(result, self.family.result_types)
 
     def _guard_failed(self, graph, assumption, args, kwargs, keep=True):
         self.counters["guard_failures"] += 1
@@ -470,30 +471,3 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         if format == "json":
             return report_data(self)
         raise ValueError(f"report(format={format!r}): format is 'text' or 'json'")
-
-
-_PY_SCALARS = {bool: bool, int: int, float: float}
-
-
-def _type_template(value):
-    if type(value) in (list, tuple):
-        return (type(value), [_type_template(v) for v in value])
-    if type(value) is dict:
-        return (dict, {k: _type_template(v) for k, v in value.items()})
-    return type(value)
-
-
-def _match_types(value, template):
-    if template is None:
-        return value
-    if isinstance(template, tuple):
-        kind, inner = template
-        if type(value) is kind and kind in (list, tuple) and len(value) == len(inner):
-            return kind(_match_types(v, t) for v, t in zip(value, inner))
-        if type(value) is dict and kind is dict and value.keys() == inner.keys():
-            return {k: _match_types(v, inner[k]) for k, v in value.items()}
-        return value
-    if template in _PY_SCALARS and isinstance(value, tf.Tensor) and value.shape.rank == 0:
-        return template(value.numpy())
-    return value
-

@@ -17,6 +17,7 @@ import tensorflow as tf
 from profiler.library import is_user_function
 
 from codegen.errors import ConversionError, Reason
+from codegen.operators.values import EAGER
 from codegen.operators.weak_numbers import WeakNumber
 
 _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
@@ -49,7 +50,9 @@ class Column:
     dtype: str = "int32"
     shape: tuple = ()
     python: str = ""        # "int" / "float" / "float32" / "int32": every value is that Python or
-                            # NumPy scalar type (read back as one)
+                            # NumPy scalar type (read back as one); "tensor": every value is a
+                            # tensor of the column's dtype; "int|float": Python ints on some
+                            # nodes, floats on others; "" for a scalar: the type varies
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,8 +157,9 @@ def _merged(prev, col) -> Column:
 
 def _refined(columns: dict, order, methods) -> dict:
     """The columns with what only all the nodes together show: numbers that are Python ints (or
-    floats) on every node are read back as such; a column some node lacks, or where a number is
-    None, gets a presence column (reading it there must raise)."""
+    floats) on every node are read back as such, scalar tensors of one dtype as tensors; a column
+    some node lacks, or where a number is None, gets a presence column (reading it there must
+    raise).  Any other scalar column holds numbers whose Python type differs between nodes."""
     rows = [vars(n) for n in order]
     out = dict(columns)
     for name, col in columns.items():
@@ -163,8 +167,12 @@ def _refined(columns: dict, order, methods) -> dict:
         kinds = {type(v) for v in values} - {type(None), object}
         if not col.pointer and col.shape == () and col.dtype in _NUMBER_COLUMNS and kinds in ({int}, {float}):
             out[name] = dataclasses.replace(col, python=kinds.pop().__name__)
+        elif not col.pointer and col.shape == () and col.dtype in _NUMBER_COLUMNS and kinds == {int, float}:
+            out[name] = dataclasses.replace(col, python=_EITHER)
         elif not col.pointer and col.shape == () and len(kinds) == 1 and _NUMPY.get(col.dtype) in kinds:
             out[name] = dataclasses.replace(col, python=col.dtype)      # NumPy scalars of the column's dtype
+        elif not col.pointer and kinds == {EAGER} and {v.dtype.name for v in values if v is not None} == {col.dtype}:
+            out[name] = dataclasses.replace(col, python="tensor")
         if any(_lacks(node, name, methods) for node in order) or (
                 not col.pointer and any(v is None for v in values)):
             out[name + "?"] = Column(name + "?", False, "bool")
@@ -260,8 +268,10 @@ def _column(col: Column, values, index, pointers, has_presence):
         pointers.append(values)
         return tf.constant(np.array(values, np.int32))
     dtype = tf.as_dtype(col.dtype).as_numpy_dtype
-    if col.python and not kinds - {type(None)} <= {_PYTHON[col.python]}:
-        return None                         # read back as Python numbers: they must still be
+    if col.python and not kinds - {type(None)} <= ({int, float} if col.python == _EITHER else {_PYTHON[col.python]}):
+        return None                         # read back as Python numbers (or tensors): they must still be
+    if col.python == "tensor" and any(v is not None and v.dtype.name != col.dtype for v in values):
+        return None                         # a tensor of another dtype
     if any(issubclass(k, _NUMBERS) and not issubclass(k, _FITS.get(col.dtype, ())) for k in kinds):
         return None                         # a float in an int column, a number in a bool one
     try:
@@ -307,7 +317,8 @@ def _number_dtype(value) -> str:
 
 
 _NUMPY = {"float32": np.float32, "int32": np.int32, "float64": np.float64, "int64": np.int64}
-_PYTHON = {"int": int, "float": float, **_NUMPY}
+_EITHER = "int|float"      # a column of Python ints on some nodes and floats on others
+_PYTHON = {"int": int, "float": float, "tensor": EAGER, **_NUMPY}
 _NUMBERS = (int, float, np.number, np.bool_)
 _FITS = {"float32": (int, float, np.integer, np.floating, bool, np.bool_), "int32": (int, np.integer),
          "float64": (int, float, np.integer, np.floating, bool, np.bool_), "int64": (int, np.integer),
@@ -409,8 +420,8 @@ class Pointer:
         value = tf.gather(table, self._row(name))
         if col.pointer:
             return Pointer(value, self.tables)
-        if col.shape == () and col.dtype in _NUMBER_COLUMNS:
-            return WeakNumber(value, _PYTHON.get(col.python))
+        if col.shape == () and col.dtype in _NUMBER_COLUMNS and col.python != "tensor":
+            return WeakNumber(value, _PYTHON.get(col.python), either=col.python == _EITHER)
         return value
 
     def _row(self, column):

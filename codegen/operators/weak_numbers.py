@@ -19,11 +19,12 @@ class WeakNumber:
     Python number it stands for, takes the other operand's dtype in arithmetic
     (`loss / node.size` divides a float tensor by an int attribute, as eager does)."""
 
-    __slots__ = ("tensor", "ptype")
+    __slots__ = ("tensor", "ptype", "either")
 
-    def __init__(self, tensor, ptype=None):
+    def __init__(self, tensor, ptype=None, either=False):
         self.tensor = tensor
         self.ptype = ptype      # int / float (or np.float32 / np.int32) when every node holds that type
+        self.either = either    # (ptype None) a Python int on some nodes and a float on others
 
     def __tf_tensor__(self, dtype=None, name=None):
         if dtype is None and self.tensor.dtype == tf.float64 and self.ptype is not np.float64:
@@ -53,8 +54,8 @@ class WeakNumber:
                     isinstance(other, WeakNumber) or type(other) in _WEAK):
                 return out                         # a tensor's dtype won, or a comparison
             kinds = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)}
-            if None in kinds:
-                return out                         # a column whose Python type varies: a tensor
+            if None in kinds:                      # a column whose Python type varies by node:
+                return _varying(out, result, self, other)     # so may the result's
             if kinds <= set(_WEAK):
                 return WeakNumber(out, result(kinds))  # two Python numbers make a Python number
             # A NumPy scalar: NumPy's own rules give the result's type (float32 / 2 is float32).
@@ -78,7 +79,7 @@ class WeakNumber:
     del _binary, _arith
 
     def __neg__(self):
-        return WeakNumber(-self.tensor, self.ptype)
+        return WeakNumber(-self.tensor, self.ptype, self.either)
 
     def __bool__(self):
         return bool(self.tensor)
@@ -92,3 +93,23 @@ class WeakNumber:
     @property
     def shape(self):
         return self.tensor.shape
+
+
+def _varying(out, result, a, b) -> WeakNumber:
+    """The result of arithmetic on a number whose Python type varies by node: of one Python type
+    when every int-or-float combination the operands may be gives that type (`w / 2` is a float
+    whether `w` is an int or a float), else of a type known only per node (ptype None)."""
+    options = [_options(a), _options(b)]
+    if None in options:
+        return WeakNumber(out, None)
+    kinds = {result({x, y}) for x in options[0] for y in options[1]}
+    if len(kinds) == 1:
+        return WeakNumber(out, kinds.pop())
+    return WeakNumber(out, None, either=kinds == {int, float})
+
+
+def _options(v):
+    """The Python types `v` may be at run time, or None when one is not a Python number."""
+    if isinstance(v, WeakNumber):
+        return (int, float) if v.either else ((v.ptype,) if v.ptype in _WEAK else None)
+    return (type(v),) if type(v) in _WEAK else None

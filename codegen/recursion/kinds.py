@@ -193,6 +193,8 @@ def _probe(ctx, cycle, f, cf, block, specs, python: set) -> tuple:
         if block.term.value is None:
             return "N", None        # `return` alone gives None (the machine carries a number)
         leaves = tf.nest.flatten(term)
+        if any(isinstance(v, WeakNumber) and v.ptype is None for v in leaves):
+            return "U", None        # a tree attribute whose Python type differs between nodes
         return tuple("P" if _is_python(v) else "T" for v in leaves), tuple(_python_type(v) for v in leaves)
     return "U", None
 

@@ -1,7 +1,7 @@
 """Programs a user might write, generated as source text.
 
-Each program is a module with a function `f(x, n, box)`: `x` a float tensor,
-`n` a Python int, `box` an object with state.  Its body mixes tensor and
+Each program is a module with a function `f(x, n, box, tree)`: `x` a float tensor,
+`n` a Python int, `box` an object with state, `tree` the tree `box` holds.  Its body mixes tensor and
 Python arithmetic, `if` on tensors and on Python values, `for` over ranges
 and lists (with an `else` too), `while` on tensors, recursive helpers (integer chains with tail
 calls, and one on a tensor or a Python int, possibly writing state), `break`/`continue`/early `return`, calls of a
@@ -49,6 +49,13 @@ class Box:
         self.items = []
         self.layers = [Layer(), Layer()]
         self.v = tf.Variable(0.0)
+        self.tree = Node(1, Node(2.5), Node(3, Node(4)))
+
+
+class Node:
+    def __init__(self, w, left=None, right=None):
+        self.w, self.left, self.right = w, left, right
+        self.tv = tf.constant(0.5)
 
 
 class Layer:
@@ -105,6 +112,24 @@ def ackish(m, j):
     return ackish(m - 1, 1)
 
 
+def tsum(node):
+    if node is None:
+        return 0
+    return node.w + tsum(node.left) + tsum(node.right)
+
+
+def leafw(node):
+    if node.left is None:
+        return node.w
+    return leafw(node.left)
+
+
+def tpick(node):
+    if node.left is None:
+        return node.tv
+    return tpick(node.left) * 0.5 + node.tv
+
+
 def mixed(m):
     if m <= 0:
         return m + 1
@@ -113,7 +138,7 @@ def mixed(m):
     return mixed(m - 2)
 
 
-def f(x, n, box):
+def f(x, n, box, tree):
     global COUNT
     t = x * 1.0
     k = n
@@ -181,6 +206,11 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: ("with tf.GradientTape() as tape:\n    tape.watch(t)\n    g = tf.ones_like(t)\n"
                  "    j = tf.constant(0)\n    while j < tf.constant(abs(k) % 3):\n        g = g * t\n        j += 1\n"
                  "LOG.append(tape.gradient(g, t) is None)"),
+        # Recursion over a tree whose number attributes are ints on some nodes and floats on
+        # others (the result's type depends on the nodes), and over a tensor attribute.
+        lambda: "s = s + tsum(tree)",
+        lambda: 'print("leaf", leafw(tree))',
+        lambda: "t = t * tpick(tree)",
         # A recursion whose result is a tensor on some paths and a Python int on others.
         lambda: 'print("mixed", mixed(tf.constant(abs(n) % 4)))',
         # A gradient through a recursion whose root may be its base case (then eager's is None).
@@ -257,7 +287,9 @@ def program(draw, open_rules: bool = False):
 
 
 MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear()", "TABLE.clear()",
-             "box.t = box.t + 1.0", "LOG.append(5)", "box.layers[0].w = tf.constant(5.0)", "box.v.assign(3.0)"]
+             "box.t = box.t + 1.0", "LOG.append(5)", "box.layers[0].w = tf.constant(5.0)", "box.v.assign(3.0)",
+             "box.tree.left.w = 7", "box.tree.w = 2.0", "box.tree = Node(0.5, box.tree, None)",
+             "box.tree.left.tv = tf.constant(2.0)"]
 
 
 @st.composite

@@ -1,5 +1,6 @@
 """Bugs the differential fuzzer found, each as a named regression test (minimised program,
 the call sequence that exposed it)."""
+import numpy as np
 import tensorflow as tf
 
 import janus
@@ -448,3 +449,71 @@ def test_a_local_list_appended_in_a_tensor_if_is_not_appended_on_the_other_side(
     cond), happened at trace time and so on every call."""
     differential(append_in_a_tensor_if_after_a_write, [(tf.constant(v),) for v in (1, 2, -1, 3, -2)],
                  profile_runs=1)
+
+
+class WNode:
+    def __init__(self, w, left=None, right=None, tv=0.5):
+        self.w, self.left, self.right = w, left, right
+        self.tv = tf.constant(tv)
+
+
+def leftmost_w(node):
+    if node.left is None:
+        return node.w
+    return leftmost_w(node.left)
+
+
+def leftmost_tv(node):
+    if node.left is None:
+        return node.tv
+    return leftmost_tv(node.left) * 0.5 + node.tv
+
+
+def test_a_tree_attribute_whose_type_varies_by_node_comes_back_as_eagers():
+    """`w` is an int on some nodes and a float on others: the leftmost leaf's decides what eager
+    returns.  The graph read the column as a tensor, and the profile's type conversion then
+    turned a later 2.5 into the int 2 (and 7 into 7.0)."""
+    trees = [WNode(1.5, WNode(2), WNode(3)), WNode(1, WNode(2), WNode(3)), WNode(0.5, WNode(2.5), None),
+             WNode(1, WNode(2, WNode(4)), WNode(3)), WNode(2, None, WNode(1.5))]
+    differential(leftmost_w, [(t,) for t in trees * 2], profile_runs=1)
+    differential(leftmost_w, [(t,) for t in trees[::-1] * 2], profile_runs=2)
+
+
+def test_a_tensor_attribute_of_tree_nodes_stays_a_tensor_in_the_graph():
+    """A tensor attribute reads as the tensor it is (it read as a number of unknown Python type,
+    which a fix for the test above would otherwise have sent to Python); a tensor of another
+    dtype on a later tree is a new graph, not a cast."""
+    trees = [WNode(1, WNode(2, tv=1.5), WNode(3)), WNode(1, WNode(2, WNode(3, tv=2.0)), None)]
+    spec = differential(leftmost_tv, [(t,) for t in trees * 3], profile_runs=1)
+    assert spec.stats()["graph_runs"] >= 4, spec.report()
+    wide = WNode(1, WNode(2, tv=1.5))
+    wide.tv, wide.left.tv = tf.constant(0.5, tf.float64), tf.constant(1.5, tf.float64)
+    differential(leftmost_tv, [(trees[0],), (trees[1],), (wide,), (trees[0],)], profile_runs=1)
+
+
+def total_w(node):
+    if node is None:
+        return 0.0
+    return node.w + total_w(node.left) + total_w(node.right)
+
+
+def halves_w(node):
+    if node.left is None:
+        return node.w / 2
+    return halves_w(node.left) + node.w / 2
+
+
+def test_a_sum_over_a_numpy_scalar_on_one_node_is_eagers_numpy_scalar():
+    """A Python float on most nodes, an np.float32 on one: eager's sum becomes an np.float32 from
+    that node on; the graph's sum was a tensor that the profile's conversion made a Python float."""
+    trees = [WNode(1.5, WNode(2.0), WNode(3.0)), WNode(1.5, WNode(np.float32(2.0)), WNode(3.0)),
+             WNode(0.5, WNode(2.5), None), WNode(np.float32(1), None, WNode(2.0))]
+    differential(total_w, [(t,) for t in trees * 2], profile_runs=1)
+
+
+def test_dividing_an_int_or_float_attribute_stays_in_the_graph():
+    """`w / 2` is a Python float whether `w` is an int or a float on a node, so a column of both
+    still gives the graph a Python float, while `w + 1` would not."""
+    trees = [WNode(1, WNode(2.5), WNode(3)), WNode(2.0, WNode(4, WNode(1)), None)]
+    spec = differential(halves_w, [(t,) for t in trees * 3], profile_runs=1)
+    assert spec.stats()["graph_runs"] >= 4, spec.report()

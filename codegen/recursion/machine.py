@@ -68,6 +68,11 @@ def run_many(cycle: Cycle, entry, calls: list, kind=None):
                     raise unsupported("recursion", cf.filename, cf.node,
                                       f"the tree passed as `{p}` is not an argument of the speculated function",
                                       "pass the tree as an argument")
+                if "." in path:             # the signature feeds trees at argument positions only
+                    raise unsupported("recursion", cf.filename, cf.node,
+                                      f"the tree passed as `{p}` is an attribute of an argument ({path}); trees "
+                                      "are fed as tables only when they are arguments or items of argument "
+                                      "lists, tuples and dicts", "pass the tree itself as an argument")
                 raise NeedsTree(path, f"{cf.filename}:{cf.node.lineno}", cycle.tree_methods())
     calls = _joined_trees(calls) if len(calls) > 1 else calls
     if calls is None:

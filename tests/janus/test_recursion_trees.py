@@ -195,3 +195,32 @@ def test_complete_binary_trees_take_steps_linear_in_depth():
         steps[k] = cycle.last_steps
     assert steps[8] - steps[4] == 2 * (steps[10] - steps[8]) > 0, steps
     assert steps[10] <= 4 * 10, steps
+
+
+class Holder:
+    def __init__(self, tree):
+        self.tree = tree
+
+
+def leaf_sum_of_held(x, holder):
+    return x + _leaf_sum(holder.tree)
+
+
+def _leaf_sum(node):
+    if node.left is None:
+        return node.v
+    return _leaf_sum(node.left) + _leaf_sum(node.right)
+
+
+class VNode:
+    def __init__(self, v=0.0, left=None, right=None):
+        self.v, self.left, self.right = v, left, right
+
+
+def test_a_tree_held_in_an_attribute_of_an_argument_runs_in_python_and_says_why():
+    spec = janus.speculate(leaf_sum_of_held, profile_runs=1)
+    for t in (VNode(0.0, VNode(1.5), VNode(2.0)), VNode(0.0, VNode(0.5), VNode(0.0, VNode(1.0), VNode(2.0)))):
+        x = tf.constant(1.0)
+        np.testing.assert_allclose(leaf_sum_of_held(x, Holder(t)).numpy(), spec(x, Holder(t)).numpy())
+    report = spec.report()
+    assert "is an attribute of an argument (args[1].tree)" in report and "pass the tree itself" in report, report

@@ -35,10 +35,11 @@ class Kind(enum.Enum):
     TRIP_COUNT = "a loop on a tensor bound runs the number of times the profile saw"
     EXACT = ("Python arithmetic on a number fed as a tensor divides by no zero and stays inside int64; "
              "a function whose return depends on a tensor reaches one")
+    RESULT_KIND = "a recursion's result is a Python number, or a tensor, as its profiled calls' was"
 
     @property
     def in_graph(self) -> bool:
-        return self in (Kind.BRANCH, Kind.TRIP_COUNT, Kind.EXACT)
+        return self in (Kind.BRANCH, Kind.TRIP_COUNT, Kind.EXACT, Kind.RESULT_KIND)
 
 
 @dataclasses.dataclass

@@ -38,6 +38,9 @@ from janus.tf_api import TfFunctionApi
 
 REGISTRY: "weakref.WeakSet[SpeculativeFunction]" = weakref.WeakSet()
 MAX_GUARD_FAILURES = 8
+# Guards whose failure says only that this call differs (a zero divisor, a recursion's result of
+# the other kind): the graph stays for the next call until they failed MAX_GUARD_FAILURES times.
+_TOLERATED = (codegen.Kind.EXACT, codegen.Kind.RESULT_KIND)
 MAX_BUILD_FAILURES = 3
 MAX_REBUILDS = 16          # relax-and-retry rounds within one build (each relaxes something new)
 _MISS = object()           # no cached graph accepted the call
@@ -375,10 +378,12 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
             return self._profiled(args, kwargs)
         self.assumption_failures[assumption.key] += 1
         self.assumption_info[assumption.key] = assumption
-        if assumption.kind is codegen.Kind.EXACT and self.assumption_failures[assumption.key] < MAX_GUARD_FAILURES:
+        if assumption.kind in _TOLERATED and self.assumption_failures[assumption.key] < MAX_GUARD_FAILURES:
             # The program's own arithmetic left the graph's range (a zero divisor, an int past
             # 64 bits): this call runs in Python, as eager, and the graph stays for the next.
             self._note(codegen.Reason(assumption.fallback, assumption.where, f"{assumption.source} failed; this call ran in Python"))
+            if assumption.kind is codegen.Kind.RESULT_KIND:
+                return self._eager(args, kwargs)     # (a profiled run would set the result types for all)
             return self._profiled(args, kwargs)
         self.relaxations.assumptions.add(assumption.key)
         self.graphs = [g for g in self.graphs if all(a.key not in self.relaxations.assumptions

@@ -19,7 +19,7 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
                   assumptions: [ids]}
     assumptions   every assumption a build made: {id, kind, guard ("entry" | "in-graph"), source,
                   expected (repr), where, failures, status ("holds" | "relaxed" | "failed" |
-                  "failed-kept": an EXACT guard that failed for a call but stays)}
+                  "failed-kept": an EXACT or RESULT_KIND guard that failed for a call but stays)}
     entry_checks  checks on outside values of the newest graph: {kind, source, where}
     relaxed       {dims: {path: [dim, ...]}, scalars: {path: dtype}, state_dims: {source: [dim, ...]},
                    state_scalars: {source: dtype}}

@@ -17,6 +17,8 @@ from tensorflow.python.eager import execute
 from tensorflow.python.framework import func_graph
 from tensorflow.python.framework import ops as ops_lib
 
+from codegen.assumptions import Kind
+from codegen.errors import unsupported
 from codegen.operators.context import Frame
 from codegen.operators.gradients import differentiable
 from codegen.operators.values import UNDEF, Undefined
@@ -54,7 +56,24 @@ class Machine:
         """The assertions on what the run's blocks did (`count(global id)`, how often each ran):
         the variables and gradient paths read (`read_guards`), and the result's kind."""
         reads = {var: [count(gid) for gid in sorted(gids)] for var, gids in self.reads.items()}
-        return read_guards(reads) + kind_guard(self.kinds, self.post, self.roots, self.kind, count)
+        return read_guards(reads) + kind_guard(self.kinds, self.post, self.roots, self.kind, count,
+                                               self.kind_assumption)
+
+    def kind_assumption(self):
+        """The `RESULT_KIND` assumption of this machine's result; where a run broke it more often
+        than the function tolerates (relaxed), the recursion runs in Python."""
+        cf = self.cycle.functions[self.entry]
+        key = ("recursion-kind", cf.filename, cf.node.lineno, self.entry.__qualname__)
+        where = f"{cf.filename}:{cf.node.lineno}"
+        if key in self.ctx.relaxed:
+            raise unsupported("recursion-kind", cf.filename, cf.node,
+                              f"{self.entry.__qualname__} returned a Python number on some calls and a tensor "
+                              "(or a number of another type) on others, which only running it tells",
+                              "return the same kind of value from every `return`")
+        expected = "tensor" if self.kind in ("T", "N") else "/".join(
+            "Python number" if k == "P" else "tensor" for k in self.kind)
+        return self.ctx.assume(Kind.RESULT_KIND, key, f"the result of {self.entry.__qualname__}", expected, where,
+                               fallback="recursion-kind")
 
 
 def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:

@@ -31,6 +31,7 @@ import ast
 import tensorflow as tf
 from tensorflow.python.framework.func_graph import FuncGraph
 
+from codegen import faults
 from codegen.errors import StagingError
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import Frame
@@ -138,19 +139,28 @@ def _python_number(leaf, ptype):
     return WeakNumber(tf.cast(tensor, tf.as_dtype(ptype)), ptype)
 
 
-def kind_guard(kinds: dict, post: set, roots: int, kind, count) -> list:
+def kind_guard(kinds: dict, post: set, roots: int, kind, count, assume) -> list:
     """Assertions that the root's result has the speculated kinds, from how often each return
-    block ran (`count(gid)`, a tensor); none for a leaf every return gives that kind."""
+    block ran (`count(gid)`, a tensor); none for a leaf every return gives that kind.  `assume()`
+    records the `RESULT_KIND` assumption the assertions check (it raises where that assumption
+    was relaxed: the call then runs in Python)."""
     if not kinds or kind == "N" and all(k == "N" for k in kinds.values()):
         return []
     speculated = ("T",) * max((len(k) for k in kinds.values() if isinstance(k, tuple)), default=1) \
         if kind in ("T", "N") else kind
-    return [guard for i, k in enumerate(speculated) for guard in _leaf_guard(_leaf(kinds, i), post, roots, k, count)]
-
-
-def _leaf_guard(leaf: dict, post: set, roots: int, kind: str, count) -> list:
-    if _always(leaf, kind) or (kind == "T" and all(k in ("T", "PASS") for k in leaf.values())):
+    guarded = [(_leaf(kinds, i), k) for i, k in enumerate(speculated) if not _settled(_leaf(kinds, i), k)]
+    if not guarded:
         return []
+    assumption = assume()
+    return [guard for leaf, k in guarded for guard in _leaf_guard(leaf, post, roots, k, count, assumption)]
+
+
+def _settled(leaf: dict, kind: str) -> bool:
+    """Whether every return gives the leaf the speculated kind (nothing to check at run time)."""
+    return _always(leaf, kind) or (kind == "T" and all(k in ("T", "PASS") for k in leaf.values()))
+
+
+def _leaf_guard(leaf: dict, post: set, roots: int, kind: str, count, assumption) -> list:
 
     def ran(k):
         gids = [g for g, v in leaf.items() if v == k]
@@ -161,8 +171,9 @@ def _leaf_guard(leaf: dict, post: set, roots: int, kind: str, count) -> list:
     holds = known & ~ran(other)
     if roots == 1 and post and all(leaf[g] == kind for g in post):
         holds = holds | (known & ran(kind))      # the root called, and returned `kind` after it
-    return [tf.debugging.Assert(holds, ["the recursion's result is not the speculated "
-                                        + ("tensor" if kind == "T" else "Python number") + ", as eager's is"])]
+    if faults.matches(assumption):
+        holds = tf.constant(False)
+    return [tf.debugging.Assert(holds, [assumption.message()])]
 
 
 def _probe(ctx, cycle, f, cf, block, specs, python: set) -> tuple:

@@ -192,7 +192,7 @@ def run(m: Machine, calls, limit) -> list:
     counts = [ran.get(b.id, inner if (b is shape.group or b in shape.post) else frames) for b in cf.blocks]
     with tf.control_dependencies([tf.debugging.Assert(height <= limit, [
             "recursion deeper than the interpreter's recursion limit", limit])] + read_guards(reads)
-            + kind_guard(m.kinds, m.post, m.roots, m.kind, lambda g: counts[g])):
+            + kind_guard(m.kinds, m.post, m.roots, m.kind, lambda g: counts[g], m.kind_assumption)):
         results = [tf.identity(r) for r in results]
     m.ctx.observe(m.cycle.observe, [height, frames, tf.stack([tf.cast(c, tf.int32) for c in counts]),
                                      walked])

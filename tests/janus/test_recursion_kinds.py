@@ -6,6 +6,7 @@ the way back (`fact(1)` is the int 1, `fact(4)` a tensor); those calls must
 come back as Python numbers, and calls whose every path gives one run in the
 graph as Python numbers.
 """
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -118,3 +119,43 @@ def test_a_tuple_of_a_python_int_and_a_tensor():
     """Each leaf has its kind: the count is an int on every path, the product a tensor."""
     spec = differential(pair, [(tf.constant(n),) for n in (3, 0, 5, 2, 0, 4)], profile_runs=1)
     assert _graph_runs(spec) >= 4, spec.report()
+
+
+def _result_kind_assumptions(spec):
+    return [a for a in spec.report(format="json")["assumptions"] if a["kind"] == "RESULT_KIND"]
+
+
+def test_the_result_kind_is_an_in_graph_assumption_that_holds():
+    spec = differential(fact, [(tf.constant(n),) for n in (4, 3, 5, 2, 6)], profile_runs=1)
+    (kind,) = _result_kind_assumptions(spec)
+    assert kind["guard"] == "in-graph" and kind["failures"] == 0 and kind["status"] == "holds", kind
+    assert _graph_runs(spec) == 4, spec.report()
+
+
+def test_a_broken_result_kind_runs_that_call_in_python_and_keeps_the_graph():
+    spec = differential(fact, [(tf.constant(n),) for n in (4, 1, 3, 0, 5)], profile_runs=1)
+    (kind,) = _result_kind_assumptions(spec)
+    assert kind["failures"] == 2 and _graph_runs(spec) == 2, spec.report()
+    assert "[recursion-kind]" in spec.report(), spec.report()
+
+
+class WNode:
+    def __init__(self, w, left=None, right=None):
+        self.w, self.left, self.right = w, left, right
+
+
+def total_w(node):
+    if node is None:
+        return 0.0
+    return node.w + total_w(node.left) + total_w(node.right)
+
+
+def test_a_result_kind_that_breaks_on_every_call_stops_being_tried():
+    """A Python float on most nodes, an np.float32 on one: the sum's type is known only by
+    running it, every graph run fails its result-kind guard, and after a few the function runs
+    in Python instead of paying for a graph that cannot finish."""
+    trees = [WNode(1.5, WNode(np.float32(2.0)), WNode(3.0)), WNode(np.float32(1), None, WNode(2.0))]
+    spec = differential(total_w, [(t,) for t in trees * 8], profile_runs=1)
+    stats = spec.stats()
+    assert stats["graph_runs"] == 0 and stats["guard_failures"] <= 8, spec.report()
+    assert stats["imperative"] or stats["cache_hits"] <= 8, spec.report()

@@ -188,8 +188,8 @@ def flatten(root, schema: Schema, used=None):
 def flatten_forest(roots, schema: Schema, used=None):
     """The schema's columns for all the trees of `roots` in one set of tables (a node they share
     is one row), then the row of each root; None if they do not fit.  `used`: as for `flatten`."""
-    order, index, depth = _walk(roots, schema)
-    columns = _columns(order, index, depth, schema, used)
+    order, rows, depth, index = _walk(roots, schema)
+    columns = _columns(order, rows, depth, index, schema, used)
     if columns is None:
         return None
     columns.append(tf.constant(np.array([index[id(r)] for r in roots], np.int32)))
@@ -198,10 +198,11 @@ def flatten_forest(roots, schema: Schema, used=None):
 
 def _walk(roots, schema: Schema):
     """The nodes reachable from `roots` through the schema's child columns, each once, depth-first
-    from each root in turn (children in column order), and the depth at which each was numbered.
-    Only those columns are followed: the graph reaches nodes through them alone."""
+    from each root in turn (children in column order): the nodes, their rows, the depth at which
+    each was numbered, and each node's number by its id.  Only those columns are followed: the
+    graph reaches nodes through them alone."""
     names = [c.name for c in reversed(schema.columns) if c.pointer and not c.name.endswith("()")]
-    order, index, depth, known = [], {}, [], _NODE_CLASSES
+    order, rows, depth, index, known = [], [], [], {}, _NODE_CLASSES
     for root in roots:
         stack = [(root, 0)]
         while stack:
@@ -211,19 +212,18 @@ def _walk(roots, schema: Schema):
             index[id(node)] = len(order)
             order.append(node)
             depth.append(d)
-            row = vars(node)
+            rows.append(row := vars(node))
             for name in names:
                 child = row[name] if name in row else getattr(node, name, None)
                 if child is not None and ((k := known.get(type(child))) or (k is None and is_node(child))):
                     stack.append((child, d + 1))
-    return order, index, depth
+    return order, rows, depth, index
 
 
-def _columns(order, index, depth, schema: Schema, used=None):
+def _columns(order, rows, depth, index, schema: Schema, used=None):
     """The tensor of each column, or None when the nodes do not fit the schema.  A column the
     graph does not read (not in `used`) is fed empty; the node classes and the child columns are
     still checked, as the graph's code depends on them."""
-    rows = [vars(node) for node in order]
     names = {c.name: c for c in schema.columns}
     out, pointers, memo = [], [], {}
     for col in schema.columns:
@@ -336,7 +336,8 @@ def _values(order, rows, name, methods) -> list:
     (`name` is "m()"), a class attribute, or `_ABSENT`."""
     if name.endswith("()") and name[:-2] in methods:
         m = name[:-2]
-        return [getattr(node, m)() if _plain_method(type(node), m) else _ABSENT for node in order]
+        plain = {cls: _plain_method(cls, m) for cls in set(map(type, order))}
+        return [getattr(node, m)() if plain[type(node)] else _ABSENT for node in order]
     try:
         return [row[name] for row in rows]
     except KeyError:

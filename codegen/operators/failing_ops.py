@@ -106,15 +106,7 @@ def _forwarded(op):
 
 def ancestors(op) -> set:
     """The names of the ops `op` waits for, through data and control inputs."""
-    seen: set = set()
-    stack = [op]
-    while stack:
-        current = stack.pop()
-        for parent in [t.op for t in current.inputs] + list(current.control_inputs):
-            if parent.name not in seen:
-                seen.add(parent.name)
-                stack.append(parent)
-    return seen
+    return ancestors_of([t.op for t in op.inputs] + list(op.control_inputs))
 
 
 def prints(op, memo) -> bool:
@@ -164,10 +156,59 @@ def may_fail_through(graph) -> list:
 
 def unused_failing(graph, outputs) -> list:
     """The values of `graph` that nothing uses (`outputs` aside) and that may fail or use one
-    that may: the graph optimiser would prune them, and eager runs them."""
+    that may: the graph optimiser would prune them, and eager runs them.  Only those are kept
+    whose ancestors hold an op that may fail and that neither `outputs` nor a value kept before
+    already runs (`loss / t.size` is used; the unused gradient with respect to `t.size`, below
+    the same gather that may fail, needs no output of its own)."""
     used = {t.ref() for t in outputs if isinstance(t, tf.Tensor)}
-    return [t for op in may_fail_through(graph) for t in op.outputs
-            if t.dtype not in (tf.resource, tf.variant) and not t.consumers() and t.ref() not in used]
+    memo: dict = {}
+    leaves = [t for op in may_fail_through(graph) for t in op.outputs
+              if t.dtype not in (tf.resource, tf.variant) and not t.consumers() and t.ref() not in used]
+    if not leaves:
+        return []
+    covered = ancestors_of([t.op for t in outputs if isinstance(t, tf.Tensor) and t.graph is graph])
+    clean: set = set()             # ops none of whose ancestors may fail outside `covered`
+    kept = []
+    for t in leaves:
+        seen, found = _uncovered(t.op, covered, clean, memo)
+        if found:
+            kept.append(t)
+            covered |= seen
+        else:
+            clean |= seen
+    return kept
+
+
+def ancestors_of(ops) -> set:
+    """The names of `ops` and of every op they wait for, through data and control inputs."""
+    seen: set = set()
+    stack = list(ops)
+    while stack:
+        op = stack.pop()
+        if op.name not in seen:
+            seen.add(op.name)
+            stack += [t.op for t in op.inputs] + list(op.control_inputs)
+    return seen
+
+
+def _uncovered(op, covered: set, clean: set, memo: dict) -> tuple[set, bool]:
+    """The ops `op` needs outside `covered` and `clean`, and whether one of them may fail.  A loop
+    or branch that may fail counts wherever it is met: the optimiser drops the loop variables
+    and branch outputs nothing reads, with the ops computing them, even when it keeps the op."""
+    seen: set = set()
+    found = False
+    stack = [op]
+    while stack:
+        current = stack.pop()
+        if current.type in _BODIES and may_fail(current, memo):
+            found = True
+            continue
+        if current.name in seen or current.name in covered or current.name in clean:
+            continue
+        seen.add(current.name)
+        found = found or may_fail(current, memo)
+        stack += [t.op for t in current.inputs] + list(current.control_inputs)
+    return seen, found
 
 
 def witness(tensors) -> tf.Tensor:

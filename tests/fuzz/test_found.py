@@ -517,3 +517,21 @@ def test_dividing_an_int_or_float_attribute_stays_in_the_graph():
     trees = [WNode(1, WNode(2.5), WNode(3)), WNode(2.0, WNode(4, WNode(1)), None)]
     spec = differential(halves_w, [(t,) for t in trees * 3], profile_runs=1)
     assert spec.stats()["graph_runs"] >= 4, spec.report()
+
+
+def unused_values_below_a_used_one(x, k):
+    y = x * 2.0                         # used
+    g = tf.gather(x, k)                 # may fail; read only by values nothing uses
+    a = g * 2.0                         # noqa: F841
+    b = g + y                           # noqa: F841
+    c = tf.gather(y, k + 1) * 3.0       # noqa: F841  (may fail, unused)
+    loss = y / tf.cast(k + 1, tf.float32)
+    return loss
+
+
+def test_unused_values_keep_exactly_the_failures_eager_would_raise():
+    """Unused values are kept as outputs only where an op that may fail would otherwise be pruned:
+    each gather above still fails the call where eager's does, while the unused arithmetic below
+    a used value needs no output."""
+    calls = [(tf.constant([1.0, 2.0]), k) for k in (0, 1, 0, 5, 0, -3, 1)]
+    differential(unused_values_below_a_used_one, calls, profile_runs=1)

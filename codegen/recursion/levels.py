@@ -6,8 +6,10 @@ Which block a frame runs is then a fact about its node, known before any
 tensor is computed, and every node is one frame.  So the machine needs no
 call stack and no program counter: it classifies every node once (leaf path
 or calling path, from the branch tests on the node's own columns), finds the
-children each calling node passes, numbers the levels bottom-up (a leaf is
-level 0, a calling node one above its highest child), and then runs
+children each calling node passes, numbers the levels (from the depths the
+tree walk recorded, where the tables show that schedule is eager's, else
+bottom-up in a loop: a leaf is level 0, a calling node one above its highest
+child; `_schedule`), and then runs
   - each leaf path once, batched over all its nodes, and
   - one `tf.while_loop` step per level: gather the children's results into
     the calling nodes' temporaries, run the blocks after the calls batched

@@ -97,6 +97,9 @@ def test_training_over_a_batch_of_uneven_trees_equals_eager():
         for e, j in zip(ge, gj):
             _close(tf.convert_to_tensor(e), tf.convert_to_tensor(j))
     assert spec.stats()["graph_runs"] >= 3 and _strategy(spec).startswith("levels"), spec.report()
+    # Every node with children calls, and the unwalked `extra` holds no node: the walk's depths
+    # give the schedule (tests/janus/test_recursion_schedule.py has the cases where they do not).
+    assert spec.report(format="json")["recursion"][0]["last_schedule"] == "walked depths", spec.report()
 
 
 def test_tuple_results_unpacked_between_the_calls_run_level_by_level():

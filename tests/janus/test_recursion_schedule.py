@@ -102,22 +102,6 @@ def test_a_balanced_tree_takes_its_levels_from_the_walk(depth):
     assert "levels from the walked depths" in spec.report()
 
 
-def test_uneven_trees_in_one_batch_train_from_the_walk_as_eager():
-    m = Model()
-    spec = janus.speculate(step, profile_runs=1)
-    rng = np.random.default_rng(3)
-
-    def random_tree(n):
-        if n == 1:
-            return Node(word=int(rng.integers(7)))
-        k = int(rng.integers(1, n))
-        return Node(random_tree(k), random_tree(n - k))
-    for sizes in ((3, 5, 1), (9, 2, 6), (2, 1, 3), (12, 4, 9)):
-        trees = [random_tree(n) for n in sizes]
-        _same_call(step, spec, m, trees)
-    assert spec.stats()["graph_runs"] >= 3 and _cycle(spec)["last_schedule"] == "walked depths", spec.report()
-
-
 def test_a_child_column_the_calls_skip_holding_a_node_takes_the_loop():
     m = Model()
     spec = janus.speculate(m.encode, profile_runs=1)

@@ -12,11 +12,13 @@ import tensorflow as tf
 
 import janus
 from tests.harness import run_capturing
+from tests.janus import test_recursion_levels as levels
 
 
-class Node:
+class Node(levels.Node):
     def __init__(self, left=None, right=None, word=0, extra=None, stop=False, label=0):
-        self.left, self.right, self.word, self.extra, self.stop, self.label = left, right, word, extra, stop, label
+        super().__init__(left, right, word, extra)
+        self.stop, self.label = stop, label
 
 
 def balanced(depth, start=0):
@@ -29,16 +31,8 @@ def bad_subtree():
     return Node(Node(word=100), Node(word=1))
 
 
-class Model:
-    def __init__(self):
-        rng = np.random.default_rng(5)
-        self.E = tf.Variable(rng.normal(0, 0.5, (7, 4)).astype(np.float32))
-        self.W = tf.Variable(rng.normal(0, 0.5, (8, 4)).astype(np.float32))
-
-    def encode(self, node):
-        if node.left is None:
-            return tf.tanh(tf.gather(self.E, [node.word]))
-        return tf.tanh(tf.matmul(tf.concat([self.encode(node.left), self.encode(node.right)], 1), self.W))
+class Model(levels.Model):
+    """`encode` (from the level tests) and two recursions of other shapes."""
 
     def encode_stopping(self, node):
         """Stops at a node marked `stop`, children or not."""

@@ -364,7 +364,8 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
             self._note(codegen.Reason("forced-fallback", "", "janus.testing.forced_fallback() is active"))
             return self._profiled(args, kwargs)
         self.counters["graph_runs"] += 1
-        return self._python_result(graph.commit(outs, args, kwargs))
+        result = graph.commit(outs, args, kwargs)
+        return result if graph.result_kinds_checked else self._python_result(result)
 
     def _python_result(self, result):
         """Leaves eager returned as Python scalars come back as Python scalars (a Python

@@ -66,6 +66,10 @@ class ValueFact:
     other: int = 0
     overflow: bool = False
 
+    def only_tensors(self) -> bool:
+        """Whether every value seen was a tensor (and some was seen)."""
+        return bool(self.types) and all(t.endswith("Tensor") for t in self.types)
+
     def only_python_numbers(self) -> bool:
         """Whether every value seen was a Python bool, int or float (and some was seen)."""
         return bool(self.types) and set(self.types) <= {"bool", "int", "float"}

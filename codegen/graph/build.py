@@ -64,6 +64,8 @@ class GraphArtifact:
     restored_variables: list = dataclasses.field(default_factory=list)  # those a write may change before a failure
     xla: str = ""                     # under jit_compile: "on", or why the graph runs without XLA
     python_ops: list = dataclasses.field(default_factory=list)   # (type, token) of ops that call Python
+    result_kinds_checked: bool = False  # a recursion's result kind varied between the profiled calls
+                                        # and the graph checks it: no conversion by profiled types
 
     @property
     def calls_python(self) -> bool:
@@ -212,7 +214,8 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                              list(ctx.heap.writes), len(ctx.print_tensors),
                              [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
                              variable_writes.written_variables(concrete), _restored_variables(concrete),
-                             python_ops=python_calls.python_ops(concrete.graph))
+                             python_ops=python_calls.python_ops(concrete.graph),
+                             result_kinds_checked=ctx.result_kinds_checked)
     if artifact.calls_python:
         python_calls.install()
     if jit_compile:
@@ -306,8 +309,10 @@ def _call_top(ctx, converted, args, kwargs):
     """The speculated function itself; a recursive one runs as a machine from its first call,
     speculated to return a Python number where the profiled calls did."""
     if not kwargs and SERVICES.wants_machine(converted.fn, args):
-        python = ctx.profile is not None and ctx.profile.results.only_python_numbers()
-        return SERVICES.run_machine(converted.fn, [args], "P" if python else None)[0]
+        results = ctx.profile.results if ctx.profile is not None else None
+        kind = None if results is None else "P" if results.only_python_numbers() else \
+            "T" if results.only_tensors() else None
+        return SERVICES.run_machine(converted.fn, [args], kind)[0]
     return converted.builder(*args, **kwargs)
 
 

@@ -222,13 +222,16 @@ def _foreign(f) -> str:
 
 def _profiled_kind(ctx, fn):
     """"P" when every call of `fn` the profile saw from the function being built returned a Python
-    number (the machine then speculates that its result is one), else None."""
+    number (the machine then speculates that its result is one), "T" when every one returned a
+    tensor, else None."""
     fprof = ctx.profile.get(ctx.frame.converted.key) if ctx.profile is not None and ctx.frames else None
     if fprof is None:
         return None
     key = code_key(fn)
     sites = [s for s in fprof.sites_of(SiteKind.CALL) if key in s.callees]
-    return "P" if sites and all(s.value.only_python_numbers() for s in sites) else None
+    if sites and all(s.value.only_python_numbers() for s in sites):
+        return "P"
+    return "T" if sites and all(s.value.only_tensors() for s in sites) else None
 
 
 def _plain(value):

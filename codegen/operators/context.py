@@ -98,6 +98,7 @@ class BuildContext:
         self.dry_run = 0                       # >0 while typing machine blocks in a scratch graph
         self.observers: list = []              # (callback, [tensors]) called with values after success
         self.recursion: list = []              # recursive cycles run as machines in this graph
+        self.result_kinds_checked = False      # a machine checks a result kind the profile saw vary
         self._scanned = 0
         self._wrote = False
 

@@ -44,6 +44,8 @@ def _bool_number(op, a, b):
 # -- boolean operators -------------------------------------------------------------------
 def truth(x):
     """A per-frame branch predicate as a boolean tensor."""
+    if isinstance(x, (PyNumber, WeakNumber)):
+        return as_bool(x.tensor)
     return as_bool(x) if isinstance(x, tf.Tensor) else tf.constant(bool(x))
 
 

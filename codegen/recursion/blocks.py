@@ -24,7 +24,9 @@ from codegen.operators.gradients import differentiable
 from codegen.operators.values import UNDEF, Undefined
 from codegen.recursion.cycles import Cycle
 from codegen.recursion.elementwise import is_elementwise, run_batched
-from codegen.recursion.kinds import kind_guard, result_kind, return_kinds
+from codegen.recursion.kinds import as_eager, kind_guard, result_kind, return_kinds
+from codegen.recursion.mixed import checked_result, has_mixed, outputs_with_bits, speculated, unmixed
+from codegen.recursion.mixed import resolve as resolve_mixed
 from codegen.recursion.rows import run_rows
 from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack
 from codegen.recursion.frames import Widened, cast_all, is_tensors, table_layout, wrap
@@ -51,6 +53,16 @@ class Machine:
     kind: object = "T"                                       # the result's speculated kinds
     ptypes: tuple | None = None                              # its leaves' Python or NumPy types
     post: set = dataclasses.field(default_factory=set)      # return blocks that run after a call
+    mixed: dict = dataclasses.field(default_factory=dict)   # (function, block id) -> its `mixed.BlockKinds`
+
+    def result(self, packed):
+        """The root's result (its table leaves packed) as eager gives it: Python numbers where the
+        machine speculated them, after the check of the kinds where they vary by frame."""
+        if has_mixed(self.returns[self.entry]):
+            spec = unmixed(self.returns[self.entry])
+            packed = pack(spec, checked_result(self, packed))
+            return as_eager(self.kind, self.ptypes, wrap(packed, spec))
+        return as_eager(self.kind, self.ptypes, wrap(packed, self.returns[self.entry]))
 
     def guards(self, count) -> list:
         """The assertions on what the run's blocks did (`count(global id)`, how often each ran):
@@ -78,7 +90,7 @@ class Machine:
 
 def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
     """Type the frame variables (shared tensors become static) and lay out their tables.  `kind`:
-    "P" when the profile saw the call return a Python number (`kinds.return_kinds`)."""
+    "P" / "T" when every profiled call returned a Python number / a tensor, else None."""
     specs, returns, stateful, mixed = infer_specs(ctx, cycle, entry, calls[0])
     # Tensors every call passes along unchanged are the entry's value in every frame: no table.
     shared = {cycle.invariant[(entry, p)]: a for i, (p, a) in enumerate(zip(cycle.functions[entry].params, calls[0]))
@@ -87,13 +99,22 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
     for key, cls in cycle.invariant.items():
         if cls in shared:
             specs[key] = Spec(tf.int32, (), static=shared[cls], is_static=True)
+    if mixed:           # numbers that are Python in some frames and tensors in others carry a bit
+        specs, returns, tables, result_kinds = resolve_mixed(ctx, cycle, entry, calls, specs, returns, mixed)
+        kinds, post, (result, ptypes) = {}, set(), speculated(result_kinds, returns[entry], kind)
+        # Where the profiled calls returned both kinds, the function's result kind varies too: the
+        # graph's checked kinds stand, not a conversion to the types a profiled call returned.
+        ctx.result_kinds_checked |= kind not in ("P", "T") and has_mixed(returns[entry])
+    else:
+        tables = {}
+        kinds, post, ptypes = return_kinds(ctx, cycle, specs)
+        result = result_kind(kinds, kind, ptypes)
     index, leaf_specs = table_layout(cycle, specs)
     elementwise = {(f, b.id) for f, cf in cycle.functions.items() for b in cf.blocks
                    if (f, b.id) not in stateful and is_elementwise(cf, f, b, specs)}
-    kinds, post, ptypes = ({}, set(), None) if mixed else return_kinds(ctx, cycle, specs)
     return Machine(ctx, cycle, entry, len(calls), specs, returns, stateful, index, leaf_specs,
                    leaves(returns[entry]), elementwise, kinds=kinds, post=post,
-                   kind=result_kind(kinds, kind, ptypes), ptypes=ptypes)
+                   kind=result, ptypes=ptypes, mixed=tables)
 
 
 def is_bare(block) -> bool:
@@ -128,6 +149,7 @@ def run_builder(m: Machine, f, cf, block, table_vars, written, flat):
         new_vars, term = converted.builder(*full)
     finally:
         m.ctx.frames.pop()
+    new_vars, term = outputs_with_bits(m, f, cf, block, given, new_vars, term)
     out = []
     for v, value in zip(cf.vars, new_vars):
         if v in written:        # an `if` may leave it unassigned: then it keeps its value

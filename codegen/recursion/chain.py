@@ -56,6 +56,7 @@ _XLA_OPS = frozenset({
     "Sign", "Square", "Maximum", "Minimum", "Greater", "GreaterEqual", "Less", "LessEqual", "Equal",
     "NotEqual", "LogicalNot", "LogicalAnd", "LogicalOr", "Select", "SelectV2", "StopGradient",
     "If", "StatelessIf", "Case", "StatelessCase", "While", "StatelessWhile",
+    "BitwiseAnd", "BitwiseOr", "LeftShift", "RightShift",     # a packed kind bit (`frame_specs.encode`)
 }) | _INT_DIVISION
 # Ops XLA compiles like TensorFlow when their inputs from this position on are constants.
 _STATIC_ARGS = {"StridedSlice": 1, "Range": 0, "Any": 1, "All": 1}

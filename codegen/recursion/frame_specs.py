@@ -39,6 +39,41 @@ class Spec:
     is_static: bool = False
 
 
+class MixedSpec(tuple):
+    """A number that is a Python number in some frames and a tensor in others: its value's Spec and
+    a bool, per frame "this is a Python number" (see `codegen.recursion.mixed`).  An int32 scalar
+    and its bit share one int64 table (`packed`): a table costs every machine step a read and a
+    write, the packing two bit operations."""
+
+    @property
+    def packed(self) -> bool:
+        return self[0].dtype == tf.int32 and self[0].shape == ()
+
+
+BIT = Spec(tf.bool, ())
+WORD = Spec(tf.int64, ())           # a packed int32 value (low half) and its bit (bit 32)
+_LOW = (1 << 32) - 1
+
+
+def encode(value, bit):
+    """A packed word: `value` (an int32, or a number a table holds as one) and its bit."""
+    if isinstance(value, (PyNumber, WeakNumber)):
+        value = value.tensor
+    low = tf.bitwise.bitwise_and(tf.cast(value, tf.int64), tf.constant(_LOW, tf.int64))
+    return tf.bitwise.bitwise_or(low, tf.bitwise.left_shift(tf.cast(bit, tf.int64), tf.constant(32, tf.int64)))
+
+
+def decode(word) -> tuple:
+    """(the int32 value, its bit) of a packed word."""
+    return tf.cast(word, tf.int32), tf.not_equal(tf.bitwise.right_shift(word, tf.constant(32, tf.int64)), 0)
+
+
+def is_python_number(value) -> bool:
+    """Whether a block value stands for a Python number (a literal, or one held in a tensor)."""
+    return type(value) in (bool, int, float) or isinstance(value, PyNumber) or (
+        isinstance(value, WeakNumber) and value.ptype is not None)
+
+
 def spec_of(value):
     """Spec, or a tuple of specs for a tuple/list value, or None for other Python objects."""
     if isinstance(value, Pointer):       # typing runs on stand-in tables; keep the real ones
@@ -71,19 +106,26 @@ def merge(new, old):
 
 
 def leaves(spec) -> list:
+    if isinstance(spec, MixedSpec):
+        return [WORD] if spec.packed else [spec[0], BIT]
     if isinstance(spec, tuple):
         return [leaf for s in spec for leaf in leaves(s)]
     return [spec]
 
 
 def flatten(value, spec) -> list:
+    if isinstance(spec, MixedSpec):     # (value, bit), or a value from outside the tables
+        value, bit = value if type(value) is tuple else (value, is_python_number(value))
+        return [encode(value, bit)] if spec.packed else [value, bit]
     if isinstance(spec, tuple):
         return [leaf for v, s in zip(value, spec) for leaf in flatten(v, s)]
     return [value]
 
 
 def pack(spec, leaves: list):
-    """Inverse of `flatten` (consumes `leaves`)."""
+    """Inverse of `flatten` (consumes `leaves`); a mixed number is its (value, bit) pair."""
+    if isinstance(spec, MixedSpec):
+        return decode(leaves.pop(0)) if spec.packed else (leaves.pop(0), leaves.pop(0))
     if isinstance(spec, tuple):
         return tuple(pack(s, leaves) for s in spec)
     return leaves.pop(0)
@@ -107,6 +149,8 @@ def exposed_reads(stmts, term_exprs: list, names) -> set[str]:
 
 
 def dry_value(spec):
+    if isinstance(spec, MixedSpec):
+        return dry_value(spec[0])
     if isinstance(spec, tuple):
         return tuple(dry_value(s) for s in spec)
     if spec.is_static:
@@ -133,12 +177,13 @@ def infer_specs(ctx, cycle, entry, args):
     for p, a in zip(entry_cf.params, args):
         specs[(entry, p)] = spec_of(a) or Spec(tf.int32, (), static=a, is_static=True)
 
-    mixed: set = set()              # parameters a Python number in some frames and a tensor in others
+    mixed: dict = {}                # parameters a Python number in some frames and a tensor in others:
+                                    # the dtypes they held
 
     def update(table, key, spec, param=False):
         old = table.get(key)
-        if param and isinstance(old, Spec) and isinstance(spec, Spec) and old.weak != spec.weak:
-            mixed.add(key)
+        if param and _kinds_differ(old, spec):
+            mixed.setdefault(key, set()).update(_kinds_differ(old, spec))
         merged = merge(spec, old)
         if table.get(key) != merged:
             table[key] = merged
@@ -200,6 +245,14 @@ def infer_specs(ctx, cycle, entry, args):
         for v in cf.vars:
             specs.setdefault((f, v), Spec(tf.int32, (), True))    # never read before assigned
     return specs, returns, stateful, mixed
+
+
+def _kinds_differ(old, new) -> set:
+    """The dtypes of the leaves that are a Python number in one spec and a tensor in the other."""
+    if old is None or len(leaves(old)) != len(leaves(new)):
+        return set()
+    return {s.dtype for a, b in zip(leaves(old), leaves(new))
+            if isinstance(a, Spec) and isinstance(b, Spec) and a.weak != b.weak for s in (a, b)}
 
 
 def stateful_block(cf) -> bool:

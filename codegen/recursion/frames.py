@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from codegen.operators.trees import Pointer
 from codegen.operators.weak_numbers import WeakNumber
-from codegen.recursion.frame_specs import Spec, flatten, leaves
+from codegen.recursion.frame_specs import MixedSpec, Spec, flatten, leaves
 
 
 class MachineState(NamedTuple):
@@ -150,7 +150,10 @@ def cast_all(value, spec) -> list:
 def wrap(value, spec):
     """Table values as the builder sees them: tree nodes become Pointers, tuples tuples, and a
     Python float (held in float64) a WeakNumber, which yields to a tensor's dtype as the float
-    does in eager."""
+    does in eager.  A number that is Python in some frames and a tensor in others (`MixedSpec`) is
+    its value: the block computes on tensors, its kinds come from `codegen.recursion.mixed`."""
+    if isinstance(spec, MixedSpec):
+        return wrap(value[0], spec[0])
     if isinstance(spec, tuple):
         return tuple(wrap(v, s) for v, s in zip(value, spec))
     if spec.tables is not None:

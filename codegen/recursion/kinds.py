@@ -22,7 +22,8 @@ return is unknown when a tensor `if` on the way may leave a callee's Python
 number on one side and make it a tensor on the other (`if n > 2: r = r *
 n`).  Where a parameter is a Python number in some frames and a
 tensor in others (`ack(m - 1, 1)`), the kinds are not known from the
-returns alone, and the machine's result stays a tensor.
+returns alone: the machine then carries a kind bit per frame instead
+(`codegen.recursion.mixed`).
 """
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ def run_many(cycle: Cycle, entry, calls: list, kind=None):
     """One machine for independent calls `entry(*args)` for each args in `calls` (a Python loop over
     a batch of trees): every call is a root frame, they all advance together.  Returns their
     results in order, or None when the calls cannot share a machine (different tree layouts,
-    different shared objects).  `kind`: "P" when the profile saw the call return a Python number."""
+    different shared objects).  `kind`: "P" / "T" when every profiled call returned a Python number / a tensor."""
     ctx = current()
     cf = cycle.functions[entry]
     if ctx.in_machine:
@@ -129,7 +129,7 @@ def _run(ctx, cycle, entry, calls, kind):
     done, why = _other_strategy(m, calls, limit)
     if done is not None:
         ctx.recursion.append(cycle)
-        return [as_eager(m.kind, m.ptypes, wrap(r, m.returns[entry])) for r in done]
+        return [m.result(r) for r in done]
     cycle.strategy = Strategy("wavefront", why)
 
     # tf.while_loop passes the fields of its loop variables' structure as separate arguments.
@@ -153,8 +153,7 @@ def _run(ctx, cycle, entry, calls, kind):
         out = out._replace(results=[tf.identity(r) for r in out.results])
     ctx.observe(cycle.observe, [out.steps, out.n, out.ran])
     ctx.recursion.append(cycle)
-    return [as_eager(m.kind, m.ptypes, wrap(pack(m.returns[entry], [r[i] for r in out.results]), m.returns[entry]))
-            for i in range(m.roots)]
+    return [m.result(pack(m.returns[entry], [r[i] for r in out.results])) for i in range(m.roots)]
 
 
 def _other_strategy(m: Machine, calls, limit):

@@ -27,10 +27,9 @@ from hypothesis import strategies as st
 OPEN_BUG_RULES: dict[str, str] = {
     # A rule that makes a known, open bug is generated only under --fuzz-open, listed here with a
     # one-line repro, until the bug is fixed.
-    "print(ackish(...))": "a recursion that passes a Python literal where its parameter is a tensor at the "
-                          "root: ackish(tensor 1, j) is the int 2, ackish(tensor 0, j) a tensor; janus gives the "
-                          "kind its profiled calls returned",
 }
+# The statements of those rules (generated only under --fuzz-open).
+OPEN_STATEMENTS: list[str] = []
 
 HEADER = '''import queue
 
@@ -110,6 +109,14 @@ def ackish(m, j):
     if m == 0:
         return j + 1
     return ackish(m - 1, 1)
+
+
+def ack(m, n):
+    if m == 0:
+        return n + 1
+    if n == 0:
+        return ack(m - 1, 1)
+    return ack(m - 1, ack(m, n - 1))
 
 
 def tsum(node):
@@ -202,9 +209,10 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = tf.reshape(tf.numpy_function(doubled, [t], t.dtype), tf.shape(t))",
         # A float linear recursion (two loops), and a gradient whose connection depends on a branch.
         lambda: "t = t + fpow(t * 0.5, tf.constant(abs(k) % 4))",
-        # A gradient through a tensor loop that may run zero times (then eager's is None).
+        # A gradient through a tensor loop that may run zero times (then eager's is None); its
+        # counter is not the tensor while's `j`, which it would reset inside that loop forever.
         lambda: ("with tf.GradientTape() as tape:\n    tape.watch(t)\n    g = tf.ones_like(t)\n"
-                 "    j = tf.constant(0)\n    while j < tf.constant(abs(k) % 3):\n        g = g * t\n        j += 1\n"
+                 "    q = tf.constant(0)\n    while q < tf.constant(abs(k) % 3):\n        g = g * t\n        q += 1\n"
                  "LOG.append(tape.gradient(g, t) is None)"),
         # Recursion over a tree whose number attributes are ints on some nodes and floats on
         # others (the result's type depends on the nodes), and over a tensor attribute.
@@ -213,6 +221,10 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = t * tpick(tree)",
         # A recursion whose result is a tensor on some paths and a Python int on others.
         lambda: 'print("mixed", mixed(tf.constant(abs(n) % 4)))',
+        # One that passes a Python literal where its root passed a tensor: ackish(tensor 1, j) is
+        # the int 2, ackish(tensor 0, j) a tensor; Ackermann's kind also follows the path.
+        lambda: 'print("ackish", ackish(tf.constant(abs(n) % 2), tf.constant(abs(k) % 3)))',
+        lambda: 'print("ack", ack(tf.constant(abs(n) % 3), tf.constant(abs(k) % 3)))',
         # A gradient through a recursion whose root may be its base case (then eager's is None).
         lambda: ("with tf.GradientTape() as tape:\n    tape.watch(t)\n"
                  "    p = fpow(t, tf.constant(abs(k) % 2))\nLOG.append(tape.gradient(p, t) is None)"),
@@ -221,7 +233,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  "gr = tape.gradient(g, t)\nLOG.append(gr is None)\nt = t if gr is None else t + gr"),
     ]
     if open_rules:
-        choices += [lambda: 'print("ackish", ackish(tf.constant(abs(n) % 2), tf.constant(abs(k) % 3)))']
+        choices += [lambda text=text: text for text in OPEN_STATEMENTS]
     if in_loop:
         choices += [lambda: f"if {draw(python_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}",
                     lambda: f"if {draw(tensor_test())}:\n    {draw(st.sampled_from(['break', 'continue']))}"]

@@ -84,6 +84,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         self.input_signature = self.binding.user_specs if self.binding else None
         self.relaxations = Relaxations(self.binding.specs if self.binding else None)
         self.assumption_failures: collections.Counter = collections.Counter()
+        self.guard_relaxations = 0          # guard failures that relaxed an assumption
         self.assumption_info: dict = {}                 # key -> Assumption (last seen)
         self.fallbacks: dict[tuple, Fallback] = {}
         self.misses: collections.Counter = collections.Counter()   # the check that rejected a call
@@ -387,12 +388,13 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
                 return self._eager(args, kwargs)     # (a profiled run would set the result types for all)
             return self._profiled(args, kwargs)
         self.relaxations.assumptions.add(assumption.key)
+        self.guard_relaxations += 1
         self.graphs = [g for g in self.graphs if all(a.key not in self.relaxations.assumptions
                                                      for a in g.assumptions)]
         self._note(codegen.Reason(f"guard-failed:{assumption.kind.name.lower()}", assumption.where,
                                   f"assumption {assumption.source} == {assumption.expected!r} broke; relaxed"))
         log("guards", self, f"{assumption.describe()} failed; falling back")
-        if self.counters["guard_failures"] >= MAX_GUARD_FAILURES:
+        if self.guard_relaxations >= MAX_GUARD_FAILURES:     # (a tolerated failure relaxes nothing)
             self._make_imperative(codegen.Reason("keeps-failing", assumption.where,
                                                  f"{MAX_GUARD_FAILURES} in-graph guards failed"))
         return self._profiled(args, kwargs)

@@ -24,7 +24,7 @@ from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer
 from codegen.operators.weak_numbers import WeakNumber
-from codegen.operators.values import Undefined, is_symbolic as _is_symbolic
+from codegen.operators.values import EitherKind, Undefined, is_symbolic as _is_symbolic
 
 
 def flatten(value, tensors: list, heap):
@@ -58,6 +58,9 @@ def flatten(value, tensors: list, heap):
     if isinstance(value, PyNumber) or (isinstance(value, WeakNumber) and value.ptype is not None):
         tensors.append(value.tensor)
         return ("tensor", len(tensors) - 1, value.ptype)     # a Python number again after the run
+    if isinstance(value, EitherKind):                         # the run's bit says which
+        tensors += [value.tensor, value.python]
+        return ("either", len(tensors) - 2, value.ptype)
     if isinstance(value, (Pointer, WeakNumber)):
         raise ConversionError(Reason(
             "tree-value-escapes", "",
@@ -108,6 +111,9 @@ def unflatten(template, outs, args=(), kwargs=None):
         return template[2](value.numpy()) if template[2] is not None else value
     if tag == "const":
         return template[1]
+    if tag == "either":
+        value = outs[template[1]]
+        return template[2](value.numpy()) if outs[template[1] + 1].numpy() else value
     if tag == "namedtuple":
         return template[1](*(unflatten(t, outs, args, kwargs) for t in template[2]))
     if tag == "object":

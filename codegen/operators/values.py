@@ -5,6 +5,8 @@ from __future__ import annotations
 import tensorflow as tf
 from tensorflow.python.framework.ops import EagerTensor
 
+from codegen.errors import Reason, StagingError
+
 # The class itself, not `type(tf.constant(0))`: creating a tensor at import would initialise
 # TensorFlow's runtime, after which the user can no longer configure devices.
 EAGER = EagerTensor
@@ -64,3 +66,29 @@ class NoReturn(_Marker):
 
 
 NO_RETURN = NoReturn()
+
+
+class EitherKind:
+    """A recursion's result that is a Python number on some calls and a tensor on others, left to
+    be decided after the run (the graph speculated one kind too often wrongly): its value and a
+    bool tensor "a Python number".  It can only leave the graph as it is (returned, or stored
+    unchanged); anything else the function does with it fails the build."""
+
+    __slots__ = ("tensor", "python", "ptype")
+
+    def __init__(self, tensor, python, ptype):
+        self.tensor, self.python, self.ptype = tensor, python, ptype
+
+    def _used(self, *_, **__):
+        raise StagingError(Reason(
+            "recursion-kind", "", "a recursion's result that is a Python number on some calls and a tensor on "
+            "others is used inside the function; which one only the run tells",
+            "return the result as it is, or return the same kind of value from every `return`"))
+
+
+for _name in ("str", "repr", "format", "bool", "int", "float", "index", "len", "iter", "getitem", "hash",
+              "tf_tensor", "neg", "pos", "abs", "invert", "lt", "le", "gt", "ge", "eq", "ne") + tuple(
+        f"{r}{op}" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+                              "xor", "lshift", "rshift") for r in ("", "r")):
+    setattr(EitherKind, f"__{_name}__", EitherKind._used)
+del _name

@@ -25,7 +25,7 @@ from codegen.operators.values import UNDEF, Undefined
 from codegen.recursion.cycles import Cycle
 from codegen.recursion.elementwise import is_elementwise, run_batched
 from codegen.recursion.kinds import as_eager, kind_guard, result_kind, return_kinds
-from codegen.recursion.mixed import checked_result, has_mixed, outputs_with_bits, speculated, unmixed
+from codegen.recursion.mixed import checked_result, either_kinds, has_mixed, outputs_with_bits, speculated, unmixed
 from codegen.recursion.mixed import resolve as resolve_mixed
 from codegen.recursion.rows import run_rows
 from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack
@@ -57,12 +57,20 @@ class Machine:
 
     def result(self, packed):
         """The root's result (its table leaves packed) as eager gives it: Python numbers where the
-        machine speculated them, after the check of the kinds where they vary by frame."""
+        machine speculated them, after the check of the kinds where they vary by frame; where that
+        check failed too often, the kinds decided after the run (`mixed.either_kinds`)."""
         if has_mixed(self.returns[self.entry]):
+            if self._kind_key() in self.ctx.relaxed:
+                self.ctx.result_kinds_checked = True
+                return either_kinds(self, packed)
             spec = unmixed(self.returns[self.entry])
             packed = pack(spec, checked_result(self, packed))
             return as_eager(self.kind, self.ptypes, wrap(packed, spec))
         return as_eager(self.kind, self.ptypes, wrap(packed, self.returns[self.entry]))
+
+    def _kind_key(self) -> tuple:
+        cf = self.cycle.functions[self.entry]
+        return "recursion-kind", cf.filename, cf.node.lineno, self.entry.__qualname__
 
     def guards(self, count) -> list:
         """The assertions on what the run's blocks did (`count(global id)`, how often each ran):
@@ -73,9 +81,10 @@ class Machine:
 
     def kind_assumption(self):
         """The `RESULT_KIND` assumption of this machine's result; where a run broke it more often
-        than the function tolerates (relaxed), the recursion runs in Python."""
+        than the function tolerates (relaxed), the recursion runs in Python (a result whose kind
+        varies by frame is left to the run instead, see `result`)."""
         cf = self.cycle.functions[self.entry]
-        key = ("recursion-kind", cf.filename, cf.node.lineno, self.entry.__qualname__)
+        key = self._kind_key()
         where = f"{cf.filename}:{cf.node.lineno}"
         if key in self.ctx.relaxed:
             raise unsupported("recursion-kind", cf.filename, cf.node,

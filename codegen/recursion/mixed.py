@@ -31,10 +31,12 @@ from codegen import faults
 from codegen.errors import StagingError, unsupported
 from codegen.lowering.recursion import CallGroup, Return
 from codegen.operators.context import Frame
-from codegen.operators.values import Undefined
+from codegen.operators.values import EitherKind, Undefined
 from codegen.operators.weak_numbers import WeakNumber
-from codegen.recursion.frame_specs import BIT, MixedSpec, Spec, dry_value, exposed_reads, is_python_number, leaves
-from codegen.recursion.frames import Widened
+from codegen.recursion.frame_specs import (BIT, MixedSpec, Spec, dry_value, exposed_reads, is_python_number, leaves,
+                                           pack)
+from codegen.recursion.frames import Widened, wrap
+from codegen.recursion.kinds import as_eager
 from codegen.syntax.analysis import assigned_names
 
 MAX_INPUTS = 4                  # a block is traced 2 ** inputs times
@@ -375,3 +377,14 @@ def speculated(result_kinds: tuple, ret_spec, profiled) -> tuple[tuple, tuple]:
     ptypes = tuple(ptype_of(s.dtype) if "P" in ks and isinstance(s, Spec) else None
                    for s, ks in zip(leaves(unmixed(ret_spec)), result_kinds))
     return kinds, ptypes
+
+
+def either_kinds(m, packed):
+    """The root's result with each mixed leaf an `EitherKind`: its kind comes back from the run
+    (the function then returns it as it is, or fails to build where it uses it)."""
+    spec = unmixed(m.returns[m.entry])
+    values = [v if b is None else EitherKind(v, b, ptype_of(s.dtype))
+              for (v, b), s in zip(parts(packed, m.returns[m.entry]), leaves(spec))]
+    kinds = tuple("T" if b is not None else k for (_, b), k in zip(parts(packed, m.returns[m.entry]), m.kind))
+    wrapped = [v if isinstance(v, EitherKind) else wrap(v, s) for v, s in zip(values, leaves(spec))]
+    return as_eager(kinds, m.ptypes, pack(spec, wrapped))

@@ -154,3 +154,27 @@ def test_a_wavefront_recursion_whose_sum_meets_both_kinds():
     spec, stats = _kinds_and_runs(climbs, ints((3, 1), (4, 0), (0, 5), (1, 1), (5, 2)))
     assert stats["guard_failures"] == 0 and stats["graph_runs"] == 4, spec.report()
     assert "wavefront" in spec.report(), spec.report()
+
+
+def returns_ack(m, n):
+    return ack(m, n)
+
+
+def adds_to_ack(m, n):
+    return ack(m, n) + 1
+
+
+ALTERNATING = ints(*[(k % 3, 2) for k in range(1, 31)])
+
+
+def test_after_the_kind_check_failed_too_often_the_run_tells_the_kind():
+    # Every third call's root is Ackermann's base case (a tensor), the others return an int: the
+    # check fails until RESULT_KIND is relaxed, then the graph hands back each call's own kind.
+    spec = differential(returns_ack, ALTERNATING, profile_runs=1)
+    stats = spec.stats()
+    assert stats["guard_failures"] == 8 and stats["graph_runs"] == 21 and not stats["imperative"], spec.report()
+
+
+def test_a_result_whose_kind_the_run_tells_used_in_the_function_runs_in_python():
+    spec = differential(adds_to_ack, ALTERNATING, profile_runs=1)
+    assert "only the run tells" in spec.report() or spec.stats()["imperative"], spec.report()

@@ -70,6 +70,12 @@ class ValueFact:
         """Whether every value seen was a tensor (and some was seen)."""
         return bool(self.types) and all(t.endswith("Tensor") for t in self.types)
 
+    def only_numbers(self) -> bool:
+        """Whether every value seen was a Python or NumPy scalar number (and some was seen)."""
+        return bool(self.types) and all(t in ("bool", "int", "float") or (
+            t.startswith("numpy.") and t[6:].rstrip("_").rstrip("0123456789") in ("int", "uint", "float", "bool"))
+            for t in self.types)
+
     def only_python_numbers(self) -> bool:
         """Whether every value seen was a Python bool, int or float (and some was seen)."""
         return bool(self.types) and set(self.types) <= {"bool", "int", "float"}

@@ -310,7 +310,7 @@ def _call_top(ctx, converted, args, kwargs):
     speculated to return a Python number where the profiled calls did."""
     if not kwargs and SERVICES.wants_machine(converted.fn, args):
         results = ctx.profile.results if ctx.profile is not None else None
-        kind = None if results is None else "P" if results.only_python_numbers() else \
+        kind = None if results is None else "P" if results.only_numbers() else \
             "T" if results.only_tensors() else None
         return SERVICES.run_machine(converted.fn, [args], kind)[0]
     return converted.builder(*args, **kwargs)

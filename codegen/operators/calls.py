@@ -105,8 +105,10 @@ def call(f, *args, **kwargs):
     user_call = getattr(type(f), "call", None) if not isinstance(f, type) else None
     if isinstance(user_call, types.FunctionType) and is_user_function(user_call) and hasattr(f, "__dict__"):
         return _layer_call(ctx, f, user_call, args, kwargs)
-    # Library code sees plain tensors where tree attributes stood for Python numbers.
-    args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
+    # Library code sees plain tensors where tree attributes stood for Python numbers; a list, dict
+    # or set method keeps the number (it comes back as one after the run).
+    if type(getattr(f, "__self__", None)) not in (list, dict, set):
+        args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
     if isinstance(f, types.MethodType) and isinstance(f.__self__, tf.GradientTape) and f.__name__ == "gradient":
         try:
             return checked_gradient(f, args, kwargs)
@@ -222,14 +224,14 @@ def _foreign(f) -> str:
 
 def _profiled_kind(ctx, fn):
     """"P" when every call of `fn` the profile saw from the function being built returned a Python
-    number (the machine then speculates that its result is one), "T" when every one returned a
-    tensor, else None."""
+    or NumPy number (the machine then speculates that its result is one), "T" when every one
+    returned a tensor, else None."""
     fprof = ctx.profile.get(ctx.frame.converted.key) if ctx.profile is not None and ctx.frames else None
     if fprof is None:
         return None
     key = code_key(fn)
     sites = [s for s in fprof.sites_of(SiteKind.CALL) if key in s.callees]
-    if sites and all(s.value.only_python_numbers() for s in sites):
+    if sites and all(s.value.only_numbers() for s in sites):
         return "P"
     return "T" if sites and all(s.value.only_tensors() for s in sites) else None
 

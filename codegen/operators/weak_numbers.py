@@ -11,6 +11,8 @@ import operator as _op
 import numpy as np
 import tensorflow as tf
 
+from codegen.operators.context import current
+
 _WEAK = (int, float, bool)        # plus WeakNumber itself: operands that keep a result a Python number
 
 
@@ -36,8 +38,9 @@ class WeakNumber:
     def _other(self, other):
         if isinstance(other, WeakNumber):
             a, b = self.tensor, other.tensor
-            if a.dtype != b.dtype:                 # int and float attributes: both as the float
-                wide = a.dtype if a.dtype.is_floating else b.dtype
+            if a.dtype != b.dtype:                 # int and float attributes: both as the float;
+                # two ints or two floats: both as the wider (an np.int64 and a Python int)
+                wide = max(a.dtype, b.dtype, key=lambda d: (d.is_floating, d.size))
                 a, b = tf.cast(a, wide), tf.cast(b, wide)
             return a, b
         if isinstance(other, (tf.Tensor, tf.Variable)):
@@ -50,9 +53,12 @@ class WeakNumber:
         def method(self, other):
             a, b = self._other(other)
             out = op(b, a) if reverse else op(a, b)
-            if result is None or isinstance(other, (tf.Tensor, tf.Variable)) or not (
+            if isinstance(other, (tf.Tensor, tf.Variable)) or not (
                     isinstance(other, WeakNumber) or type(other) in _WEAK):
-                return out                         # a tensor's dtype won, or a comparison
+                return out                         # a tensor's dtype won
+            if result is None:                     # a comparison: of two Python numbers, a Python
+                python = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)} <= set(_WEAK)
+                return WeakNumber(tf.cast(out, tf.int32), bool) if python else out     # bool (held as an int)
             kinds = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)}
             if None in kinds:                      # a column whose Python type varies by node:
                 return _varying(out, result, self, other)     # so may the result's
@@ -83,6 +89,12 @@ class WeakNumber:
 
     def __bool__(self):
         return bool(self.tensor)
+
+    def _text(self, *_):
+        current().fail("python-number", "the text of a Python number computed inside the graph (`str`, "
+                       "`repr`, an f-string) is needed while the graph is built", "the function runs in Python")
+
+    __str__ = __repr__ = __format__ = _text
 
     __hash__ = None
 

@@ -24,7 +24,7 @@ from codegen.operators.gradients import differentiable
 from codegen.operators.values import UNDEF, Undefined
 from codegen.recursion.cycles import Cycle
 from codegen.recursion.elementwise import is_elementwise, run_batched
-from codegen.recursion.kinds import as_eager, kind_guard, result_kind, return_kinds
+from codegen.recursion.kinds import as_eager, kind_guard, result_kind, return_kinds, types_differ
 from codegen.recursion.mixed import checked_result, either_kinds, has_mixed, outputs_with_bits, speculated, unmixed
 from codegen.recursion.mixed import resolve as resolve_mixed
 from codegen.recursion.rows import run_rows
@@ -118,6 +118,12 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
         tables = {}
         kinds, post, ptypes = return_kinds(ctx, cycle, specs)
         result = result_kind(kinds, kind, ptypes)
+        if kind == "P" and types_differ(kinds, ptypes):     # every profiled call would fail the check
+            cf = cycle.functions[entry]
+            raise unsupported("recursion-kind", cf.filename, cf.node,
+                              f"{entry.__qualname__} returns Python numbers of different types on different "
+                              "paths (an int on one, a float or NumPy number on another)",
+                              "return the same type from every `return` (int(...), float(...))")
     index, leaf_specs = table_layout(cycle, specs)
     elementwise = {(f, b.id) for f, cf in cycle.functions.items() for b in cf.blocks
                    if (f, b.id) not in stateful and is_elementwise(cf, f, b, specs)}

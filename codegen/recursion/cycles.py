@@ -15,7 +15,7 @@ import dataclasses
 from profiler.library import is_user_function
 
 from codegen.compiler import compile_block
-from codegen.errors import ConversionError
+from codegen.errors import ConversionError, unsupported
 from codegen.lowering.recursion import CallGroup, CycleFunction
 from codegen.operators.calls import unwrap
 from codegen.operators.trees import Pointer, is_node
@@ -141,6 +141,13 @@ class Cycle:
                     for call in block.term.calls:
                         call.site = len(self.sites)
                         callee = self.functions[self.names[f][call.callee]]
+                        if len(call.args) != len(callee.params):
+                            # A frame holds every parameter; a default the call leaves out would
+                            # be the caller's value in the callee's frame.
+                            raise unsupported("recursion", cf.filename, cf.node,
+                                              f"a recursive call of {callee.fn.__qualname__} passes "
+                                              f"{len(call.args)} of its {len(callee.params)} parameters",
+                                              "pass every argument, defaults included")
                         self.sites.append(CallSite(call.site, cf, call.target, callee))
         for site in self.sites:
             call = next(c for c in site.caller.calls if c.site == site.id)

@@ -138,6 +138,8 @@ def cast(value, spec: Spec):
         value = value.index
     if isinstance(value, WeakNumber):
         value = value.tensor
+    if type(value) is float and spec.dtype.is_floating:
+        return tf.constant(value, spec.dtype)      # not through float32, which would round 0.1
     t = tf.convert_to_tensor(value)
     return t if t.dtype == spec.dtype else tf.cast(t, spec.dtype)
 

@@ -114,6 +114,13 @@ def result_kind(kinds: dict, profiled: str | None, ptypes) -> str | tuple:
     return tuple(out) if out else "T"
 
 
+def types_differ(kinds: dict, ptypes) -> bool:
+    """Whether some leaf is a Python number on a path and its Python type differs between the
+    returns (`return 0` and `return 0.5 + f(n - 1)`): no kind the machine can speculate holds
+    for such a call."""
+    return any(p is None and "P" in _leaf(kinds, i).values() for i, p in enumerate(ptypes or ()))
+
+
 def as_eager(kind, ptypes, result):
     """The machine's result as the speculated kinds: Python or NumPy numbers (`WeakNumber`s of
     their type, which keep that type in the rest of the graph and come back as it), None, or the

@@ -27,9 +27,11 @@ from hypothesis import strategies as st
 OPEN_BUG_RULES: dict[str, str] = {
     # A rule that makes a known, open bug is generated only under --fuzz-open, listed here with a
     # one-line repro, until the bug is fixed.
+    "print(bigmul(...))": "a recursion holds Python ints in 32-bit tables: bigmul(tensor 1, 3) passes 50000 "
+                          "and multiplies it by 100000; eager prints 5000000000, janus a wrapped int32",
 }
 # The statements of those rules (generated only under --fuzz-open).
-OPEN_STATEMENTS: list[str] = []
+OPEN_STATEMENTS: list[str] = ['print("bigmul", bigmul(tf.constant(abs(n) % 2 + 1), tf.constant(3)))']
 
 HEADER = '''import queue
 
@@ -109,6 +111,12 @@ def ackish(m, j):
     if m == 0:
         return j + 1
     return ackish(m - 1, 1)
+
+
+def bigmul(m, j):
+    if m == 0:
+        return j * 100000
+    return bigmul(m - 1, 50000)
 
 
 def ack(m, n):

@@ -178,3 +178,67 @@ def test_after_the_kind_check_failed_too_often_the_run_tells_the_kind():
 def test_a_result_whose_kind_the_run_tells_used_in_the_function_runs_in_python():
     spec = differential(adds_to_ack, ALTERNATING, profile_runs=1)
     assert "only the run tells" in spec.report() or spec.stats()["imperative"], spec.report()
+
+
+# -- found by adversarial programs --------------------------------------------------------------
+def compares(m, j):
+    if m == 0:
+        return j > 2
+    return compares(m - 1, 5)
+
+
+def compared_kind(m, j):
+    r = compares(m, j)
+    return r, type(r).__name__
+
+
+def defaulted(m, j=1):
+    if m == 0:
+        return j + 1
+    return defaulted(m - 1)
+
+
+def tenth_below(m, x):
+    if m == 0:
+        return x + 1
+    return tenth_below(m - 1, 0.1)
+
+
+def ack_text(m, n):
+    r = ack(m, n)
+    print(f"{r}")
+    return str(r)
+
+
+def ack_into(m, n, out):
+    out.append(ack(m, n))
+    return len(out)
+
+
+def test_a_comparison_of_a_python_int_is_a_python_bool():
+    differential(compares, ints((1, 0), (0, 5), (0, 1), (1, 1)), profile_runs=1)
+    differential(compared_kind, ints((0, 0), (1, 1), (0, 3)), profile_runs=1)
+
+
+def test_a_recursive_call_that_leaves_out_a_default_runs_in_python():
+    spec = differential(defaulted, ints((1, 5), (0, 5), (2, 3), (1, 0)), profile_runs=1)
+    assert "defaults included" in spec.report(), spec.report()
+
+
+def test_a_python_float_literal_reaches_a_float64_frame_unrounded():
+    spec = differential(tenth_below, [(tf.constant(1), tf.constant(3.25, tf.float64))] * 3, profile_runs=1)
+    assert spec.stats()["graph_runs"] == 2, spec.report()
+
+
+def test_the_text_of_a_python_int_result_is_eagers():
+    differential(ack_text, ints((1, 2), (2, 1), (1, 1)), profile_runs=1)
+
+
+def test_a_python_int_result_appended_to_a_list_argument_stays_an_int():
+    spec = janus.speculate(ack_into, profile_runs=1)
+    for m, n in ((1, 2), (2, 1), (1, 1)):
+        eager_out, janus_out = [], []
+        assert ack_into(tf.constant(m), tf.constant(n), eager_out) == spec(tf.constant(m), tf.constant(n), janus_out)
+        assert [type(v) for v in janus_out] == [type(v) for v in eager_out] == [int], (eager_out, janus_out)
+        assert janus_out == eager_out
+    assert spec.stats()["graph_runs"] == 2, spec.report()

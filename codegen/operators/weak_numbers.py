@@ -80,12 +80,18 @@ class WeakNumber:
     __truediv__, __rtruediv__ = _binary(_op.truediv, lambda _: float), _binary(_op.truediv, lambda _: float, True)
     __floordiv__, __rfloordiv__ = _binary(_op.floordiv, _arith), _binary(_op.floordiv, _arith, True)
     __mod__, __rmod__ = _binary(_op.mod, _arith), _binary(_op.mod, _arith, True)
+    # An int to a negative int power is a float in Python and an error for TensorFlow's ints: that
+    # run fails, and the call runs in Python.
+    __pow__, __rpow__ = _binary(_op.pow, _arith), _binary(_op.pow, _arith, True)
     __lt__, __le__, __gt__, __ge__ = _binary(_op.lt), _binary(_op.le), _binary(_op.gt), _binary(_op.ge)
     __eq__, __ne__ = _binary(_op.eq), _binary(_op.ne)
     del _binary, _arith
 
     def __neg__(self):
         return WeakNumber(-self.tensor, self.ptype, self.either)
+
+    def __abs__(self):
+        return WeakNumber(tf.abs(self.tensor), self.ptype, self.either)
 
     def __bool__(self):
         return bool(self.tensor)

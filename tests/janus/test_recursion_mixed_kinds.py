@@ -242,3 +242,14 @@ def test_a_python_int_result_appended_to_a_list_argument_stays_an_int():
         assert [type(v) for v in janus_out] == [type(v) for v in eager_out] == [int], (eager_out, janus_out)
         assert janus_out == eager_out
     assert spec.stats()["graph_runs"] == 2, spec.report()
+
+
+def powered(m, j):
+    if m == 0:
+        return abs(j) ** 2
+    return powered(m - 1, -3)
+
+
+def test_abs_and_power_of_a_number_that_is_python_in_some_frames():
+    spec = differential(powered, ints((1, 0), (0, -4), (2, 5), (1, 1), (0, 2)), profile_runs=1)
+    assert spec.stats()["graph_runs"] >= 2, spec.report()

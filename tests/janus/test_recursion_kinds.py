@@ -161,11 +161,6 @@ def test_a_result_kind_that_breaks_on_every_call_stops_being_tried():
     assert stats["imperative"] or stats["cache_hits"] <= 8, spec.report()
 
 
-class Counted:
-    def __init__(self, w, left=None, right=None):
-        self.w, self.left, self.right = w, left, right
-
-
 def weight(node):
     if node is None:
         return 0
@@ -176,7 +171,7 @@ def test_numpy_numbers_whose_type_differs_by_path_run_in_python_from_the_first_b
     # `return 0` is an int, a sum over NumPy attributes an np.int64: eager's type follows the path,
     # which no kind the machine speculates can follow; the profiled calls returned Python or NumPy
     # numbers, so janus does not build a graph whose check every such call would fail.
-    trees = [Counted(np.int64(k), Counted(np.int64(2)), Counted(np.int64(3), Counted(np.int64(1)))) for k in range(6)]
+    trees = [WNode(np.int64(k), WNode(np.int64(2)), WNode(np.int64(3), WNode(np.int64(1)))) for k in range(6)]
     spec = differential(weight, [(t,) for t in trees], profile_runs=1)
     stats = spec.stats()
     assert stats["guard_failures"] == 0 and stats["graph_runs"] == 0, spec.report()
@@ -184,4 +179,4 @@ def test_numpy_numbers_whose_type_differs_by_path_run_in_python_from_the_first_b
     # The probe of `node.w + weight(...)` with an np.int64 attribute and a Python int result once
     # held the sum in int32 and called the return a tensor, and the tensor came back: the sum
     # stays an np.int64 (the wider dtype) whatever the profile saw.
-    differential(weight, [(Counted(1), ), (trees[1],), (None,), (trees[2],), (trees[3],)], profile_runs=1)
+    differential(weight, [(WNode(1), ), (trees[1],), (None,), (trees[2],), (trees[3],)], profile_runs=1)

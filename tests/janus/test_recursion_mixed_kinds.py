@@ -14,15 +14,7 @@ import tensorflow as tf
 
 import janus
 from tests.harness import assert_same, differential, run_capturing
-
-
-def ack(m, n):
-    if m == 0:
-        return n + 1
-    elif n == 0:
-        return ack(m - 1, 1)
-    else:
-        return ack(m - 1, ack(m, n - 1))
+from tests.janus.test_recursion import ack
 
 
 def ackish(m, j):

@@ -182,8 +182,9 @@ def infer_specs(ctx, cycle, entry, args):
 
     def update(table, key, spec, param=False):
         old = table.get(key)
-        if param and _kinds_differ(old, spec):
-            mixed.setdefault(key, set()).update(_kinds_differ(old, spec))
+        differ = _kinds_differ(old, spec) if param else set()
+        if differ:
+            mixed.setdefault(key, set()).update(differ)
         merged = merge(spec, old)
         if table.get(key) != merged:
             table[key] = merged

@@ -38,7 +38,7 @@ from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import Frame
 from codegen.operators.numbers import PyNumber
 from codegen.operators.weak_numbers import WeakNumber
-from codegen.recursion.frame_specs import Spec, dry_value
+from codegen.recursion.frame_specs import Spec, dry_value, is_python_number
 from codegen.recursion.frames import Widened
 from codegen.syntax.analysis import assigned_names
 
@@ -206,7 +206,7 @@ def _probe(ctx, cycle, f, cf, block, specs, python: set) -> tuple:
             if python and any(op.type in _BRANCHES for op in tf.compat.v1.get_default_graph().get_operations()):
                 return "U", None    # a tensor `if` on the way: eager's type may depend on its side
         if not isinstance(block.term, Return):      # a block on the way to a return
-            turned = [v for v, value in zip(cf.vars, new_vars) if v in python and not _is_python(value)
+            turned = [v for v, value in zip(cf.vars, new_vars) if v in python and not is_python_number(value)
                       and v in assigned_names(block.stmts)]
             return ("U" if turned else "P"), None
         if block.term.value is None:
@@ -214,11 +214,11 @@ def _probe(ctx, cycle, f, cf, block, specs, python: set) -> tuple:
         leaves = tf.nest.flatten(term)
         if any(isinstance(v, WeakNumber) and v.ptype is None for v in leaves):
             return "U", None        # a tree attribute whose Python type differs between nodes
-        return tuple("P" if _is_python(v) else "T" for v in leaves), tuple(_python_type(v) for v in leaves)
+        return tuple("P" if is_python_number(v) else "T" for v in leaves), tuple(python_type(v) for v in leaves)
     return "U", None
 
 
-def _python_type(value):
+def python_type(value):
     return value.ptype if isinstance(value, (PyNumber, WeakNumber)) else type(value)
 
 
@@ -236,11 +236,6 @@ def _value(spec, python: bool):
         return Widened.narrow(dry_value(spec))
     ptype = bool if spec.dtype == tf.bool else float if spec.dtype.is_floating else int   # as the machine holds them
     return WeakNumber(tf.compat.v1.placeholder(spec.dtype, spec.shape), ptype)
-
-
-def _is_python(value) -> bool:
-    return type(value) in (bool, int, float) or isinstance(value, PyNumber) or (
-        isinstance(value, WeakNumber) and value.ptype is not None)
 
 
 def _from_results(cf) -> set:

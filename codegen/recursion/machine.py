@@ -38,9 +38,8 @@ from codegen.recursion.blocks import (Machine, block_reads, block_vars, build_ma
 from codegen.recursion.constants import share_constants
 from codegen.recursion.cycles import Cycle, Strategy
 from codegen.recursion.frame_specs import leaves, pack, spec_of
-from codegen.recursion.kinds import as_eager
 from codegen.recursion.frames import (MachineState, cast, cast_all, empty, grow, max_frames, positions, rows, scatter,
-                                      take, wrap)
+                                      take)
 
 INITIAL_FRAMES = 64
 

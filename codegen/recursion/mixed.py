@@ -36,7 +36,7 @@ from codegen.operators.weak_numbers import WeakNumber
 from codegen.recursion.frame_specs import (BIT, MixedSpec, Spec, dry_value, exposed_reads, is_python_number, leaves,
                                            pack)
 from codegen.recursion.frames import Widened, wrap
-from codegen.recursion.kinds import as_eager
+from codegen.recursion.kinds import as_eager, python_type
 from codegen.syntax.analysis import assigned_names
 
 MAX_INPUTS = 4                  # a block is traced 2 ** inputs times
@@ -273,9 +273,8 @@ def _note(out: dict, value, spec, key_of):
         if isinstance(v, WeakNumber) and v.ptype is None:
             raise _Unknown("a number's Python type varies between frames")
         if is_python_number(v):
-            ptype = v.ptype if hasattr(v, "ptype") else type(v)
             dtype = v.tensor.dtype if hasattr(v, "tensor") else None
-            out[key_of(i)] = ("P", ptype, dtype)
+            out[key_of(i)] = ("P", python_type(v), dtype)
         elif isinstance(v, (tf.Tensor, tf.Variable)):
             out[key_of(i)] = ("T", None, v.dtype)
 

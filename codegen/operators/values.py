@@ -6,6 +6,7 @@ import tensorflow as tf
 from tensorflow.python.framework.ops import EagerTensor
 
 from codegen.errors import Reason, StagingError
+from codegen.operators.context import current
 
 # The class itself, not `type(tf.constant(0))`: creating a tensor at import would initialise
 # TensorFlow's runtime, after which the user can no longer configure devices.
@@ -81,7 +82,8 @@ class EitherKind:
 
     def _used(self, *_, **__):
         raise StagingError(Reason(
-            "recursion-kind", "", "a recursion's result that is a Python number on some calls and a tensor on "
+            "recursion-kind", current().user_line(),
+            "a recursion's result that is a Python number on some calls and a tensor on "
             "others is used inside the function; which one only the run tells",
             "return the result as it is, or return the same kind of value from every `return`"))
 

@@ -274,6 +274,8 @@ def _note(out: dict, value, spec, key_of):
             raise _Unknown("a number's Python type varies between frames")
         if is_python_number(v):
             dtype = v.tensor.dtype if hasattr(v, "tensor") else None
+            if python_type(v) is bool:
+                dtype = tf.bool             # a Python bool (a comparison's) is held as an int
             out[key_of(i)] = ("P", python_type(v), dtype)
         elif isinstance(v, (tf.Tensor, tf.Variable)):
             out[key_of(i)] = ("T", None, v.dtype)

@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from codegen.operators.context import current
+from codegen.operators.int_range import guarded
 
 _WEAK = (int, float, bool)        # plus WeakNumber itself: operands that keep a result a Python number
 
@@ -61,9 +62,9 @@ class WeakNumber:
                 return WeakNumber(tf.cast(out, tf.int32), bool) if python else out     # bool (held as an int)
             kinds = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)}
             if None in kinds:                      # a column whose Python type varies by node:
-                return _varying(out, result, self, other)     # so may the result's
-            if kinds <= set(_WEAK):
-                return WeakNumber(out, result(kinds))  # two Python numbers make a Python number
+                return _varying(guarded(out), result, self, other)     # so may the result's
+            if kinds <= set(_WEAK):                # two Python numbers make a Python number
+                return WeakNumber(guarded(out) if result(kinds) is int else out, result(kinds))
             # A NumPy scalar: NumPy's own rules give the result's type (float32 / 2 is float32).
             other_type = other.ptype if isinstance(other, WeakNumber) else type(other)
             a, b = (other_type(1), self.ptype(1)) if reverse else (self.ptype(1), other_type(1))
@@ -88,10 +89,14 @@ class WeakNumber:
     del _binary, _arith
 
     def __neg__(self):
-        return WeakNumber(-self.tensor, self.ptype, self.either)
+        return self._unary(-self.tensor)
 
     def __abs__(self):
-        return WeakNumber(tf.abs(self.tensor), self.ptype, self.either)
+        return self._unary(tf.abs(self.tensor))
+
+    def _unary(self, out):
+        python_int = self.ptype in (int, bool, None)       # -(2**31) leaves int32; Python's does not
+        return WeakNumber(guarded(out) if python_int else out, self.ptype, self.either)
 
     def __bool__(self):
         return bool(self.tensor)

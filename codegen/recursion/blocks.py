@@ -17,11 +17,14 @@ from tensorflow.python.eager import execute
 from tensorflow.python.framework import func_graph
 from tensorflow.python.framework import ops as ops_lib
 
+from codegen import faults
 from codegen.assumptions import Kind
 from codegen.errors import unsupported
 from codegen.operators.context import Frame
 from codegen.operators.gradients import differentiable
 from codegen.operators.values import UNDEF, Undefined
+from codegen.operators.weak_numbers import WeakNumber
+from codegen.recursion import exact_ints
 from codegen.recursion.cycles import Cycle
 from codegen.recursion.elementwise import is_elementwise, run_batched
 from codegen.recursion.kinds import as_eager, kind_guard, result_kind, return_kinds, types_differ
@@ -54,6 +57,18 @@ class Machine:
     ptypes: tuple | None = None                              # its leaves' Python or NumPy types
     post: set = dataclasses.field(default_factory=set)      # return blocks that run after a call
     mixed: dict = dataclasses.field(default_factory=dict)   # (function, block id) -> its `mixed.BlockKinds`
+    tensors: set = dataclasses.field(default_factory=set)   # (function, variable, leaf) tensors in every frame
+    int_range: object = None    # the `EXACT` assumption on its Python ints, once a block computes one
+
+    def range_assumption(self):
+        """The assumption that the Python ints this machine computes fit its tables (`exact_ints`)."""
+        if self.int_range is None:
+            cf = self.cycle.functions[self.entry]
+            self.int_range = self.ctx.assume(
+                Kind.EXACT, exact_ints.range_key(cf, self.entry),
+                f"the Python ints {self.entry.__qualname__} computes fit the machine's int tables", True,
+                f"{cf.filename}:{cf.node.lineno}", fallback="python-int")
+        return self.int_range
 
     def result(self, packed):
         """The root's result (its table leaves packed) as eager gives it: Python numbers where the
@@ -100,6 +115,11 @@ class Machine:
 def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
     """Type the frame variables (shared tensors become static) and lay out their tables.  `kind`:
     "P" / "T" when every profiled call returned a Python number / a tensor, else None."""
+    cf = cycle.functions[entry]
+    if exact_ints.range_key(cf, entry) in ctx.relaxed:
+        raise unsupported("recursion", cf.filename, cf.node,
+                          f"a Python int {entry.__qualname__} computes left the machine's int tables (Python's "
+                          "ints have no bound) on several calls")
     specs, returns, stateful, mixed = infer_specs(ctx, cycle, entry, calls[0])
     # Tensors every call passes along unchanged are the entry's value in every frame: no table.
     shared = {cycle.invariant[(entry, p)]: a for i, (p, a) in enumerate(zip(cycle.functions[entry].params, calls[0]))
@@ -109,17 +129,16 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
         if cls in shared:
             specs[key] = Spec(tf.int32, (), static=shared[cls], is_static=True)
     if mixed:           # numbers that are Python in some frames and tensors in others carry a bit
-        specs, returns, tables, result_kinds = resolve_mixed(ctx, cycle, entry, calls, specs, returns, mixed)
+        specs, returns, tables, result_kinds, tensors = resolve_mixed(ctx, cycle, entry, calls, specs, returns, mixed)
         kinds, post, (result, ptypes) = {}, set(), speculated(result_kinds, returns[entry], kind)
         # Where the profiled calls returned both kinds, the function's result kind varies too: the
         # graph's checked kinds stand, not a conversion to the types a profiled call returned.
         ctx.result_kinds_checked |= kind not in ("P", "T") and has_mixed(returns[entry])
     else:
-        tables = {}
+        tables, tensors = {}, set()
         kinds, post, ptypes = return_kinds(ctx, cycle, specs)
         result = result_kind(kinds, kind, ptypes)
         if kind == "P" and types_differ(kinds, ptypes):     # every profiled call would fail the check
-            cf = cycle.functions[entry]
             raise unsupported("recursion-kind", cf.filename, cf.node,
                               f"{entry.__qualname__} returns Python numbers of different types on different "
                               "paths (an int on one, a float or NumPy number on another)",
@@ -129,7 +148,7 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
                    if (f, b.id) not in stateful and is_elementwise(cf, f, b, specs)}
     return Machine(ctx, cycle, entry, len(calls), specs, returns, stateful, index, leaf_specs,
                    leaves(returns[entry]), elementwise, kinds=kinds, post=post,
-                   kind=result, ptypes=ptypes, mixed=tables)
+                   kind=result, ptypes=ptypes, mixed=tables, tensors=tensors)
 
 
 def is_bare(block) -> bool:
@@ -146,9 +165,11 @@ def block_vars(m: Machine, f, cf, block) -> tuple[list, list]:
     return table_vars, written
 
 
-def run_builder(m: Machine, f, cf, block, table_vars, written, flat):
+def run_builder(m: Machine, f, cf, block, table_vars, written, flat, checked: list | None = None):
     """The block's builder on one frame whose `table_vars` leaves are `flat`: the new leaves of
-    the `written` variables, and the raw value the builder gives for the terminator."""
+    the `written` variables, and the raw value the builder gives for the terminator.  Where the
+    block computes Python ints (`exact_ints`), the frame's check that they fit is appended to
+    `checked`, or, without that list, asserted before the outputs."""
     flat = list(flat)
     given = {v: pack(m.specs[(f, v)], flat) for v in table_vars}
     full = []
@@ -160,16 +181,42 @@ def run_builder(m: Machine, f, cf, block, table_vars, written, flat):
             full.append(wrap(given[v], spec) if v in given else UNDEF)
     converted = m.cycle.builders[(f, block.id)]
     m.ctx.frames.append(Frame(converted))
+    before, outer, m.ctx.int_checks = op_count(), m.ctx.int_checks, []
     try:
         new_vars, term = converted.builder(*full)
+        oks = m.ctx.int_checks          # a `WeakNumber`'s (a tree node's int attribute)
     finally:
         m.ctx.frames.pop()
+        m.ctx.int_checks = outer
     new_vars, term = outputs_with_bits(m, f, cf, block, given, new_vars, term)
     out = []
     for v, value in zip(cf.vars, new_vars):
         if v in written:        # an `if` may leave it unassigned: then it keeps its value
             out += cast_all(given[v] if isinstance(value, Undefined) else value, m.specs[(f, v)])
-    return out, term
+    ok = exact_ints.combined(oks + exact_ints.checks(ops_since(before), exact_ints.sources(m, f, given), cf, f))
+    if ok is None or ok is True:
+        return out, term
+    assumption = m.range_assumption()
+    if faults.matches(assumption):
+        ok = tf.logical_and(ok, False)
+    if checked is not None:
+        checked.append(ok)
+        return out, term
+    with tf.control_dependencies([range_assert(m, ok)]):
+        return [tf.identity(t) for t in out], tf.nest.map_structure(_after_check, term)
+
+
+def range_assert(m: Machine, ok):
+    """The assertion that every frame's Python ints fit (`ok`, one bool per frame, or one)."""
+    return tf.debugging.Assert(tf.reduce_all(ok), [m.range_assumption().message()])
+
+
+def _after_check(value):
+    if isinstance(value, tf.Tensor):
+        return tf.identity(value)
+    if isinstance(value, WeakNumber):
+        return WeakNumber(tf.identity(value.tensor), value.ptype, value.either)
+    return value
 
 
 def run_frames(m: Machine, f, blocks, per_frame, vals, k, no_frames, only_if_any: bool):

@@ -27,7 +27,8 @@ boolean frames only (nothing a gradient flows through, nothing XLA may round
 differently), ops XLA compiles to the same result, and each integer division
 checked for a zero divisor, on which XLA does not raise: the machine stops
 with a fault and the run fails, so the call runs in Python and raises as
-eager does.
+eager does.  A Python int that leaves its table's dtype (`exact_ints`) stops
+it with a fault of its own, which fails the run's `EXACT` assumption.
 """
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ from codegen.recursion.frames import cast, cast_all
 
 INITIAL_DEPTH = 64
 FUSE = 4            # blocks one step may run, along gotos and branches
+DIVISION, RANGE = 1, 2      # faults: an integer division by zero, a Python int that left its table's dtype
 TABLE_SCOPE = "chain_table"      # the machine's own reads and writes of rows, always in range
 
 _INT_DIVISION = frozenset({"FloorDiv", "FloorMod", "TruncateDiv", "TruncateMod", "Div", "Mod"})
@@ -70,7 +72,7 @@ class ChainState(NamedTuple):
     sp: tf.Tensor           # the depth of the running frame
     pc: tf.Tensor           # the global block id it runs next; -1 once the root has returned
     deepest: tf.Tensor      # the largest depth so far (the machine stops past the recursion limit)
-    fault: tf.Tensor        # an integer division by zero was about to run: the run must fail
+    fault: tf.Tensor        # 0, or why the run must fail: DIVISION or RANGE
     ran: tf.Tensor          # per block: how often it ran
     results: list           # per leaf of the entry's return value
     rows: list              # per-depth tensors: one per leaf of every non-static frame variable, then
@@ -118,7 +120,7 @@ def run(m: Machine, args, limit) -> tuple:
     def inner(state):
         def cond(*fields):
             s = ChainState(*fields)
-            return (s.pc >= 0) & (s.sp + 2 < tf.shape(s.rows[-1])[0]) & (s.deepest <= limit) & ~s.fault
+            return (s.pc >= 0) & (s.sp + 2 < tf.shape(s.rows[-1])[0]) & (s.deepest <= limit) & (s.fault == 0)
 
         def body(*fields):
             s = plan.step(ChainState(*fields))
@@ -134,17 +136,17 @@ def run(m: Machine, args, limit) -> tuple:
 
     def outer_cond(*fields):
         s = ChainState(*fields)
-        return (s.pc >= 0) & (s.deepest <= limit) & ~s.fault
+        return (s.pc >= 0) & (s.deepest <= limit) & (s.fault == 0)
 
     state = _initial_state(m, args)
     fills = [fill for _, _, fill in _row_specs(m)]
     out = ChainState(*tf.while_loop(outer_cond, lambda *f: runner(_grow(ChainState(*f), fills)), state,
                                     shape_invariants=_shapes(state)))
     with tf.control_dependencies([
-            tf.debugging.Assert(~out.fault, ["integer division by zero in a recursive function"]),
+            tf.debugging.Assert(out.fault != DIVISION, ["integer division by zero in a recursive function"]),
             tf.debugging.Assert(out.deepest <= limit,
                                 ["recursion deeper than the interpreter's recursion limit", limit])]
-            + m.guards(lambda g: out.ran[g])):
+            + _range_guard(m, out.fault) + m.guards(lambda g: out.ran[g])):
         results = [tf.identity(r) for r in out.results]
     m.ctx.observe(m.cycle.observe, [out.steps, out.calls, out.ran])
     return pack(m.returns[m.entry], results), None
@@ -153,7 +155,7 @@ def run(m: Machine, args, limit) -> tuple:
 def _state_specs(m: Machine) -> ChainState:
     """The inner loop's argument types: per-depth tensors of any depth."""
     scalar = tf.TensorSpec([], tf.int32)
-    return ChainState(scalar, scalar, scalar, scalar, scalar, tf.TensorSpec([], tf.bool),
+    return ChainState(scalar, scalar, scalar, scalar, scalar, scalar,
                       tf.TensorSpec([m.cycle.n_blocks], tf.int32), [tf.TensorSpec(s.shape, s.dtype) for s in m.ret_leaves],
                       [tf.TensorSpec((None,) + shape, dtype) for dtype, shape, _ in _row_specs(m)])
 
@@ -173,7 +175,7 @@ def _initial_state(m: Machine, args) -> ChainState:
             rows[j] = _put(rows[j], 0, leaf)
     pc = tf.constant(m.cycle.offsets[m.entry] + entry_cf.entry)
     zero = tf.constant(0)
-    return ChainState(zero, tf.constant(1), zero, pc, zero, tf.constant(False), tf.zeros([m.cycle.n_blocks], tf.int32),
+    return ChainState(zero, tf.constant(1), zero, pc, zero, zero, tf.zeros([m.cycle.n_blocks], tf.int32),
                       [tf.zeros(s.shape, s.dtype) for s in m.ret_leaves], rows)
 
 
@@ -207,6 +209,18 @@ def _put(table, i, value):
 def _get(table, i):
     with tf.name_scope(TABLE_SCOPE):
         return tf.gather(table, i)
+
+
+def _range_guard(m: Machine, fault) -> list:
+    """The assertion that no Python int left its table's dtype (`exact_ints`), if a block checks one."""
+    if m.int_range is None:
+        return []
+    return [tf.debugging.Assert(fault != RANGE, [m.int_range.message()])]
+
+
+def _failing(fault, bad, code):
+    """The fault after a check that is `bad` when the run must fail, with `code`; the first stands."""
+    return tf.where(tf.logical_and(tf.equal(fault, 0), bad), code, fault)
 
 
 class _Path(NamedTuple):
@@ -259,8 +273,11 @@ class _Plan:
         flat = [self._read(path, j) for v in table_vars for j in m.index[(f, v)]]
         graph = tf.compat.v1.get_default_graph()
         before = len(graph.get_operations())
-        new_leaves, term = run_builder(m, f, cf, block, table_vars, written, flat)
+        checked: list = []
+        new_leaves, term = run_builder(m, f, cf, block, table_vars, written, flat, checked)
         fault = self._check_divisions(graph.get_operations()[before:], path.fault)
+        if checked:
+            fault = _failing(fault, tf.logical_not(checked[0]), RANGE)
         positions = [j for v in written for j in m.index[(f, v)]]
         with tf.name_scope(TABLE_SCOPE):
             ran = tf.tensor_scatter_nd_add(path.ran, [[gid]], [1])
@@ -273,7 +290,7 @@ class _Plan:
         for op in ops:
             if op.type in _INT_DIVISION and op.inputs[1].dtype.is_integer:
                 self.checked.add(op.name)
-                fault = tf.logical_or(fault, tf.reduce_any(tf.equal(op.inputs[1], 0)))
+                fault = _failing(fault, tf.reduce_any(tf.equal(op.inputs[1], 0)), DIVISION)
         return fault
 
     def _continue(self, f, target, path, budget, seen) -> _Effect:

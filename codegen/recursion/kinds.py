@@ -136,9 +136,8 @@ def as_eager(kind, ptypes, result):
 
 def _python_number(leaf, ptype):
     """A `WeakNumber` of the leaf's Python or NumPy type: it follows Python's types in arithmetic
-    and comes back as that type, and computes in the machine's own dtype (the machine's tables
-    already hold the recursion's ints in int32), so it needs no int64 guard, which could not be
-    built after the machine's loop."""
+    and comes back as that type, and computes in the machine's own dtype (int32 for ints); its
+    int arithmetic after the machine is guarded to fit it (`codegen.operators.int_range`)."""
     tensor = leaf.tensor if isinstance(leaf, (WeakNumber, PyNumber)) else leaf
     if ptype is bool:
         return WeakNumber(tf.cast(tensor, tf.int32), bool)     # True + 1 is 2: held as an int

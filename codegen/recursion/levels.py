@@ -32,13 +32,14 @@ at -1), so the call runs in Python and raises as eager does.
 from __future__ import annotations
 
 import ast
+import functools
 
 import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.trees import DEPTH, Pointer
-from codegen.recursion.blocks import (Machine, block_reads, block_vars, is_bare, op_count, ops_since, read_guards,
-                                      run_builder, run_frames)
+from codegen.recursion.blocks import (Machine, block_reads, block_vars, is_bare, op_count, ops_since, range_assert,
+                                      read_guards, run_builder, run_frames)
 from codegen.recursion.frame_specs import leaves, pack
 from codegen.recursion.frames import cast, cast_all, empty, positions, scatter, take
 from codegen.recursion.kinds import kind_guard
@@ -358,21 +359,28 @@ def _run_chain(m: Machine, shape: _Shape, chain, idx, vals, results, ran, some=F
     for block in chain:
         ran[block.id] = k
 
+    checks: list = []           # whether the frame's Python ints fit (`exact_ints`), if a block checks
+
     def per_frame(frame_vals):
         local = dict(zip(given, _split(m, f, given, frame_vals[1:])))
+        found: list = []
         for block in chain:
             table_vars, written = block_vars(m, f, cf, block)
             flat = [leaf for v in table_vars for leaf in local.get(v) or _zeros(m, f, v)]
-            out, term = run_builder(m, f, cf, block, table_vars, written, flat)
+            out, term = run_builder(m, f, cf, block, table_vars, written, flat, found)
             local.update(zip(written, _split(m, f, written, out)))
         value = term if block.term.value is not None else 0
-        return [], cast_all(value, m.returns[f])
+        checks[:] = [functools.reduce(tf.logical_and, found)] if found else []
+        return [], cast_all(value, m.returns[f]) + checks
 
     def none():
-        return [], [empty(s) for s in leaves(m.returns[f])]
+        return [], [empty(s) for s in leaves(m.returns[f])] + [tf.zeros([0], tf.bool) for _ in checks]
 
     flat = [idx] + [leaf for v in given for leaf in vals[v]]
     _, term = run_frames(m, f, chain, per_frame, flat, k, none, not some)
+    if checks:
+        with tf.control_dependencies([range_assert(m, term.pop())]):
+            term = [tf.identity(t) for t in term]
     at = idx if rows is None else rows
     return [scatter(r, at, cast(t, s)) for r, t, s in zip(results, term, leaves(m.returns[f]))]
 

@@ -34,7 +34,7 @@ from codegen.operators.context import current
 from codegen.operators.trees import Pointer, Tables, is_node
 from codegen.recursion import chain, levels, linear
 from codegen.recursion.blocks import (Machine, block_reads, block_vars, build_machine, op_count, ops_since,
-                                      run_builder, run_frames)
+                                      range_assert, run_builder, run_frames)
 from codegen.recursion.constants import share_constants
 from codegen.recursion.cycles import Cycle, Strategy
 from codegen.recursion.frame_specs import leaves, pack, spec_of
@@ -221,18 +221,25 @@ def _run_block(m: Machine, f, cf, block, state: MachineState) -> MachineState:
     vals = [idx] + [tf.gather(state.tables[j], idx) for v in table_vars for j in m.index[(f, v)]]
     terminator = TERMINATORS[type(block.term)](m, f, block)
 
+    checks: list = []           # the check that the frame's Python ints fit (`exact_ints`), if any
+
     def per_frame(frame_vals):
-        out, term = run_builder(m, f, cf, block, table_vars, written, frame_vals[1:])
-        return out, terminator.frame_leaves(term)
+        checks.clear()
+        out, term = run_builder(m, f, cf, block, table_vars, written, frame_vals[1:], checks)
+        return out, terminator.frame_leaves(term) + checks
 
     def no_frames():
-        return [empty(m.leaf_specs[j]) for v in written for j in m.index[(f, v)]], terminator.no_frames()
+        return ([empty(m.leaf_specs[j]) for v in written for j in m.index[(f, v)]],
+                terminator.no_frames() + [tf.zeros([0], tf.bool) for _ in checks])
 
     k = tf.size(idx)
     ran = tf.tensor_scatter_nd_add(state.ran, [[gid]], [k])
     # A block with stateful ops runs only when some frame waits at it.
     before = op_count()
     new_leaves, term = run_frames(m, f, [block], per_frame, vals, k, no_frames, (f, block.id) in m.stateful)
+    if checks:
+        with tf.control_dependencies([range_assert(m, term.pop())]):
+            ran = tf.identity(ran)
     for var in block_reads(ops_since(before)):
         m.reads.setdefault(var, set()).add(gid)
     tables = list(state.tables)

@@ -75,7 +75,8 @@ def _scalar(spec) -> bool:
 def resolve(ctx, cycle, entry, calls, specs: dict, returns: dict, mixed: dict) -> tuple:
     """(the specs and return specs with each leaf that is a Python number in some frames and a tensor
     in others made a `MixedSpec`, {(function, block id): BlockKinds}, the kinds ({"P"}, {"T"} or
-    both) each leaf of the entry's result may have); raises a ConversionError where eager's kinds
+    both) each leaf of the entry's result may have, the (function, variable, leaf) that are tensors
+    in every frame); raises a ConversionError where eager's kinds
     cannot be followed.  The kinds a leaf may have grow from the root calls' arguments through
     the blocks' truth tables until nothing changes."""
     _check_dtypes(cycle, mixed)
@@ -103,7 +104,8 @@ def resolve(ctx, cycle, entry, calls, specs: dict, returns: dict, mixed: dict) -
     new_returns = {f: _mixed_spec(spec, lambda i, f=f: ("r", f, i) in chosen) for f, spec in returns.items()}
     result = tuple(frozenset(kinds.get(("r", entry, i)) or {"T"}) for i in range(len(leaves(returns[entry]))))
     tables = {k: t for k, t in tables.items() if t.inputs or any(target_of(key) in chosen for key in t.outputs)}
-    return new_specs, new_returns, tables, result
+    tensors = {key[1:] for key, ks in kinds.items() if key[0] == "v" and ks == {"T"}}
+    return new_specs, new_returns, tables, result, tensors
 
 
 def target_of(key):

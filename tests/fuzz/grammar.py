@@ -27,11 +27,9 @@ from hypothesis import strategies as st
 OPEN_BUG_RULES: dict[str, str] = {
     # A rule that makes a known, open bug is generated only under --fuzz-open, listed here with a
     # one-line repro, until the bug is fixed.
-    "print(bigmul(...))": "a recursion holds Python ints in 32-bit tables: bigmul(tensor 1, 3) passes 50000 "
-                          "and multiplies it by 100000; eager prints 5000000000, janus a wrapped int32",
 }
 # The statements of those rules (generated only under --fuzz-open).
-OPEN_STATEMENTS: list[str] = ['print("bigmul", bigmul(tf.constant(abs(n) % 2 + 1), tf.constant(3)))']
+OPEN_STATEMENTS: list[str] = []
 
 HEADER = '''import queue
 
@@ -117,6 +115,12 @@ def bigmul(m, j):
     if m == 0:
         return j * 100000
     return bigmul(m - 1, 50000)
+
+
+def grow(m, acc):
+    if m == 0:
+        return acc
+    return grow(m - 1, acc * 23)
 
 
 def ack(m, n):
@@ -233,6 +237,9 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         # the int 2, ackish(tensor 0, j) a tensor; Ackermann's kind also follows the path.
         lambda: 'print("ackish", ackish(tf.constant(abs(n) % 2), tf.constant(abs(k) % 3)))',
         lambda: 'print("ack", ack(tf.constant(abs(n) % 3), tf.constant(abs(k) % 3)))',
+        # Python ints a machine holds in int32: past 2**31 (23**7, 50000 * 100000) eager's grow.
+        lambda: 'print("bigmul", bigmul(tf.constant(abs(n) % 3), tf.constant(3)))',
+        lambda: 'print("grow", grow(tf.constant(abs(n) % 9), 1))',
         # A gradient through a recursion whose root may be its base case (then eager's is None).
         lambda: ("with tf.GradientTape() as tape:\n    tape.watch(t)\n"
                  "    p = fpow(t, tf.constant(abs(k) % 2))\nLOG.append(tape.gradient(p, t) is None)"),

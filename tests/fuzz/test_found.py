@@ -535,3 +535,20 @@ def test_unused_values_keep_exactly_the_failures_eager_would_raise():
     a used value needs no output."""
     calls = [(tf.constant([1.0, 2.0]), k) for k in (0, 1, 0, 5, 0, -3, 1)]
     differential(unused_values_below_a_used_one, calls, profile_runs=1)
+
+
+def bigmul(m, j):
+    if m == 0:
+        return j * 100000
+    return bigmul(m - 1, 50000)
+
+
+def printed_bigmul(n):
+    print("bigmul", bigmul(tf.constant(abs(n) % 3), tf.constant(3)))
+    return n
+
+
+def test_a_python_int_a_recursion_multiplies_past_int32_prints_eagers_int():
+    """`bigmul(tensor 1, 3)` passes the Python int 50000 to a frame that multiplies it by 100000:
+    eager prints 5000000000; the machine held it in int32 and printed 705032704."""
+    differential(printed_bigmul, [(n,) for n in (0, 1, 2, 1, 0, 2, 1)], profile_runs=1)

@@ -1,0 +1,98 @@
+"""Whether an integer op computed what Python's unbounded ints compute.
+
+A Python int the graph holds in a tensor (a `WeakNumber`, a recursion
+machine's table) is computed with TensorFlow's integer ops, which wrap at their
+dtype's bounds where Python's ints grow.  `fits(op)` recomputes one such op
+where it cannot wrap — int64 for 32-bit operands, a float64 estimate for
+64-bit ones (conservative: an estimate above 2**62 counts as leaving int64) —
+and says whether the result fits the op's dtype.  Outside a recursion machine
+a `WeakNumber`'s int arithmetic is guarded right there (`guarded`, an `EXACT`
+assumption: a failing run runs the call in Python, which computes the big
+int); inside one, the block's checks go to the machine
+(`BuildContext.int_checks`, `codegen.recursion.exact_ints`).
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from codegen import faults
+from codegen.assumptions import Kind
+from codegen.operators.context import current
+
+_EXACT_OPS = {"AddV2": tf.add, "Add": tf.add, "Sub": tf.subtract, "Mul": tf.multiply,
+              "FloorDiv": tf.math.floordiv}
+_INT64_SAFE = 2.0 ** 62         # a float64 estimate below this cannot have wrapped int64
+# Integer ops whose result may leave their dtype (`fits` checks them).
+COMPUTES = frozenset(_EXACT_OPS) | {"Neg", "Abs", "Pow", "Square", "AddN", "Cast", "Sum", "Prod"}
+
+
+def fits(op):
+    """Whether the int `op` computes fits its dtype, as a bool tensor; None for an op that cannot
+    leave it (a comparison, a maximum, a remainder, a widening cast, a float op)."""
+    if not op.outputs or op.type not in COMPUTES:
+        return None
+    dtype = op.outputs[0].dtype
+    if not dtype.is_integer:
+        return None
+    x = op.inputs[0]
+    narrow = dtype.size < 8
+    if op.type == "Cast":
+        if x.dtype == tf.bool or (x.dtype.is_integer and x.dtype.size <= dtype.size):
+            return None
+        return _within(tf.cast(x, tf.float64 if x.dtype.is_floating else tf.int64), dtype)
+    if op.type in ("Neg", "Abs"):
+        return tf.not_equal(x, tf.constant(dtype.min, dtype))
+    if op.type == "FloorDiv" and not narrow:      # only the lowest int64 divided by -1 leaves int64
+        return tf.logical_or(tf.not_equal(x, dtype.min), tf.not_equal(op.inputs[1], -1))
+    if op.type in ("Pow", "Prod"):
+        value = _recompute(op, tf.float64)
+        return tf.less_equal(tf.abs(value), float(dtype.max) if narrow else _INT64_SAFE)
+    if narrow:
+        return _within(_recompute(op, tf.int64), dtype)
+    return tf.less(tf.abs(_recompute(op, tf.float64)), _INT64_SAFE)
+
+
+def _recompute(op, wide):
+    """`op` again on its inputs cast to `wide` (a Sum's or Prod's axes as they were)."""
+    args = [tf.cast(a, wide) for a in op.inputs]
+    if op.type == "Square":
+        return args[0] * args[0]
+    if op.type == "AddN":
+        return tf.add_n(args)
+    if op.type == "Pow":
+        return tf.pow(args[0], args[1])
+    if op.type in ("Sum", "Prod"):
+        reduce = tf.reduce_sum if op.type == "Sum" else tf.reduce_prod
+        return reduce(args[0], axis=op.inputs[1], keepdims=op.get_attr("keep_dims"))
+    return _EXACT_OPS[op.type](*args)
+
+
+def _within(wide, dtype):
+    return tf.logical_and(tf.greater_equal(wide, tf.cast(dtype.min, wide.dtype)),
+                          tf.less_equal(wide, tf.cast(dtype.max, wide.dtype)))
+
+
+def guarded(out):
+    """`out`, a Python int a `WeakNumber` computed, checked to fit its dtype: inside a machine
+    block the check goes to the machine; elsewhere an in-graph `EXACT` guard fails the run (the
+    call then runs in Python), and where that guard failed too often the build fails."""
+    ok = fits(out.op) if isinstance(out, tf.Tensor) else None
+    if ok is None:
+        return out
+    ctx = current()
+    if ctx.int_checks is not None:
+        ctx.int_checks.append(ok)
+        return out
+    if ctx.in_machine or ctx.dry_run:
+        return out                      # a scratch trace of a machine's block: not run
+    where = ctx.user_line()
+    key = ("int-range", where)
+    what = f"a Python int stays inside {out.dtype.name}"
+    if key in ctx.relaxed:
+        ctx.fail("python-number", f"a Python int computed in the graph left {out.dtype.name} on earlier calls",
+                 "the function runs in Python")
+    assumption = ctx.assume(Kind.EXACT, key, what, True, where, fallback="python-int")
+    if faults.matches(assumption):
+        ok = tf.constant(False)
+    with tf.control_dependencies([tf.debugging.Assert(ok, [assumption.message()])]):
+        return tf.identity(out)

@@ -1,0 +1,145 @@
+"""Python ints a recursion machine holds stay Python's: a run that would wrap one fails.
+
+Eager's Python ints have no bound.  A machine holds the Python ints its frames
+pass along (`acc * 3`, or the literal `ack(m - 1, 1)` passes) in 32-bit (or
+64-bit) tables and computes on them with TensorFlow's integer ops, which wrap.
+So after a block's builder ran on one frame (`blocks.run_builder`), its new ops
+are walked from the table values that hold Python ints: an op whose inputs are
+all such values or constants computes, in eager, a Python int (a tensor input
+makes the result a tensor, which wraps in eager too).  Each such add,
+subtract, multiply, floor division, negation, abs, power and narrowing cast is
+recomputed where it cannot wrap (int64 for 32-bit values, a float64 estimate
+for 64-bit ones) and compared with its dtype's range.  Where a value is a Python
+int in some frames only (`MixedSpec`), an op's check holds in the frames whose
+inputs are all Python ints there (the AND of their bits).
+
+The walk over-approximates: `n + tf.constant(5)` is checked although eager
+computes a tensor there; a check that fails where eager would have wrapped only
+sends that call to Python, which then gives eager's result.  A Python int that
+reaches a tensor `if` or loop inside the block whose body computes on ints
+cannot be checked (its ops live in the body's own graph): the recursion runs in
+Python.  The checks give one bool per frame (`checks`); the strategies fail the
+run on a False one, under one `EXACT` assumption per machine (`RANGE_KEY`).
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+from tensorflow.python.framework.func_graph import FuncGraph
+
+from codegen.errors import unsupported
+from codegen.operators.failing_ops import BODY_ATTRS, body_graphs
+from codegen.operators.int_range import COMPUTES, fits
+from codegen.recursion.frame_specs import MixedSpec
+
+
+def range_key(cf, entry) -> tuple:
+    """The key of the assumption that a machine's Python ints stay inside their tables' dtypes."""
+    return "int-range", cf.filename, cf.node.lineno, entry.__qualname__
+
+
+def sources(m, f, given: dict) -> dict:
+    """{tensor ref: its bit} of the int table values of `given` that may hold Python ints: the
+    per-frame bit tensor of a number that is one in some frames only (`MixedSpec`), else True.
+    Only the kinds resolution of `codegen.recursion.mixed` tells tensors for sure (the typing of
+    the frames lets `acc * 3` of a Python `acc` become a tensor), so every other int leaf counts:
+    a check that fails on an int that was a tensor in eager only sends that call to Python."""
+    out: dict = {}
+
+    def walk(spec, value, v, counter):
+        if isinstance(spec, tuple) and not isinstance(spec, MixedSpec):
+            for s, x in zip(spec, value):
+                walk(s, x, v, counter)
+            return
+        i = counter[0]
+        counter[0] += 1
+        if isinstance(spec, MixedSpec):
+            if spec[0].dtype.is_integer:
+                out[tf.convert_to_tensor(value[0]).ref()] = value[1]
+        elif spec.dtype.is_integer and not spec.is_static and spec.tables is None and spec.shape == () \
+                and (f, v, i) not in m.tensors:
+            out[tf.convert_to_tensor(value).ref()] = True
+    for v, value in given.items():
+        walk(m.specs[(f, v)], value, v, [0])
+    return out
+
+
+def checks(ops: list, taint: dict, cf, f) -> list:
+    """Per-frame bools, one per op among `ops` (in creation order) that computes a Python int
+    from the values of `taint` ({tensor ref: bit}, grown here) and constants: it fits its dtype,
+    or the frame does not compute a Python int there."""
+    constant = _follow_captures(taint)
+    oks = []
+    for op in ops:
+        bits, python = [], True
+        for t in op.inputs:
+            if t.ref() in taint:
+                bits.append(taint[t.ref()])
+            elif t.ref() not in constant and t.op.type != "Const":
+                python = False
+        if not python:
+            continue                    # a tensor operand: eager computes a tensor, which wraps too
+        if not bits:
+            if op.type == "Const" or op.inputs:
+                constant.update(o.ref() for o in op.outputs)
+            continue
+        bit = _and(bits)
+        if op.type in BODY_ATTRS and _computes_ints(op):
+            raise unsupported("recursion", cf.filename, cf.node,
+                              f"a Python int of {f.__qualname__} goes through a tensor `if` or loop that "
+                              "computes on it inside the recursion, where janus cannot check that it stays "
+                              "inside the machine's 32-bit tables", "compute the int outside that `if`")
+        ok = fits(op)
+        if ok is not None:
+            oks.append(ok if bit is True else tf.logical_or(ok, tf.logical_not(bit)))
+        for out in op.outputs:
+            if out.dtype.is_integer or out.dtype == tf.bool:
+                taint[out.ref()] = bit
+    return oks
+
+
+def _follow_captures(taint: dict) -> set:
+    """Add to `taint` the placeholders through which the graphs being built (a `tf.switch_case`
+    branch inside a loop body, say) capture its tensors, outermost graph first; returns those
+    that capture constants."""
+    graphs = []
+    graph = tf.compat.v1.get_default_graph()
+    while isinstance(graph, FuncGraph):
+        graphs.append(graph)
+        graph = graph.outer_graph
+    constant: set = set()
+    for graph in reversed(graphs):
+        for external, internal in graph.captures:
+            if external.ref() in taint:
+                taint[internal.ref()] = taint[external.ref()]
+            elif external.ref() in constant or (tf.is_symbolic_tensor(external) and external.op.type == "Const"):
+                constant.add(internal.ref())
+    return constant
+
+
+def combined(oks: list):
+    """One bool per frame from the checks `oks` (None when there are none)."""
+    return _and(oks) if oks else None
+
+
+def _and(values):
+    values = [v for v in values if v is not True]
+    if not values:
+        return True
+    out = values[0]
+    for v in values[1:]:
+        out = tf.logical_and(out, v)
+    return out
+
+
+def _computes_ints(op) -> bool:
+    """Whether a body `op` runs (a branch, a loop body) computes on ints (conservatively: unreadable bodies do)."""
+    bodies = body_graphs(op, BODY_ATTRS[op.type])
+    if bodies is None:
+        return True
+    for graph in bodies:
+        for inner in graph.get_operations():
+            if inner.type in BODY_ATTRS and _computes_ints(inner):
+                return True
+            if inner.type in COMPUTES and inner.outputs and inner.outputs[0].dtype.is_integer:
+                return True
+    return False

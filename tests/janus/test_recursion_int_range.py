@@ -1,0 +1,185 @@
+"""Python ints a recursion computes stay Python's, though a machine holds them in 32 bits.
+
+Eager's Python ints have no bound; a machine's tables hold them in int32 and
+TensorFlow's integer ops wrap.  Each int op a block computes from values that
+may be Python ints is checked to fit its dtype: where it does, the call runs in
+the graph; where it does not, the run fails and the call runs in Python, which
+computes the big int, as eager does.  Each strategy is covered (chain, linear,
+wavefront, levels), with a held and a broken case, and so is a recursion's int
+result used in arithmetic after the machine.
+"""
+import threading
+
+import tensorflow as tf
+
+import janus
+from tests.harness import differential, run_capturing, assert_same_outcome
+from tests.janus.test_recursion import ack
+
+
+def pw(m, acc):
+    """`acc` is a Python int in every frame (the root passes 1): 3**m, past int32 from m = 20."""
+    if m == 0:
+        return acc
+    return pw(m - 1, acc * 3)
+
+
+def pw_float(m, acc, x):
+    """A float frame value: XLA may not run it, so the linear machine does."""
+    if m == 0:
+        return acc, x
+    return pw_float(m - 1, acc * 3, x * 1.5)
+
+
+def grow(m, j, p):
+    """`j` is a tensor at the root and the Python int `p` of the caller below it; `p` is a Python
+    int in every frame, ten times its caller's: the result is 10**(2m - 1), past int32 from m = 6."""
+    if m == 0:
+        return j * p
+    return grow(m - 1, p, p * 10)
+
+
+def spread(n, acc):
+    """Two calls per frame (the wavefront machine), each multiplying a Python int."""
+    if n <= 0:
+        return acc
+    return spread(n - 1, acc * 10) + spread(n - 2, acc * 7)
+
+
+def tfact(n):
+    """Tensor arithmetic: int32 wraps in eager too."""
+    if n == 0:
+        return 1
+    return n * tfact(n - 1)
+
+
+class Node:
+    def __init__(self, w, left=None, right=None):
+        self.w, self.left, self.right = w, left, right
+
+
+def weighted(node):
+    """An int attribute of every node, scaled past int32 when it is large (the levels machine)."""
+    if node is None:
+        return 0
+    return node.w * 100000 + weighted(node.left) + weighted(node.right)
+
+
+def tree(w):
+    return Node(w, Node(w + 1), Node(w + 2, Node(w + 3)))
+
+
+def start(m):
+    return pw(m, 1)
+
+
+def start_float(m):
+    return pw_float(m, 1, tf.constant(1.0))
+
+
+def start_grow(m):
+    return grow(m, tf.constant(3), 1)
+
+
+def start_spread(n):
+    return spread(n, 1)
+
+
+def squared(m):
+    """The recursion's int result, squared after the machine."""
+    r = pw(m, 1)
+    return r * r
+
+
+def _ints(*values):
+    return [(tf.constant(v),) for v in values]
+
+
+def _strategy(spec) -> str:
+    return next((line.strip() for line in spec.report().splitlines() if "runs as" in line), "")
+
+
+def test_a_python_int_accumulator_that_fits_runs_in_the_chain():
+    spec = differential(start, _ints(3, 5, 4, 6, 15, 2), profile_runs=1)
+    stats = spec.stats()
+    assert stats["graph_runs"] == 5 and stats["guard_failures"] == 0, spec.report()
+    assert "runs as chain" in _strategy(spec), spec.report()
+
+
+def test_a_python_int_accumulator_past_int32_runs_in_python_and_gives_eagers_int():
+    spec = differential(start, _ints(3, 5, 4, 20, 25, 40, 6), profile_runs=1)
+    stats = spec.stats()
+    assert stats["guard_failures"] == 3 and stats["graph_runs"] == 3, spec.report()
+    assert "python-int" in spec.report() and "fit the machine's int tables" in spec.report()
+
+
+def test_the_linear_machine_checks_its_python_ints():
+    spec = differential(start_float, _ints(3, 5, 4, 20, 2), profile_runs=1)
+    assert "runs as linear" in _strategy(spec), spec.report()
+    assert spec.stats()["guard_failures"] == 1 and spec.stats()["graph_runs"] == 3, spec.report()
+
+
+def test_a_python_int_in_some_frames_only_is_checked_there():
+    spec = differential(start_grow, _ints(2, 3, 2, 6, 4, 7), profile_runs=1)
+    stats = spec.stats()
+    assert stats["graph_runs"] == 3 and stats["guard_failures"] == 2, spec.report()
+
+
+def test_ackermann_with_python_ints_below_the_root_still_runs_in_the_graph():
+    spec = differential(ack, [(tf.constant(m), tf.constant(n)) for m, n in [(1, 2), (2, 1), (2, 3), (1, 0)]],
+                        profile_runs=1)
+    assert spec.stats()["graph_runs"] == 3 and spec.stats()["guard_failures"] == 0, spec.report()
+
+
+def test_the_wavefront_machine_checks_its_python_ints():
+    spec = differential(start_spread, _ints(4, 6, 5, 3, 10, 7), profile_runs=1)
+    assert "runs as wavefront" in _strategy(spec), spec.report()
+    stats = spec.stats()
+    assert stats["guard_failures"] == 1 and stats["graph_runs"] == 4, spec.report()
+
+
+def test_a_node_attribute_scaled_past_int32_runs_in_python():
+    calls = [(tree(1),), (tree(5),), (tree(2),), (tree(30000),), (tree(7),)]
+    spec = differential(weighted, calls, profile_runs=1)
+    assert "runs as levels" in _strategy(spec), spec.report()
+    stats = spec.stats()
+    assert stats["guard_failures"] == 1 and stats["graph_runs"] == 3, spec.report()
+
+
+def test_tensor_ints_wrap_as_in_eager():
+    differential(tfact, _ints(3, 5, 4, 15, 20, 6), profile_runs=1)
+
+
+def test_the_result_used_after_the_machine_is_checked_too():
+    spec = differential(squared, _ints(3, 5, 4, 16, 6), profile_runs=1)
+    stats = spec.stats()
+    assert stats["guard_failures"] == 1 and stats["graph_runs"] == 3, spec.report()
+
+
+def test_a_recursion_that_keeps_overflowing_runs_in_python_with_the_reason():
+    spec = differential(start, _ints(3, 5, 4) + _ints(*range(20, 32)), profile_runs=1)
+    report = spec.report()
+    assert "left the machine's int tables" in report, report
+
+
+def test_threads_sharing_a_function_get_eagers_ints():
+    spec = janus.speculate(start)
+    for m in (3, 5, 4):
+        spec(tf.constant(m))
+    ms = [3, 20, 7, 33, 12, 25] * 3
+    got, errors = {}, []
+
+    def worker(k):
+        try:
+            for i in range(k, len(ms), 3):
+                got[i] = spec(tf.constant(ms[i]))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i, m in enumerate(ms):
+        assert_same_outcome(run_capturing(start, (tf.constant(m),)), (("return", got[i]), ""))

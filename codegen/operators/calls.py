@@ -106,8 +106,9 @@ def call(f, *args, **kwargs):
     if isinstance(user_call, types.FunctionType) and is_user_function(user_call) and hasattr(f, "__dict__"):
         return _layer_call(ctx, f, user_call, args, kwargs)
     # Library code sees plain tensors where tree attributes stood for Python numbers; a list, dict
-    # or set method keeps the number (it comes back as one after the run).
-    if type(getattr(f, "__self__", None)) not in (list, dict, set):
+    # or set method keeps the number (it comes back as one after the run), and so do the builtins
+    # that compute with it by its own operators (`sum` of Python ints stays a checked Python int).
+    if type(getattr(f, "__self__", None)) not in (list, dict, set) and not _keeps_numbers(f):
         args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
     if isinstance(f, types.MethodType) and isinstance(f.__self__, tf.GradientTape) and f.__name__ == "gradient":
         try:
@@ -234,6 +235,10 @@ def _profiled_kind(ctx, fn):
     if sites and all(s.value.only_numbers() for s in sites):
         return "P"
     return "T" if sites and all(s.value.only_tensors() for s in sites) else None
+
+
+def _keeps_numbers(f) -> bool:
+    return any(f is g for g in (sum, abs, pow))
 
 
 def _plain(value):

@@ -72,6 +72,14 @@ def _within(wide, dtype):
                           tf.less_equal(wide, tf.cast(dtype.max, wide.dtype)))
 
 
+def noted(tensor) -> None:
+    """Inside a machine block, `tensor` holds a Python int (a tree node's int attribute): the
+    block's ops on it and the frame's ints are checked like theirs (`BuildContext.int_sources`)."""
+    ctx = current()
+    if ctx is not None and ctx.int_checks is not None and isinstance(tensor, tf.Tensor):
+        ctx.int_sources.append(tensor)
+
+
 def guarded(out):
     """`out`, a Python int a `WeakNumber` computed, checked to fit its dtype: inside a machine
     block the check goes to the machine; elsewhere an in-graph `EXACT` guard fails the run (the

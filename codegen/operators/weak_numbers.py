@@ -12,7 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from codegen.operators.context import current
-from codegen.operators.int_range import guarded
+from codegen.operators.int_range import guarded, noted
 
 _WEAK = (int, float, bool)        # plus WeakNumber itself: operands that keep a result a Python number
 
@@ -28,6 +28,8 @@ class WeakNumber:
         self.tensor = tensor
         self.ptype = ptype      # int / float (or np.float32 / np.int32) when every node holds that type
         self.either = either    # (ptype None) a Python int on some nodes and a float on others
+        if ptype in (int, bool, None) and tensor.dtype.is_integer:
+            noted(tensor)       # inside a machine block, its ops with the frame's ints are checked too
 
     def __tf_tensor__(self, dtype=None, name=None):
         if dtype is None and self.tensor.dtype == tf.float64 and self.ptype is not np.float64:
@@ -48,6 +50,12 @@ class WeakNumber:
             return tf.cast(self.tensor, other.dtype), other
         if type(other) is float and not self.tensor.dtype.is_floating:
             return tf.cast(self.tensor, tf.float64), other     # int attribute and a float: Python's float
+        if type(other) is int and self.tensor.dtype.is_integer and not (
+                self.tensor.dtype.min <= other <= self.tensor.dtype.max):
+            # TensorFlow would wrap the literal to the tensor's dtype; Python's int is exact.
+            if not tf.int64.min <= other <= tf.int64.max:
+                current().fail("python-number", f"the int {other} does not fit 64 bits", "the function runs in Python")
+            return tf.cast(self.tensor, tf.int64), tf.constant(other, tf.int64)
         return self.tensor, other
 
     def _binary(op, result=None, reverse=False):

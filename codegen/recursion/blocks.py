@@ -29,7 +29,7 @@ from codegen.recursion.cycles import Cycle
 from codegen.recursion.elementwise import is_elementwise, run_batched
 from codegen.recursion.kinds import as_eager, kind_guard, result_kind, return_kinds, types_differ
 from codegen.recursion.mixed import checked_result, either_kinds, has_mixed, outputs_with_bits, speculated, unmixed
-from codegen.recursion.mixed import resolve as resolve_mixed
+from codegen.recursion.mixed import known_tensors, resolve as resolve_mixed
 from codegen.recursion.rows import run_rows
 from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack
 from codegen.recursion.frames import Widened, cast_all, is_tensors, table_layout, wrap
@@ -135,7 +135,7 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
         # graph's checked kinds stand, not a conversion to the types a profiled call returned.
         ctx.result_kinds_checked |= kind not in ("P", "T") and has_mixed(returns[entry])
     else:
-        tables, tensors = {}, set()
+        tables, tensors = {}, _known_tensors(ctx, cycle, entry, calls, specs, returns)
         kinds, post, ptypes = return_kinds(ctx, cycle, specs)
         result = result_kind(kinds, kind, ptypes)
         if kind == "P" and types_differ(kinds, ptypes):     # every profiled call would fail the check
@@ -149,6 +149,15 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
     return Machine(ctx, cycle, entry, len(calls), specs, returns, stateful, index, leaf_specs,
                    leaves(returns[entry]), elementwise, kinds=kinds, post=post,
                    kind=result, ptypes=ptypes, mixed=tables, tensors=tensors)
+
+
+def _known_tensors(ctx, cycle, entry, calls, specs, returns) -> set:
+    """The int leaves that are tensors in every frame (their arithmetic needs no range check),
+    found by the kinds resolution only where the frames hold int scalars at all."""
+    if not any(isinstance(s, Spec) and s.dtype.is_integer and s.shape == () and not s.is_static and s.tables is None
+               for spec in specs.values() for s in leaves(spec)):
+        return set()
+    return known_tensors(ctx, cycle, entry, calls, specs, returns)
 
 
 def is_bare(block) -> bool:
@@ -181,19 +190,21 @@ def run_builder(m: Machine, f, cf, block, table_vars, written, flat, checked: li
             full.append(wrap(given[v], spec) if v in given else UNDEF)
     converted = m.cycle.builders[(f, block.id)]
     m.ctx.frames.append(Frame(converted))
-    before, outer, m.ctx.int_checks = op_count(), m.ctx.int_checks, []
+    before, outer = op_count(), (m.ctx.int_checks, m.ctx.int_sources)
+    m.ctx.int_checks, m.ctx.int_sources = [], []
     try:
         new_vars, term = converted.builder(*full)
-        oks = m.ctx.int_checks          # a `WeakNumber`'s (a tree node's int attribute)
+        oks, noted = m.ctx.int_checks, m.ctx.int_sources    # a tree node's int attributes'
     finally:
         m.ctx.frames.pop()
-        m.ctx.int_checks = outer
+        m.ctx.int_checks, m.ctx.int_sources = outer
     new_vars, term = outputs_with_bits(m, f, cf, block, given, new_vars, term)
     out = []
     for v, value in zip(cf.vars, new_vars):
         if v in written:        # an `if` may leave it unassigned: then it keeps its value
             out += cast_all(given[v] if isinstance(value, Undefined) else value, m.specs[(f, v)])
-    ok = exact_ints.combined(oks + exact_ints.checks(ops_since(before), exact_ints.sources(m, f, given), cf, f))
+    taint = {**exact_ints.sources(m, f, given), **{t.ref(): True for t in noted}}
+    ok = exact_ints.combined(oks + exact_ints.checks(ops_since(before), taint, cf, f, block))
     if ok is None or ok is True:
         return out, term
     assumption = m.range_assumption()

@@ -23,6 +23,10 @@ run on a False one, under one `EXACT` assumption per machine (`RANGE_KEY`).
 """
 from __future__ import annotations
 
+import ast
+import operator
+
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework.func_graph import FuncGraph
 
@@ -40,9 +44,10 @@ def range_key(cf, entry) -> tuple:
 def sources(m, f, given: dict) -> dict:
     """{tensor ref: its bit} of the int table values of `given` that may hold Python ints: the
     per-frame bit tensor of a number that is one in some frames only (`MixedSpec`), else True.
-    Only the kinds resolution of `codegen.recursion.mixed` tells tensors for sure (the typing of
-    the frames lets `acc * 3` of a Python `acc` become a tensor), so every other int leaf counts:
-    a check that fails on an int that was a tensor in eager only sends that call to Python."""
+    Only the kinds resolution of `codegen.recursion.mixed` tells tensors for sure (`m.tensors`;
+    the typing of the frames lets `acc * 3` of a Python `acc` become a tensor), so every other
+    int leaf counts: a check that fails on an int that was a tensor in eager only sends that
+    call to Python."""
     out: dict = {}
 
     def walk(spec, value, v, counter):
@@ -63,12 +68,13 @@ def sources(m, f, given: dict) -> dict:
     return out
 
 
-def checks(ops: list, taint: dict, cf, f) -> list:
+def checks(ops: list, taint: dict, cf, f, block) -> list:
     """Per-frame bools, one per op among `ops` (in creation order) that computes a Python int
     from the values of `taint` ({tensor ref: bit}, grown here) and constants: it fits its dtype,
     or the frame does not compute a Python int there."""
     constant = _follow_captures(taint)
     oks = []
+    wrapped = None
     for op in ops:
         bits, python = [], True
         for t in op.inputs:
@@ -82,6 +88,11 @@ def checks(ops: list, taint: dict, cf, f) -> list:
             if op.type == "Const" or op.inputs:
                 constant.update(o.ref() for o in op.outputs)
             continue
+        wrapped = _wrapped_literals(cf, block) if wrapped is None else wrapped
+        if any(_wrapped(t, wrapped) for t in op.inputs):
+            raise unsupported("recursion", cf.filename, cf.node,
+                              f"an int past 32 bits in {f.__qualname__} meets a Python int the machine holds in "
+                              "32 bits, where TensorFlow would wrap it", "keep such ints outside the recursion")
         bit = _and(bits)
         if op.type in BODY_ATTRS and _computes_ints(op):
             raise unsupported("recursion", cf.filename, cf.node,
@@ -95,6 +106,60 @@ def checks(ops: list, taint: dict, cf, f) -> list:
             if out.dtype.is_integer or out.dtype == tf.bool:
                 taint[out.ref()] = bit
     return oks
+
+
+def _wrapped_literals(cf, block) -> set:
+    """The int32 values TensorFlow makes of the ints past 32 bits the block's source names (a
+    literal, a constant expression, a global or closure name): it wraps them silently."""
+    out = set()
+    nodes = [n for s in block.stmts for n in ast.walk(s)] + [n for e in block.term.exprs() for n in ast.walk(e)]
+    for node in nodes:
+        value = _constant(node, cf)
+        if type(value) is int and not -2 ** 31 <= value < 2 ** 31:
+            out.add((value + 2 ** 31) % 2 ** 32 - 2 ** 31)
+    return out
+
+
+def _wrapped(t, wrapped: set) -> bool:
+    """Whether `t` is an int32 constant holding one of the `wrapped` values."""
+    if not wrapped or t.dtype != tf.int32 or t.op.type != "Const":
+        return False
+    values = tf.get_static_value(t)
+    return values is not None and bool(set(np.ravel(values).tolist()) & wrapped)
+
+
+_FOLD = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+         ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift}
+
+
+def _constant(node, cf):
+    """The int value of a constant expression in the block, or None."""
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) is int else None
+    if isinstance(node, ast.Name) and node.id not in cf.vars:
+        value = _closure(cf.fn).get(node.id, cf.fn.__globals__.get(node.id))
+        return value if type(value) is int else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _constant(node.operand, cf)
+        return -value if value is not None else None
+    if isinstance(node, ast.BinOp) and type(node.op) in _FOLD:
+        a, b = _constant(node.left, cf), _constant(node.right, cf)
+        if a is None or b is None or (type(node.op) in (ast.Pow, ast.LShift) and not 0 <= b <= 256) \
+                or (type(node.op) in (ast.FloorDiv, ast.Mod) and b == 0):
+            return None
+        return _FOLD[type(node.op)](a, b)
+    return None
+
+
+def _closure(fn) -> dict:
+    cells = fn.__closure__ or ()
+    out = {}
+    for name, cell in zip(fn.__code__.co_freevars, cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:          # an empty cell
+            continue
+    return out
 
 
 def _follow_captures(taint: dict) -> set:

@@ -28,7 +28,7 @@ import tensorflow as tf
 from tensorflow.python.framework.func_graph import FuncGraph
 
 from codegen import faults
-from codegen.errors import StagingError, unsupported
+from codegen.errors import ConversionError, StagingError, unsupported
 from codegen.lowering.recursion import CallGroup, Return
 from codegen.operators.context import Frame
 from codegen.operators.values import EitherKind, Undefined
@@ -80,6 +80,20 @@ def resolve(ctx, cycle, entry, calls, specs: dict, returns: dict, mixed: dict) -
     cannot be followed.  The kinds a leaf may have grow from the root calls' arguments through
     the blocks' truth tables until nothing changes."""
     _check_dtypes(cycle, mixed)
+    kinds, tables = _leaf_kinds(ctx, cycle, entry, calls, specs, returns)
+    chosen = {key for key, ks in kinds.items() if len(ks) == 2}
+    _check_types(cycle, specs, returns, chosen)
+    new_specs = {(f, v): _mixed_spec(spec, lambda i, f=f, v=v: ("v", f, v, i) in chosen)
+                 for (f, v), spec in specs.items()}
+    new_returns = {f: _mixed_spec(spec, lambda i, f=f: ("r", f, i) in chosen) for f, spec in returns.items()}
+    result = tuple(frozenset(kinds.get(("r", entry, i)) or {"T"}) for i in range(len(leaves(returns[entry]))))
+    tables = {k: t for k, t in tables.items() if t.inputs or any(target_of(key) in chosen for key in t.outputs)}
+    return new_specs, new_returns, tables, result, _tensor_leaves(kinds)
+
+
+def _leaf_kinds(ctx, cycle, entry, calls, specs: dict, returns: dict) -> tuple:
+    """(the kinds each number leaf may have, {(function, block id): BlockKinds}): they grow from the
+    root calls' arguments through the blocks' truth tables until nothing changes."""
     kinds = _root_kinds(cycle, entry, calls, specs)
     for _ in range(4 * cycle.n_blocks + 4):
         tables = {(f, b.id): _table(ctx, cycle, f, cf, b, specs, returns, kinds)
@@ -92,20 +106,25 @@ def resolve(ctx, cycle, entry, calls, specs: dict, returns: dict, mixed: dict) -
             for key in [k for k in grown if k[0] == "r" and k[1] is site.callee.fn]:
                 grown.setdefault(("v", site.caller.fn, site.target, key[2]), set()).update(grown[key])
         if grown == kinds:
-            break
+            return kinds, tables
         kinds = grown
-    else:
-        cf = cycle.functions[entry]
-        raise unsupported("recursion", cf.filename, cf.node, "cannot tell which values are Python numbers")
-    chosen = {key for key, ks in kinds.items() if len(ks) == 2}
-    _check_types(cycle, specs, returns, chosen)
-    new_specs = {(f, v): _mixed_spec(spec, lambda i, f=f, v=v: ("v", f, v, i) in chosen)
-                 for (f, v), spec in specs.items()}
-    new_returns = {f: _mixed_spec(spec, lambda i, f=f: ("r", f, i) in chosen) for f, spec in returns.items()}
-    result = tuple(frozenset(kinds.get(("r", entry, i)) or {"T"}) for i in range(len(leaves(returns[entry]))))
-    tables = {k: t for k, t in tables.items() if t.inputs or any(target_of(key) in chosen for key in t.outputs)}
-    tensors = {key[1:] for key, ks in kinds.items() if key[0] == "v" and ks == {"T"}}
-    return new_specs, new_returns, tables, result, tensors
+    cf = cycle.functions[entry]
+    raise unsupported("recursion", cf.filename, cf.node, "cannot tell which values are Python numbers")
+
+
+def _tensor_leaves(kinds: dict) -> set:
+    return {key[1:] for key, ks in kinds.items() if key[0] == "v" and ks == {"T"}}
+
+
+def known_tensors(ctx, cycle, entry, calls, specs: dict, returns: dict) -> set:
+    """The (function, variable, leaf) that are tensors in every frame of a recursion none of whose
+    parameters is a Python number in some calls and a tensor in others; an empty set where the
+    kinds cannot be followed (every int leaf then counts as a possible Python int)."""
+    try:
+        kinds, _ = _leaf_kinds(ctx, cycle, entry, calls, specs, returns)
+    except ConversionError:
+        return set()
+    return _tensor_leaves(kinds)
 
 
 def target_of(key):

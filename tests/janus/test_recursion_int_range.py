@@ -10,6 +10,7 @@ result used in arithmetic after the machine.
 """
 import threading
 
+import pytest
 import tensorflow as tf
 
 import janus
@@ -67,6 +68,60 @@ def weighted(node):
 
 def tree(w):
     return Node(w, Node(w + 1), Node(w + 2, Node(w + 3)))
+
+
+def chained(node):
+    """A node's int attribute plus the callee's Python int result (the machine's table value)."""
+    if node is None:
+        return 0
+    return node.w + chained(node.left)
+
+
+def scaled_by(node, k):
+    """A frame's Python int times a node's int attribute."""
+    if node is None:
+        return k
+    return scaled_by(node.left, k * node.w)
+
+
+def pair(w):
+    return Node(w, Node(w))
+
+
+def start_scaled(node):
+    return scaled_by(node, 1)
+
+
+def big_step(m, acc):
+    """`2**32` meets an int the machine holds in int32: TensorFlow would wrap the literal to 0."""
+    if m == 0:
+        return acc
+    return big_step(m - 1, acc + 2**32)
+
+
+def start_big_step(m):
+    return big_step(m, 1)
+
+
+def summed(m):
+    """`sum` of the recursion's Python int results, after the machine."""
+    r = pw(m, 1)
+    return sum([r, r, r])
+
+
+def past_literal(m):
+    """The recursion's int result plus an int past 32 bits, after the machine."""
+    return pw(m, 1) + 2**32, pw(m, 1) < 2**32
+
+
+def sevenths(m, acc):
+    if m == 0:
+        return acc / 7
+    return sevenths(m - 1, acc * 3)
+
+
+def start_sevenths(m):
+    return sevenths(m, 1)
 
 
 def start(m):
@@ -146,8 +201,10 @@ def test_a_node_attribute_scaled_past_int32_runs_in_python():
     assert stats["guard_failures"] == 1 and stats["graph_runs"] == 3, spec.report()
 
 
-def test_tensor_ints_wrap_as_in_eager():
-    differential(tfact, _ints(3, 5, 4, 15, 20, 6), profile_runs=1)
+def test_tensor_ints_wrap_in_the_graph_as_in_eager():
+    """The kinds resolution proves `n` a tensor in every frame, so `n * r` needs no check."""
+    spec = differential(tfact, _ints(3, 5, 4, 15, 20, 6), profile_runs=1)
+    assert spec.stats()["graph_runs"] == 5 and spec.stats()["guard_failures"] == 0, spec.report()
 
 
 def test_the_result_used_after_the_machine_is_checked_too():
@@ -183,3 +240,37 @@ def test_threads_sharing_a_function_get_eagers_ints():
     assert not errors, errors
     for i, m in enumerate(ms):
         assert_same_outcome(run_capturing(start, (tf.constant(m),)), (("return", got[i]), ""))
+
+
+def test_a_node_int_attribute_plus_a_callee_result_past_int32_runs_in_python():
+    """Found by adversarial programs: the attribute and the table value were each 'the other
+    operand', so neither the attribute's arithmetic nor the machine's walk checked the add."""
+    spec = differential(chained, [(pair(w),) for w in (1, 5, 2, 3, 2000000000, 4)], profile_runs=1)
+    assert spec.stats()["graph_runs"] == 4 and spec.stats()["guard_failures"] == 1, spec.report()
+
+
+def test_a_frame_int_times_a_node_attribute_past_int32_runs_in_python():
+    spec = differential(start_scaled, [(pair(w),) for w in (1, 5, 2, 3, 50000, 4)], profile_runs=1)
+    assert spec.stats()["graph_runs"] == 4 and spec.stats()["guard_failures"] == 1, spec.report()
+
+
+def test_an_int_literal_past_32_bits_inside_the_recursion_runs_it_in_python():
+    """TensorFlow wraps `2**32` to the int32 0 where it meets an int32 tensor."""
+    spec = differential(start_big_step, _ints(2, 3, 4, 1, 5, 0, 2), profile_runs=1)
+    assert "an int past 32 bits" in spec.report(), spec.report()
+
+
+def test_sum_of_the_recursions_ints_after_the_machine_is_checked():
+    spec = differential(summed, _ints(1, 2, 3, 4, 19, 5), profile_runs=1)
+    assert spec.stats()["graph_runs"] == 4 and spec.stats()["guard_failures"] == 1, spec.report()
+
+
+def test_an_int_literal_past_32_bits_after_the_machine_is_exact():
+    spec = differential(past_literal, _ints(1, 2, 3, 4, 19, 5), profile_runs=1)
+    assert spec.stats()["graph_runs"] == 5, spec.report()
+
+
+@pytest.mark.xfail(strict=True, reason="open bug: TensorFlow's graph optimiser divides by a constant through "
+                                       "its reciprocal, 1 ulp from Python's correctly rounded quotient")
+def test_a_python_int_divided_by_a_constant_in_the_machine_is_eagers_float():
+    differential(start_sevenths, _ints(2, 3, 4, 1, 2, 3), profile_runs=1)

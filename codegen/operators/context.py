@@ -98,6 +98,7 @@ class BuildContext:
         self.dry_run = 0                       # >0 while typing machine blocks in a scratch graph
         self.int_checks = None                 # while a machine block is built: its Python ints' range checks
         self.int_sources: list = []            # and the tensors its `WeakNumber`s hold Python ints in
+        self.python_scan: dict = {}            # id(graph) -> (ops scanned, an op calling Python found)
         self.observers: list = []              # (callback, [tensors]) called with values after success
         self.recursion: list = []              # recursive cycles run as machines in this graph
         self.result_kinds_checked = False      # a machine checks a result kind the profile saw vary

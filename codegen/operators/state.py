@@ -24,6 +24,7 @@ from profiler.library import is_library_module
 from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
+from codegen.operators.failing_ops import calls_python
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
@@ -240,12 +241,34 @@ def _fed(ctx, access, holder, name, value, source, kind):
     return heap.fed[key]
 
 
+_CODE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)
+
+
+def _calls_python_before(ctx) -> bool:
+    """Whether the graph built so far holds an op that calls Python (`tf.numpy_function`); scans
+    each graph's new ops only."""
+    for graph in {id(g): g for g in (ctx.outer_graph, tf.compat.v1.get_default_graph()) if g is not None}.values():
+        scanned, found = ctx.python_scan.get(id(graph), (0, False))
+        if not found:
+            ops = graph.get_operations()
+            memo: dict = {}
+            found = any(calls_python(op, memo) for op in ops[scanned:])
+            ctx.python_scan[id(graph)] = (len(ops), found)
+        if found:
+            return True
+    return False
+
+
 def read_outside(access, holder, name, value, source):
     """What the builder sees for an outside value, with the entry check that keeps it valid."""
     ctx = current()
     heap = ctx.heap
     if ctx.dry_run:                          # a throwaway copy: a dry run must not change the user's list
         return list(value) if type(value) is list else dict(value) if type(value) is dict else value
+    if not isinstance(value, _CODE) and _calls_python_before(ctx):
+        ctx.fail("python-state", f"`{source}` is read after a tf.numpy_function call, whose Python may change "
+                 "it while the graph runs, after the graph read it when the call started",
+                 "read it before that call, or pass it as an argument")
     if type(value) is EAGER:
         return _fed(ctx, access, holder, name, value, source, Kind.TENSOR_MATCH)
     if type(value) is tuple and 0 < len(value) <= 16 and all(type(v) is EAGER for v in value):

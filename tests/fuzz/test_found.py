@@ -552,3 +552,31 @@ def test_a_python_int_a_recursion_multiplies_past_int32_prints_eagers_int():
     """`bigmul(tensor 1, 3)` passes the Python int 50000 to a frame that multiplies it by 100000:
     eager prints 5000000000; the machine held it in int32 and printed 705032704."""
     differential(printed_bigmul, [(n,) for n in (0, 1, 2, 1, 0, 2, 1)], profile_runs=1)
+
+
+LOGGED = []
+
+
+def appended(a):
+    LOGGED.append(-1)
+    return a * 2
+
+
+def length_after_numpy_function(x):
+    x = tf.numpy_function(appended, [x], x.dtype)
+    return x, len(LOGGED)
+
+
+def test_state_read_after_a_numpy_function_sees_what_its_python_changed():
+    """`len(LOG)` after a `tf.numpy_function` whose Python appends to LOG: eager reads the length
+    after the append; the graph used the length the call started with."""
+    LOGGED.clear()
+    spec = janus.speculate(length_after_numpy_function)
+    e, j = [], []
+    for _ in range(5):
+        e.append(length_after_numpy_function(tf.constant([1.0]))[1])
+    LOGGED.clear()
+    for _ in range(5):
+        j.append(spec(tf.constant([1.0]))[1])
+    assert e == j, (e, j)
+    assert "python-state" in spec.report(), spec.report()

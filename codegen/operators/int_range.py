@@ -80,13 +80,26 @@ def noted(tensor) -> None:
         ctx.int_sources.append(tensor)
 
 
+def divisor_ok(op):
+    """For a float division of Python numbers, whether its divisor is not zero (Python raises
+    ZeroDivisionError where TensorFlow gives inf or nan), as a bool tensor; else None."""
+    if op.type in ("RealDiv", "Div") and op.outputs[0].dtype.is_floating:
+        return tf.not_equal(op.inputs[1], tf.zeros_like(op.inputs[1]))
+    return None
+
+
 def guarded(out):
-    """`out`, a Python int a `WeakNumber` computed, checked to fit its dtype: inside a machine
-    block the check goes to the machine; elsewhere an in-graph `EXACT` guard fails the run (the
-    call then runs in Python), and where that guard failed too often the build fails."""
-    ok = fits(out.op) if isinstance(out, tf.Tensor) else None
-    if ok is None:
+    """`out`, a Python number a `WeakNumber` computed, checked to be what Python computes: an int
+    that fits its dtype, a quotient whose divisor is not zero.  Inside a machine block the check
+    goes to the machine; elsewhere an in-graph `EXACT` guard fails the run (the call then runs in
+    Python, which computes the int or raises), and where that guard failed too often the build
+    fails."""
+    if not isinstance(out, tf.Tensor):
         return out
+    checks = [c for c in (fits(out.op), divisor_ok(out.op)) if c is not None]
+    if not checks:
+        return out
+    ok = checks[0] if len(checks) == 1 else tf.logical_and(*checks)
     ctx = current()
     if ctx.int_checks is not None:
         ctx.int_checks.append(ok)
@@ -95,9 +108,9 @@ def guarded(out):
         return out                      # a scratch trace of a machine's block: not run
     where = ctx.user_line()
     key = ("int-range", where)
-    what = f"a Python int stays inside {out.dtype.name}"
+    what = f"a Python int stays inside {out.dtype.name}" if out.dtype.is_integer else "a divisor is not zero"
     if key in ctx.relaxed:
-        ctx.fail("python-number", f"a Python int computed in the graph left {out.dtype.name} on earlier calls",
+        ctx.fail("python-number", f"Python arithmetic in the graph ({what}) failed on earlier calls",
                  "the function runs in Python")
     assumption = ctx.assume(Kind.EXACT, key, what, True, where, fallback="python-int")
     if faults.matches(assumption):

@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from codegen.operators.context import current
 from codegen.operators.int_range import guarded, noted
+from codegen.operators.numbers import PyNumber
 
 _WEAK = (int, float, bool)        # plus WeakNumber itself: operands that keep a result a Python number
 
@@ -60,6 +61,10 @@ class WeakNumber:
 
     def _binary(op, result=None, reverse=False):
         def method(self, other):
+            if isinstance(other, PyNumber) and self.ptype in _WEAK:
+                # Two Python numbers, one fed: Python's arithmetic with its guards (`PyNumber`).
+                mine = PyNumber(self.tensor, self.ptype)
+                return op(other, mine) if reverse else op(mine, other)
             a, b = self._other(other)
             out = op(b, a) if reverse else op(a, b)
             if isinstance(other, (tf.Tensor, tf.Variable)) or not (
@@ -72,7 +77,7 @@ class WeakNumber:
             if None in kinds:                      # a column whose Python type varies by node:
                 return _varying(guarded(out), result, self, other)     # so may the result's
             if kinds <= set(_WEAK):                # two Python numbers make a Python number
-                return WeakNumber(guarded(out) if result(kinds) is int else out, result(kinds))
+                return WeakNumber(guarded(out), result(kinds))
             # A NumPy scalar: NumPy's own rules give the result's type (float32 / 2 is float32).
             other_type = other.ptype if isinstance(other, WeakNumber) else type(other)
             a, b = (other_type(1), self.ptype(1)) if reverse else (self.ptype(1), other_type(1))

@@ -9,9 +9,13 @@ all such values or constants computes, in eager, a Python int (a tensor input
 makes the result a tensor, which wraps in eager too).  Each such add,
 subtract, multiply, floor division, negation, abs, power and narrowing cast is
 recomputed where it cannot wrap (int64 for 32-bit values, a float64 estimate
-for 64-bit ones) and compared with its dtype's range.  Where a value is a Python
-int in some frames only (`MixedSpec`), an op's check holds in the frames whose
-inputs are all Python ints there (the AND of their bits).
+for 64-bit ones) and compared with its dtype's range; the walk follows the
+Python floats such ints become, and each float division's divisor is checked
+not to be zero (Python raises there, TensorFlow gives inf).  Where a value is
+a Python int in some frames only (`MixedSpec`), an op's check holds in the
+frames whose inputs are all Python ints there (the AND of their bits).  A
+literal past 32 bits that meets such a value refuses the machine: TensorFlow
+wraps it on conversion, before any op sees it (`_wrapped_literals`).
 
 The walk over-approximates: `n + tf.constant(5)` is checked although eager
 computes a tensor there; a check that fails where eager would have wrapped only
@@ -19,11 +23,12 @@ sends that call to Python, which then gives eager's result.  A Python int that
 reaches a tensor `if` or loop inside the block whose body computes on ints
 cannot be checked (its ops live in the body's own graph): the recursion runs in
 Python.  The checks give one bool per frame (`checks`); the strategies fail the
-run on a False one, under one `EXACT` assumption per machine (`RANGE_KEY`).
+run on a False one, under one `EXACT` assumption per machine (`range_key`).
 """
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 
 import numpy as np
@@ -32,7 +37,7 @@ from tensorflow.python.framework.func_graph import FuncGraph
 
 from codegen.errors import unsupported
 from codegen.operators.failing_ops import BODY_ATTRS, body_graphs
-from codegen.operators.int_range import COMPUTES, fits
+from codegen.operators.int_range import COMPUTES, divisor_ok, fits
 from codegen.recursion.frame_specs import MixedSpec
 
 
@@ -99,12 +104,12 @@ def checks(ops: list, taint: dict, cf, f, block) -> list:
                               f"a Python int of {f.__qualname__} goes through a tensor `if` or loop that "
                               "computes on it inside the recursion, where janus cannot check that it stays "
                               "inside the machine's 32-bit tables", "compute the int outside that `if`")
-        ok = fits(op)
-        if ok is not None:
-            oks.append(ok if bit is True else tf.logical_or(ok, tf.logical_not(bit)))
+        for ok in (fits(op), divisor_ok(op)):
+            if ok is not None:
+                oks.append(ok if bit is True else tf.logical_or(ok, tf.logical_not(bit)))
         for out in op.outputs:
-            if out.dtype.is_integer or out.dtype == tf.bool:
-                taint[out.ref()] = bit
+            if out.dtype.is_integer or out.dtype.is_floating or out.dtype == tf.bool:
+                taint[out.ref()] = bit      # a Python int, float or bool
     return oks
 
 
@@ -187,13 +192,9 @@ def combined(oks: list):
 
 
 def _and(values):
+    """AND of bools, True or tensors (True when all are True)."""
     values = [v for v in values if v is not True]
-    if not values:
-        return True
-    out = values[0]
-    for v in values[1:]:
-        out = tf.logical_and(out, v)
-    return out
+    return functools.reduce(tf.logical_and, values) if values else True
 
 
 def _computes_ints(op) -> bool:

@@ -256,6 +256,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: 'print("bigmul", bigmul(tf.constant(abs(n) % 3), tf.constant(3)))',
         lambda: 'print("grow", grow(tf.constant(abs(n) % 9), 1))',
         lambda: 'print("bigadd", bigadd(tf.constant(abs(n) % 3), 1))',
+        lambda: 'print("over", grow(tf.constant(abs(k) % 3), 1) / (abs(n) % 2))',
         lambda: 'print("sum3", sum([grow(tf.constant(abs(k) % 9), 1)] * 3))',
         # A gradient through a recursion whose root may be its base case (then eager's is None).
         lambda: ("with tf.GradientTape() as tape:\n    tape.watch(t)\n"

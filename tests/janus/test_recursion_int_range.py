@@ -16,6 +16,7 @@ import tensorflow as tf
 import janus
 from tests.harness import differential, run_capturing, assert_same_outcome
 from tests.janus.test_recursion import ack
+from tests.janus.test_recursion_kinds import WNode as Node
 
 
 def pw(m, acc):
@@ -52,11 +53,6 @@ def tfact(n):
     if n == 0:
         return 1
     return n * tfact(n - 1)
-
-
-class Node:
-    def __init__(self, w, left=None, right=None):
-        self.w, self.left, self.right = w, left, right
 
 
 def weighted(node):
@@ -274,3 +270,29 @@ def test_an_int_literal_past_32_bits_after_the_machine_is_exact():
                                        "its reciprocal, 1 ulp from Python's correctly rounded quotient")
 def test_a_python_int_divided_by_a_constant_in_the_machine_is_eagers_float():
     differential(start_sevenths, _ints(2, 3, 4, 1, 2, 3), profile_runs=1)
+
+
+def divided(m, acc, d):
+    if m == 0:
+        return acc / d
+    return divided(m - 1, acc * 3, d)
+
+
+def start_divided(m, d):
+    return divided(m, 1, d)
+
+
+def divided_after(m, d):
+    return pw(m, 1) / d
+
+
+def test_a_python_int_divided_by_zero_in_the_machine_raises_as_eager():
+    """Python raises ZeroDivisionError where TensorFlow's float division gives inf."""
+    calls = [(tf.constant(m), d) for m, d in [(1, 2), (2, 3), (3, 4), (2, 0), (3, 5), (1, 0)]]
+    spec = differential(start_divided, calls, profile_runs=1)
+    assert spec.stats()["graph_runs"] >= 1, spec.report()
+
+
+def test_the_recursions_int_divided_by_a_fed_zero_after_the_machine_raises_as_eager():
+    calls = [(tf.constant(m), d) for m, d in [(1, 2), (2, 3), (3, 4), (2, 0), (3, 5), (1, 0)]]
+    differential(divided_after, calls, profile_runs=1)

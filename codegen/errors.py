@@ -30,8 +30,8 @@ HINTS = {
     "python-value-of-tensor": "it runs in Python between graph segments; kept in TensorFlow ops (tf.cond, "
                               "tf.where) or moved out of the function, the rest is one graph",
     "python-arithmetic": "nothing to do: Python raised or computed beyond int64 here, as eager does",
-    "python-int": "nothing to do: a Python int outgrew the graph's fixed-width ints here; Python computed it, "
-                  "as eager does",
+    "python-int": "nothing to do: a Python number here left what the graph computes exactly (an int past its "
+                  "fixed width, a zero divisor); Python computed or raised it, as eager does",
     "guard-mismatch": "a list or dict passed twice, or passed and also read as a global, runs in Python; pass it once",
     "no-return": "nothing to do: the call reached no return statement and gave None, as eager does",
     "graph-error": "the call was re-run eagerly; janus.explain(fn, *args) shows the graph it built",

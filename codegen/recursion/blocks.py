@@ -66,7 +66,8 @@ class Machine:
             cf = self.cycle.functions[self.entry]
             self.int_range = self.ctx.assume(
                 Kind.EXACT, exact_ints.range_key(cf, self.entry),
-                f"the Python ints {self.entry.__qualname__} computes fit the machine's int tables", True,
+                f"the Python ints {self.entry.__qualname__} computes fit the machine's int tables and its "
+                "divisors are not zero", True,
                 f"{cf.filename}:{cf.node.lineno}", fallback="python-int")
         return self.int_range
 

@@ -183,6 +183,12 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             ctx.frames.append(Frame(converted))
             result = _call_top(ctx, converted, args, kwargs)
             ctx.frames.pop()
+            if ctx.general_reads and python_calls.python_ops(tf.compat.v1.get_default_graph()):
+                # A loop body reads the state once per trace, before a call its Python may change.
+                raise StagingError(Reason(
+                    "python-state", ctx.general_reads, "outside Python state is read inside a tensor loop or "
+                    "branch of a graph that calls Python (tf.numpy_function), which may change it between "
+                    "iterations", "read it outside the loop, or pass it as an argument"))
             _only_appended(ctx.heap, sig, values, converted.filename)
             tensors: list = []
             holder["template"] = writeback.flatten(result, tensors, ctx.heap)

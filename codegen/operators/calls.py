@@ -237,8 +237,15 @@ def _profiled_kind(ctx, fn):
     return "T" if sites and all(s.value.only_tensors() for s in sites) else None
 
 
+_KEEPS = (sum, abs, pow, map, filter, zip, enumerate, reversed, list, tuple, iter, next)
+_KEEPING_MODULES = ("operator", "_operator", "functools", "_functools", "math", "itertools")
+
+
 def _keeps_numbers(f) -> bool:
-    return any(f is g for g in (sum, abs, pow))
+    """Whether `f` computes with a Python number by its own operators, or only carries it (`sum`,
+    `operator.mul`, `math.prod`, `functools.reduce`, `map`)."""
+    return any(f is g for g in _KEEPS) or getattr(f, "__module__", None) in _KEEPING_MODULES \
+        or isinstance(getattr(f, "__self__", None), WeakNumber)
 
 
 def _plain(value):

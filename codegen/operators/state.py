@@ -266,9 +266,11 @@ def read_outside(access, holder, name, value, source):
     if ctx.dry_run:                          # a throwaway copy: a dry run must not change the user's list
         return list(value) if type(value) is list else dict(value) if type(value) is dict else value
     if not isinstance(value, _CODE) and _calls_python_before(ctx):
-        ctx.fail("python-state", f"`{source}` is read after a tf.numpy_function call, whose Python may change "
-                 "it while the graph runs, after the graph read it when the call started",
+        ctx.fail("python-state", f"`{source}` is read after a tf.numpy_function call: its Python may change it "
+                 "while the graph runs, and the graph would use the value from the start of the call",
                  "read it before that call, or pass it as an argument")
+    if ctx.general_depth and not isinstance(value, _CODE) and not ctx.general_reads:
+        ctx.general_reads = ctx.user_line()  # a loop body's read may come before a call in that body
     if type(value) is EAGER:
         return _fed(ctx, access, holder, name, value, source, Kind.TENSOR_MATCH)
     if type(value) is tuple and 0 < len(value) <= 16 and all(type(v) is EAGER for v in value):

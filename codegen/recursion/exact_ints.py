@@ -91,10 +91,10 @@ def checks(ops: list, taint: dict, cf, f, block) -> list:
             continue                    # a tensor operand: eager computes a tensor, which wraps too
         if not bits:
             if op.type == "Const" or op.inputs:
-                constant.update(o.ref() for o in op.outputs)
+                constant.update({o.ref(): o for o in op.outputs})
             continue
         wrapped = _wrapped_literals(cf, block) if wrapped is None else wrapped
-        if any(_wrapped(t, wrapped) for t in op.inputs):
+        if any(_wrapped(constant.get(t.ref(), t), wrapped) for t in op.inputs):
             raise unsupported("recursion", cf.filename, cf.node,
                               f"an int past 32 bits in {f.__qualname__} meets a Python int the machine holds in "
                               "32 bits, where TensorFlow would wrap it", "keep such ints outside the recursion")
@@ -141,8 +141,9 @@ def _constant(node, cf):
     """The int value of a constant expression in the block, or None."""
     if isinstance(node, ast.Constant):
         return node.value if type(node.value) is int else None
-    if isinstance(node, ast.Name) and node.id not in cf.vars:
-        value = _closure(cf.fn).get(node.id, cf.fn.__globals__.get(node.id))
+    name = _loaded_name(node)
+    if name is not None and name not in cf.vars:
+        value = _closure(cf.fn).get(name, cf.fn.__globals__.get(name))
         return value if type(value) is int else None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         value = _constant(node.operand, cf)
@@ -153,6 +154,17 @@ def _constant(node, cf):
                 or (type(node.op) in (ast.FloorDiv, ast.Mod) and b == 0):
             return None
         return _FOLD[type(node.op)](a, b)
+    return None
+
+
+def _loaded_name(node):
+    """The name a node reads: `x`, or `jn.ld('x')`, the converted read of a global or closure name."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "ld" \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "jn" and len(node.args) == 1 \
+            and isinstance(node.args[0], ast.Constant) and type(node.args[0].value) is str:
+        return node.args[0].value
     return None
 
 
@@ -167,22 +179,24 @@ def _closure(fn) -> dict:
     return out
 
 
-def _follow_captures(taint: dict) -> set:
+def _follow_captures(taint: dict) -> dict:
     """Add to `taint` the placeholders through which the graphs being built (a `tf.switch_case`
     branch inside a loop body, say) capture its tensors, outermost graph first; returns those
-    that capture constants."""
+    that capture constants ({placeholder ref: the constant})."""
     graphs = []
     graph = tf.compat.v1.get_default_graph()
     while isinstance(graph, FuncGraph):
         graphs.append(graph)
         graph = graph.outer_graph
-    constant: set = set()
+    constant: dict = {}
     for graph in reversed(graphs):
         for external, internal in graph.captures:
             if external.ref() in taint:
                 taint[internal.ref()] = taint[external.ref()]
-            elif external.ref() in constant or (tf.is_symbolic_tensor(external) and external.op.type == "Const"):
-                constant.add(internal.ref())
+            elif external.ref() in constant:
+                constant[internal.ref()] = constant[external.ref()]
+            elif tf.is_symbolic_tensor(external) and external.op.type == "Const":
+                constant[internal.ref()] = external
     return constant
 
 

@@ -580,3 +580,32 @@ def test_state_read_after_a_numpy_function_sees_what_its_python_changed():
         j.append(spec(tf.constant([1.0]))[1])
     assert e == j, (e, j)
     assert "python-state" in spec.report(), spec.report()
+
+
+COUNTED = [0]
+
+
+def counted(a):
+    COUNTED[0] += 1
+    return a
+
+
+def read_before_numpy_function_in_a_loop(x, n):
+    s = tf.constant(0)
+    for _ in tf.range(n):
+        s += COUNTED[0]
+        x = tf.numpy_function(counted, [x], tf.float32)
+    return s
+
+
+def test_state_read_before_a_numpy_function_in_a_tensor_loop_sees_each_iterations_change():
+    """Found by adversarial programs: the loop body reads COUNTED[0] before the call whose Python
+    increments it; eager's second iteration sees the change, the graph read it once."""
+    def run(fn):
+        out = []
+        for n in (2, 3, 2, 3, 4, 2):
+            COUNTED[0] = 0
+            out.append(int(fn(tf.constant([1.0]), tf.constant(n))))
+        return out
+    spec = janus.speculate(read_before_numpy_function_in_a_loop)
+    assert run(read_before_numpy_function_in_a_loop) == run(spec)

@@ -8,6 +8,9 @@ computes the big int, as eager does.  Each strategy is covered (chain, linear,
 wavefront, levels), with a held and a broken case, and so is a recursion's int
 result used in arithmetic after the machine.
 """
+import functools
+import math
+import operator
 import threading
 
 import pytest
@@ -296,3 +299,33 @@ def test_a_python_int_divided_by_zero_in_the_machine_raises_as_eager():
 def test_the_recursions_int_divided_by_a_fed_zero_after_the_machine_raises_as_eager():
     calls = [(tf.constant(m), d) for m, d in [(1, 2), (2, 3), (3, 4), (2, 0), (3, 5), (1, 0)]]
     differential(divided_after, calls, profile_runs=1)
+
+
+BIG = 2**35
+
+
+def global_step(m, acc):
+    """A global int past 32 bits: the converted code reads it as `jn.ld('BIG')`."""
+    if m == 0:
+        return acc
+    return global_step(m - 1, acc + BIG)
+
+
+def start_global_step(m):
+    return global_step(m, 1)
+
+
+def library_products(m):
+    """Library code that multiplies the recursion's Python ints by their own operators."""
+    r = pw(m, 1)
+    return math.prod([r, r]), operator.mul(r, r), functools.reduce(operator.add, [r, r, r]), r.__mul__(r)
+
+
+def test_a_global_int_past_32_bits_inside_the_recursion_runs_it_in_python():
+    spec = differential(start_global_step, _ints(1, 2, 3, 4, 0, 2), profile_runs=1)
+    assert "an int past 32 bits" in spec.report(), spec.report()
+
+
+def test_library_arithmetic_on_the_recursions_ints_is_checked():
+    spec = differential(library_products, _ints(1, 2, 3, 4, 19, 5), profile_runs=1)
+    assert spec.stats()["graph_runs"] == 4, spec.report()

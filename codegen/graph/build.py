@@ -33,6 +33,7 @@ from codegen.operators.context import BuildContext, Frame
 from codegen.operators.heap import Shadow
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
+from codegen.operators.state import calls_python_so_far
 from codegen.operators.trees import Pointer, Tables
 from codegen.operators.values import EAGER
 from codegen.services import SERVICES
@@ -183,7 +184,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             ctx.frames.append(Frame(converted))
             result = _call_top(ctx, converted, args, kwargs)
             ctx.frames.pop()
-            if ctx.general_reads and python_calls.python_ops(tf.compat.v1.get_default_graph()):
+            if ctx.general_reads and calls_python_so_far(ctx):
                 # A loop body reads the state once per trace, before a call its Python may change.
                 raise StagingError(Reason(
                     "python-state", ctx.general_reads, "outside Python state is read inside a tensor loop or "

@@ -244,7 +244,7 @@ def _fed(ctx, access, holder, name, value, source, kind):
 _CODE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)
 
 
-def _calls_python_before(ctx) -> bool:
+def calls_python_so_far(ctx) -> bool:
     """Whether the graph built so far holds an op that calls Python (`tf.numpy_function`); scans
     each graph's new ops only."""
     for graph in {id(g): g for g in (ctx.outer_graph, tf.compat.v1.get_default_graph()) if g is not None}.values():
@@ -265,7 +265,7 @@ def read_outside(access, holder, name, value, source):
     heap = ctx.heap
     if ctx.dry_run:                          # a throwaway copy: a dry run must not change the user's list
         return list(value) if type(value) is list else dict(value) if type(value) is dict else value
-    if not isinstance(value, _CODE) and _calls_python_before(ctx):
+    if not isinstance(value, _CODE) and calls_python_so_far(ctx):
         ctx.fail("python-state", f"`{source}` is read after a tf.numpy_function call: its Python may change it "
                  "while the graph runs, and the graph would use the value from the start of the call",
                  "read it before that call, or pass it as an argument")

@@ -5,7 +5,8 @@ machine's table) is computed with TensorFlow's integer ops, which wrap at their
 dtype's bounds where Python's ints grow.  `fits(op)` recomputes one such op
 where it cannot wrap — int64 for 32-bit operands, a float64 estimate for
 64-bit ones (conservative: an estimate above 2**62 counts as leaving int64) —
-and says whether the result fits the op's dtype.  Outside a recursion machine
+and says whether the result fits the op's dtype; `divisor_ok(op)` whether a
+float division's divisor is not zero (Python raises there).  Outside a recursion machine
 a `WeakNumber`'s int arithmetic is guarded right there (`guarded`, an `EXACT`
 assumption: a failing run runs the call in Python, which computes the big
 int); inside one, the block's checks go to the machine
@@ -76,7 +77,7 @@ def noted(tensor) -> None:
     """Inside a machine block, `tensor` holds a Python int (a tree node's int attribute): the
     block's ops on it and the frame's ints are checked like theirs (`BuildContext.int_sources`)."""
     ctx = current()
-    if ctx is not None and ctx.int_checks is not None and isinstance(tensor, tf.Tensor):
+    if ctx.int_checks is not None and isinstance(tensor, tf.Tensor):
         ctx.int_sources.append(tensor)
 
 

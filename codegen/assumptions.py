@@ -36,10 +36,12 @@ class Kind(enum.Enum):
     EXACT = ("Python arithmetic on a number fed as a tensor divides by no zero and stays inside int64; "
              "a function whose return depends on a tensor reaches one")
     RESULT_KIND = "a recursion's result is a Python number, or a tensor, as its profiled calls' was"
+    # checked after each Python function the graph calls (tf.numpy_function) returns
+    UNCHANGED = "outside state the graph reads after it calls Python is as it was when the call started"
 
     @property
     def in_graph(self) -> bool:
-        return self in (Kind.BRANCH, Kind.TRIP_COUNT, Kind.EXACT, Kind.RESULT_KIND)
+        return self in (Kind.BRANCH, Kind.TRIP_COUNT, Kind.EXACT, Kind.RESULT_KIND, Kind.UNCHANGED)
 
 
 @dataclasses.dataclass

@@ -40,7 +40,7 @@ REGISTRY: "weakref.WeakSet[SpeculativeFunction]" = weakref.WeakSet()
 MAX_GUARD_FAILURES = 8
 # Guards whose failure says only that this call differs (a zero divisor, a recursion's result of
 # the other kind): the graph stays for the next call until they failed MAX_GUARD_FAILURES times.
-_TOLERATED = (codegen.Kind.EXACT, codegen.Kind.RESULT_KIND)
+_TOLERATED = (codegen.Kind.EXACT, codegen.Kind.RESULT_KIND, codegen.Kind.UNCHANGED)
 MAX_BUILD_FAILURES = 3
 MAX_REBUILDS = 16          # relax-and-retry rounds within one build (each relaxes something new)
 _MISS = object()           # no cached graph accepted the call
@@ -349,12 +349,13 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         forced = testing.force_fallback_enabled()
         saved = graph.snapshot_variables() if forced else None
         try:
-            with python_calls.recording(graph.python_tokens) as called:
+            watch = graph.watch() if graph.python_tokens else None
+            with python_calls.recording(graph.python_tokens, watch) as called:
                 outs = graph.run(inputs)          # a failed run has restored the variables it wrote
         except Exception as exc:                  # noqa: BLE001 - reproduced eagerly below
             assumption = graph.failed_assumption(exc)
             # In the call's run in Python, the Python the graph called returns what it returned.
-            with self._lock, python_calls.replaying(called):
+            with self._lock, python_calls.replaying(called, watch):
                 if assumption is None:
                     return self._after_graph_error(graph, exc, args, kwargs)
                 return self._guard_failed(graph, assumption, args, kwargs, keep)

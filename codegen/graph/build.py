@@ -19,7 +19,8 @@ import tensorflow as tf
 
 from profiler.library import is_library_file
 
-from codegen.assumptions import GUARD_MARK, Source
+from codegen import faults
+from codegen.assumptions import GUARD_MARK, Kind, Source
 from codegen.errors import JanusError, NeedsPythonValue, Reason, ReplicaSync, StagingError
 from codegen.graph import python_calls, variable_writes, writeback
 from codegen.graph.entry_guard import compile_entry_guard
@@ -30,6 +31,7 @@ from codegen.graph.signature import Feed, Signature, components, rebuild
 from codegen.operators import failing_ops
 from codegen.operators.builtins import replay_prints
 from codegen.operators.context import BuildContext, Frame
+from codegen.operators import unchanged
 from codegen.operators.heap import Shadow
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
@@ -67,6 +69,7 @@ class GraphArtifact:
     python_ops: list = dataclasses.field(default_factory=list)   # (type, token) of ops that call Python
     result_kinds_checked: bool = False  # a recursion's result kind varied between the profiled calls
                                         # and the graph checks it: no conversion by profiled types
+    unchanged: list = dataclasses.field(default_factory=list)    # outside reads a Python call may change
 
     @property
     def calls_python(self) -> bool:
@@ -81,6 +84,11 @@ class GraphArtifact:
         self.python_tokens = tuple(token for _, token in self.python_ops)   # read on every run
         self._snapshot = variable_writes.Snapshot(self.restored_variables)
         self._all = variable_writes.Snapshot(self.written_variables)
+
+    def watch(self):
+        """The outside state this run reads, as a Python call it makes may change it
+        (`codegen.operators.unchanged.Watch`); None for a graph that calls no Python."""
+        return unchanged.Watch(self.unchanged) if self.unchanged else None
 
     def failed_assumption(self, exc: Exception):
         """The assumption whose in-graph guard stopped this run, or None for any other error.
@@ -184,12 +192,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             ctx.frames.append(Frame(converted))
             result = _call_top(ctx, converted, args, kwargs)
             ctx.frames.pop()
-            if ctx.general_reads and calls_python_so_far(ctx):
-                # A loop body reads the state once per trace, before a call its Python may change.
-                raise StagingError(Reason(
-                    "python-state", ctx.general_reads, "outside Python state is read inside a tensor loop or "
-                    "branch of a graph that calls Python (tf.numpy_function), which may change it between "
-                    "iterations", "read it outside the loop, or pass it as an argument"))
+            holder["unchanged"] = _watched_reads(ctx)
             _only_appended(ctx.heap, sig, values, converted.filename)
             tensors: list = []
             holder["template"] = writeback.flatten(result, tensors, ctx.heap)
@@ -222,12 +225,44 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                              [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
                              variable_writes.written_variables(concrete), _restored_variables(concrete),
                              python_ops=python_calls.python_ops(concrete.graph),
-                             result_kinds_checked=ctx.result_kinds_checked)
+                             result_kinds_checked=ctx.result_kinds_checked, unchanged=holder["unchanged"])
+    late = [r for r in ctx.outside_reads.values() if r.when != "early"]
+    if late and artifact.unchanged and not artifact.replays_python:
+        raise StagingError(Reason("python-state", late[0].where, f"`{late[0].source}` is read after a "
+                                  "tf.py_function call, whose Python may change it while the graph runs",
+                                  "use tf.numpy_function, or pass it as an argument"))
     if artifact.calls_python:
         python_calls.install()
     if jit_compile:
         _compile_with_xla(artifact, sig)
     return artifact
+
+
+def _watched_reads(ctx) -> list:
+    """For a graph that calls Python: each outside read, as `unchanged.Watch` takes it.  A read
+    the calls may change before it (after the first call, or in a loop or branch body) gets an
+    `UNCHANGED` assumption; one before any call is watched for a failed run's re-run."""
+    if not ctx.outside_reads or not calls_python_so_far(ctx):
+        return []
+    reads, made = [], {}
+    for late in ctx.outside_reads.values():
+        if late.when == "early":
+            if late.checkable:
+                reads.append((late.read, late.write, None, False))
+            continue
+        if late.refused(ctx.relaxed):
+            # A loop body reads the state once per trace, before a call its Python may change.
+            raise StagingError(Reason(
+                "python-state", late.where, f"`{late.source}` is read inside a tensor loop or branch of a "
+                "graph that calls Python (tf.numpy_function), which may change it between iterations",
+                "read it outside the loop, or pass it as an argument"))
+        if late.key not in made:
+            made[late.key] = ctx.assume(Kind.UNCHANGED, late.key, f"`{late.source}`", "unchanged", late.where,
+                                        fallback="python-state")
+        a = made[late.key]
+        reads.append((late.read, late.write, f"{a.message()}; the Python the graph called changed it",
+                      faults.matches(a)))
+    return reads
 
 
 def _used_columns(concrete, sig: Signature) -> dict:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import types
 
 from tensorflow.python.eager import context
 from tensorflow.python.ops import script_ops
@@ -50,11 +51,16 @@ def _call(self, token, device, args):
     """The registry's call (TensorFlow's own, for `tf.py_function`), recording what a plain
     Python function returned, before TensorFlow converts it to arrays."""
     func = self.get(token, None)
-    log = _logs.get(token)
+    log, watch = _logs.get(token, (None, None))
     if log is None or func is None or isinstance(func, script_ops.EagerFunc):
         return _registry_call(self, token, device, args)
     result = func(*args)
-    log.append((_user_function(func), result))
+    message, state = watch.after_call() if watch is not None else (None, None)
+    log.append((_user_function(func), result, state))
+    if message is not None:
+        # State the graph reads after this call changed: the run fails here (an InvalidArgument
+        # error carrying the UNCHANGED guard's message), and the call runs in Python, replaying.
+        raise ValueError(message)
     if isinstance(result, bytes):
         result = [result]
     if isinstance(result, (tuple, list)):
@@ -67,9 +73,12 @@ def _py_func_common(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - 
     function returns what it returned in the graph instead of running again."""
     replay = getattr(_local, "replay", None)
     if replay and context.executing_eagerly():
-        expected, result = replay[0]
-        if expected is func:
+        expected, result, state = replay[0]
+        # (a bound method, `env.step`, is a new object each time it is read: equal, not identical)
+        if expected is func or (type(func) is types.MethodType and expected == func):
             replay.pop(0)
+            if state is not None:   # the outside state the graph read, as the call left it
+                _local.watch.apply(state)
             return _eager_numpy_function(lambda *_: result, inp, Tout, stateful=stateful, name=name)
         replay.clear()              # the re-run went another way: call for real from here on
     return _eager_numpy_function(func, inp, Tout, stateful=stateful, name=name)
@@ -94,17 +103,19 @@ def python_ops(graph) -> list:
 _NOTHING = contextlib.nullcontext(())       # a graph that calls no Python records nothing
 
 
-def recording(tokens):
-    """Record the results of the Python calls of the ops `tokens` while the body runs."""
-    return _recording(tokens) if tokens else _NOTHING
+def recording(tokens, watch=None):
+    """Record the results of the Python calls of the ops `tokens` while the body runs, and what
+    each left of the outside state `watch` (a `unchanged.Watch`) holds; a call that changed state
+    the graph reads after it fails the run."""
+    return _recording(tokens, watch) if tokens else _NOTHING
 
 
 @contextlib.contextmanager
-def _recording(tokens):
+def _recording(tokens, watch):
     log: list = []
     with _lock:
         for token in tokens:
-            _logs[token] = log
+            _logs[token] = (log, watch)
     try:
         yield log
     finally:
@@ -114,11 +125,14 @@ def _recording(tokens):
 
 
 @contextlib.contextmanager
-def replaying(log):
+def replaying(log, watch=None):
     """Python calls on this thread return the recorded results of `log`, in order, while they
-    match; then they run."""
-    _local.replay = list(log)
+    match; then they run.  The outside state `watch` saw is put back as the run found it, and
+    each replayed call puts back what it left there."""
+    if log and watch is not None:
+        watch.rewind()
+    _local.replay, _local.watch = list(log), watch
     try:
         yield
     finally:
-        _local.replay = None
+        _local.replay = _local.watch = None

@@ -99,7 +99,7 @@ class BuildContext:
         self.int_checks = None                 # while a machine block is built: its Python ints' range checks
         self.int_sources: list = []            # and the tensors its `WeakNumber`s hold Python ints in
         self.python_scan: dict = {}            # id(graph) -> (ops scanned, an op calling Python found)
-        self.general_reads = ""                # where outside state was first read inside a tf.cond/while
+        self.outside_reads: dict = {}          # (access, id(holder), name) -> state.OutsideRead
         self.observers: list = []              # (callback, [tensors]) called with values after success
         self.recursion: list = []              # recursive cycles run as machines in this graph
         self.result_kinds_checked = False      # a machine checks a result kind the profile saw vary

@@ -12,6 +12,7 @@ to the user's objects during a run.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import inspect
 import operator
 import types
@@ -30,6 +31,7 @@ from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
 from codegen.operators.shapes import guarded
 from codegen.operators.trees import NodeClass, Pointer
+from codegen.operators import unchanged
 from codegen.operators.values import BUILDER_CODE, EAGER, is_symbolic
 
 
@@ -217,6 +219,16 @@ def outside_reader(access, holder, name):
     return lambda: holder.cell_contents
 
 
+def outside_writer(access, holder, name):
+    """A function putting a value back at `holder`.`name` (or its cell); `unchanged.GONE`
+    deletes it."""
+    if access == "attr":
+        return lambda v: delattr(holder, name) if v is unchanged.GONE else setattr(holder, name, v)
+    if access == "global":
+        return lambda v: holder.pop(name, None) if v is unchanged.GONE else holder.__setitem__(name, v)
+    return lambda v: delattr(holder, "cell_contents") if v is unchanged.GONE else setattr(holder, "cell_contents", v)
+
+
 def _fed(ctx, access, holder, name, value, source, kind):
     """An outside tensor (or NumPy array) read by the build: a graph input read fresh on every
     call, with an entry check on its dtype and shape."""
@@ -259,18 +271,54 @@ def calls_python_so_far(ctx) -> bool:
     return False
 
 
+@dataclasses.dataclass
+class OutsideRead:
+    """A read of outside state, which a Python function the graph calls may change (see
+    `unchanged`): `when` is "late" after such a call, "loop" in a tf.cond/while body (a call
+    later in the body comes before the next iteration's read), "early" before any call."""
+    read: object                 # () -> the state's value now
+    write: object                # (value) -> None: puts a value back there
+    source: Source
+    where: str
+    checkable: bool              # small enough to compare after every Python call
+    when: str
+
+    @property
+    def key(self) -> tuple:
+        return ("unchanged", str(self.source))
+
+    def refused(self, relaxed) -> bool:
+        """It cannot be checked, or it changed often enough to be relaxed: the build fails."""
+        return not self.checkable or self.key in relaxed
+
+
+_WHEN = {"early": 0, "loop": 1, "late": 2}
+
+
+def _note_read(ctx, access, holder, name, value, source):
+    when = "late" if calls_python_so_far(ctx) else "loop" if ctx.general_depth else "early"
+    key = (access, id(holder), name)
+    known = ctx.outside_reads.get(key)
+    if known is not None and _WHEN[known.when] >= _WHEN[when]:
+        return
+    read = OutsideRead(outside_reader(access, holder, name), outside_writer(access, holder, name), source,
+                       ctx.user_line(), not unchanged.too_large(value), when)
+    if when == "late" and read.refused(ctx.relaxed):
+        ctx.fail("python-state", f"`{source}` is read after a tf.numpy_function call: its Python may change it "
+                 "while the graph runs, and the graph would use the value from the start of the call",
+                 "read it before that call, or pass it as an argument")
+    ctx.keep.append(holder)
+    ctx.outside_reads[key] = read
+
+
 def read_outside(access, holder, name, value, source):
     """What the builder sees for an outside value, with the entry check that keeps it valid."""
     ctx = current()
     heap = ctx.heap
     if ctx.dry_run:                          # a throwaway copy: a dry run must not change the user's list
         return list(value) if type(value) is list else dict(value) if type(value) is dict else value
-    if not isinstance(value, _CODE) and calls_python_so_far(ctx):
-        ctx.fail("python-state", f"`{source}` is read after a tf.numpy_function call: its Python may change it "
-                 "while the graph runs, and the graph would use the value from the start of the call",
-                 "read it before that call, or pass it as an argument")
-    if ctx.general_depth and not isinstance(value, _CODE) and not ctx.general_reads:
-        ctx.general_reads = ctx.user_line()  # a loop body's read may come before a call in that body
+    if not isinstance(value, _CODE):
+        _note_read(ctx, access, holder, name, value, source)
     if type(value) is EAGER:
         return _fed(ctx, access, holder, name, value, source, Kind.TENSOR_MATCH)
     if type(value) is tuple and 0 < len(value) <= 16 and all(type(v) is EAGER for v in value):

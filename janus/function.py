@@ -349,7 +349,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         forced = testing.force_fallback_enabled()
         saved = graph.snapshot_variables() if forced else None
         try:
-            watch = graph.watch() if graph.python_tokens else None
+            watch = graph.watch(args, kwargs) if graph.python_tokens else None
             with python_calls.recording(graph.python_tokens, watch) as called:
                 outs = graph.run(inputs)          # a failed run has restored the variables it wrote
         except Exception as exc:                  # noqa: BLE001 - reproduced eagerly below

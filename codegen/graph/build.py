@@ -25,7 +25,7 @@ from codegen.errors import JanusError, NeedsPythonValue, Reason, ReplicaSync, St
 from codegen.graph import python_calls, variable_writes, writeback
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.print_order import (order_prints_after_failures, order_python_after_failures,
-                                      order_writes_after_failures)
+                                      order_python_among_variables, order_writes_after_failures)
 from codegen.graph.quiet_log import QUIET
 from codegen.graph.signature import Feed, Signature, components, rebuild
 from codegen.operators import failing_ops
@@ -40,6 +40,7 @@ from codegen.operators.trees import Pointer, Tables
 from codegen.operators.values import EAGER
 from codegen.services import SERVICES
 
+_MUTABLE = (list, dict, set, tuple, np.ndarray)
 _GUARD_MARK = re.compile(rf"{re.escape(GUARD_MARK)}(\d+):")
 
 
@@ -70,6 +71,7 @@ class GraphArtifact:
     result_kinds_checked: bool = False  # a recursion's result kind varied between the profiled calls
                                         # and the graph checks it: no conversion by profiled types
     unchanged: list = dataclasses.field(default_factory=list)    # outside reads a Python call may change
+    unchanged_arguments: tuple | None = None   # (message, forced) when argument containers are watched
 
     @property
     def calls_python(self) -> bool:
@@ -85,10 +87,15 @@ class GraphArtifact:
         self._snapshot = variable_writes.Snapshot(self.restored_variables)
         self._all = variable_writes.Snapshot(self.written_variables)
 
-    def watch(self):
-        """The outside state this run reads, as a Python call it makes may change it
-        (`codegen.operators.unchanged.Watch`); None for a graph that calls no Python."""
-        return unchanged.Watch(self.unchanged) if self.unchanged else None
+    def watch(self, args, kwargs):
+        """The outside state this run reads, and the containers among its arguments, as a Python
+        call it makes may change them (`codegen.operators.unchanged.Watch`)."""
+        reads = list(self.unchanged)
+        if self.unchanged_arguments is not None:
+            message, forced = self.unchanged_arguments
+            reads += [((lambda v=v: v), None, message, forced) for v in (*args, *kwargs.values())
+                      if isinstance(v, _MUTABLE)]
+        return unchanged.Watch(reads) if reads else None
 
     def failed_assumption(self, exc: Exception):
         """The assumption whose in-graph guard stopped this run, or None for any other error.
@@ -192,7 +199,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             ctx.frames.append(Frame(converted))
             result = _call_top(ctx, converted, args, kwargs)
             ctx.frames.pop()
-            holder["unchanged"] = _watched_reads(ctx)
+            holder["unchanged"], holder["arguments"] = _watched_reads(ctx, sig)
             _only_appended(ctx.heap, sig, values, converted.filename)
             tensors: list = []
             holder["template"] = writeback.flatten(result, tensors, ctx.heap)
@@ -203,6 +210,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
         outputs = run_every_op(tensors + list(ctx.print_tensors) + observed)
         order_prints_after_failures(tf.compat.v1.get_default_graph(), converted.filename)
         order_python_after_failures(tf.compat.v1.get_default_graph())
+        order_python_among_variables(tf.compat.v1.get_default_graph())
         order_writes_after_failures(tf.compat.v1.get_default_graph(),
                                     variable_writes.write_ops(tf.compat.v1.get_default_graph()))
         return outputs
@@ -225,11 +233,14 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                              [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
                              variable_writes.written_variables(concrete), _restored_variables(concrete),
                              python_ops=python_calls.python_ops(concrete.graph),
-                             result_kinds_checked=ctx.result_kinds_checked, unchanged=holder["unchanged"])
-    late = [r for r in ctx.outside_reads.values() if r.when != "early"]
-    if late and artifact.unchanged and not artifact.replays_python:
-        raise StagingError(Reason("python-state", late[0].where, f"`{late[0].source}` is read after a "
-                                  "tf.py_function call, whose Python may change it while the graph runs",
+                             result_kinds_checked=ctx.result_kinds_checked, unchanged=holder["unchanged"],
+                             unchanged_arguments=holder["arguments"])
+    # (no check runs after a tf.py_function: state read after it fails the build; code is let be)
+    late = [r for r in ctx.outside_reads.values() if r.when != "early" and not r.code]
+    if (late or artifact.unchanged_arguments) and not artifact.replays_python:
+        raise StagingError(Reason("python-state", late[0].where if late else converted_file(ctx),
+                                  f"`{late[0].source if late else 'an argument'}` is read after a tf.py_function "
+                                  "call, whose Python may change it while the graph runs",
                                   "use tf.numpy_function, or pass it as an argument"))
     if artifact.calls_python:
         python_calls.install()
@@ -238,31 +249,60 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
     return artifact
 
 
-def _watched_reads(ctx) -> list:
-    """For a graph that calls Python: each outside read, as `unchanged.Watch` takes it.  A read
-    the calls may change before it (after the first call, or in a loop or branch body) gets an
-    `UNCHANGED` assumption; one before any call is watched for a failed run's re-run."""
-    if not ctx.outside_reads or not calls_python_so_far(ctx):
-        return []
+def _watched_reads(ctx, sig: Signature) -> tuple:
+    """For a graph that calls Python: each outside read as `unchanged.Watch` takes it, and the
+    message for the arguments' containers (or None).  A read the calls may change before it (after
+    the first call, or in a loop or branch body) gets an `UNCHANGED` assumption, and so do the
+    arguments' lists, dicts, sets and arrays; a read before any call is watched for a failed
+    run's re-run."""
+    if not calls_python_so_far(ctx):
+        return [], None
     reads, made = [], {}
     for late in ctx.outside_reads.values():
-        if late.when == "early":
-            if late.checkable:
-                reads.append((late.read, late.write, None, False))
-            continue
         if late.refused(ctx.relaxed):
-            # A loop body reads the state once per trace, before a call its Python may change.
+            # (a loop body reads the state once per trace, before a call its Python may change)
             raise StagingError(Reason(
-                "python-state", late.where, f"`{late.source}` is read inside a tensor loop or branch of a "
-                "graph that calls Python (tf.numpy_function), which may change it between iterations",
+                "python-state", late.where, f"`{late.source}` is read {_WHERE[late.when]} a graph that calls "
+                "Python (tf.numpy_function), whose Python may change it while the graph runs",
                 "read it outside the loop, or pass it as an argument"))
-        if late.key not in made:
-            made[late.key] = ctx.assume(Kind.UNCHANGED, late.key, f"`{late.source}`", "unchanged", late.where,
-                                        fallback="python-state")
-        a = made[late.key]
+        if late.when == "early":
+            reads.append((late.read, late.write, None, False))
+            continue
+        a = made.get(late.key) or made.setdefault(late.key, _unchanged(ctx, late.key, f"`{late.source}`", late.where))
         reads.append((late.read, late.write, f"{a.message()}; the Python the graph called changed it",
                       faults.matches(a)))
-    return reads
+    arguments = None
+    if _has_containers(sig):
+        key = ("unchanged", "arguments")
+        if key in ctx.relaxed:
+            raise StagingError(Reason("python-state", converted_file(ctx), "a Python function the graph calls "
+                                      "changed a list, dict or array passed as an argument",
+                                      "pass it a copy, or return what it computes"))
+        a = _unchanged(ctx, key, "the arguments' lists, dicts, sets and arrays", converted_file(ctx))
+        arguments = (f"{a.message()}; the Python the graph called changed it", faults.matches(a))
+    return reads, arguments
+
+
+_WHERE = {"early": "before the tf.numpy_function call of", "loop": "inside a tensor loop or branch of",
+          "late": "after the tf.numpy_function call of"}
+
+
+def _unchanged(ctx, key, source, where):
+    return ctx.assume(Kind.UNCHANGED, key, source, "unchanged", where, fallback="python-state")
+
+
+def converted_file(ctx) -> str:
+    return ctx.frames[0].converted.filename if ctx.frames else ""
+
+
+def _has_containers(sig: Signature) -> bool:
+    """Whether some argument is, or holds, a list, dict, set or NumPy array."""
+    def walk(t):
+        if t[0] == "leaf":
+            leaf = sig.leaves[t[1]]
+            return leaf.kind is Feed.LIST or leaf.value is np.ndarray or isinstance(leaf.value, (list, dict, set))
+        return t[0] in ("list", "dict") or any(walk(x) for x in t[1])
+    return any(walk(t) for t in sig.template[0]) or any(walk(t) for t in sig.template[1].values())
 
 
 def _used_columns(concrete, sig: Signature) -> dict:

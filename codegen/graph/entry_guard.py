@@ -10,6 +10,8 @@ a call costs a few attribute reads and comparisons.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import tensorflow as tf
 
@@ -84,7 +86,10 @@ def _same_item(a, b) -> bool:
 
 
 def _same_items(value, expected) -> bool:
-    """Same container type and length, and the same items in order (a dict's keys and values)."""
+    """Same container type and length, and the same items in order (a dict's keys and values); a
+    set holding what the frozenset `expected` holds."""
+    if type(expected) is frozenset:
+        return type(value) is set and value == expected
     if type(value) is not type(expected) or len(value) != len(expected):
         return False
     if type(value) is dict:
@@ -98,7 +103,11 @@ def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:
         src.consts["same_items"] = _same_items
         return f"same_items({access}, {src.const(expected, 'O')})"
     if kind is Kind.CONSTANT:
-        return f"type({access}) is {src.const(type(expected), 'T')} and {access} == {src.const(expected)}"
+        text = f"type({access}) is {src.const(type(expected), 'T')} and {access} == {src.const(expected)}"
+        if type(expected) is float and expected == 0.0:       # -0.0 == 0.0, and 1 / -0.0 is -inf
+            src.consts["copysign"] = math.copysign
+            text += f" and copysign(1.0, {access}) == {math.copysign(1.0, expected)}"
+        return text
     if kind is Kind.TYPE_MATCH:
         return f"type({access}) is {src.const(expected, 'T')}"
     if kind is Kind.LENGTH_MATCH:

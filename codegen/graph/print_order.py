@@ -12,6 +12,8 @@ uses what it computes) the build fails and the call runs in Python.
 """
 from __future__ import annotations
 
+import tensorflow as tf
+
 from codegen.errors import Reason, StagingError
 from codegen.operators import failing_ops
 
@@ -41,6 +43,28 @@ def order_python_after_failures(graph) -> None:
     the call.  (A failure after the call is handled by replaying it: `codegen.graph.python_calls`.)"""
     memo: dict = {}
     _after_failures(graph, lambda op: failing_ops.calls_python(op, memo), memo)
+
+
+def order_python_among_variables(graph) -> None:
+    """An op that calls Python runs after every op created before it that reads or writes a
+    variable (or any resource), and such an op created after it runs after it: the Python may
+    assign the variable, and eager's reads before the call see the old value, those after it the
+    new one.  TensorFlow orders ops on the same resource, not a Python call against them."""
+    memo: dict = {}
+    touching: list = []
+    last_call = None
+    for op in graph.get_operations():    # in creation order, which is the program's order
+        calls = failing_ops.calls_python(op, memo)
+        uses = any(t.dtype == tf.resource for t in op.inputs)
+        if (calls or uses) and (touching if calls else last_call is not None):
+            before = failing_ops.ancestors(op)
+            for other in (touching if calls else [last_call]):
+                if other.name not in before and other is not op:
+                    op._add_control_input(other)  # noqa: SLF001 - the graph is still being traced
+        if calls:
+            last_call, touching = op, []
+        elif uses:
+            touching.append(op)
 
 
 def order_writes_after_failures(graph, writes) -> None:

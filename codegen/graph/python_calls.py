@@ -16,6 +16,7 @@ call again.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import types
 
@@ -47,16 +48,30 @@ def _user_function(func):
     return func
 
 
+class _Raised:
+    """A recorded call that raised: its replay raises the same exception."""
+
+    def __init__(self, exc):
+        self.exc = exc
+
+    def __call__(self, *_):
+        raise self.exc
+
+
 def _call(self, token, device, args):
     """The registry's call (TensorFlow's own, for `tf.py_function`), recording what a plain
-    Python function returned, before TensorFlow converts it to arrays."""
+    Python function returned (or raised), before TensorFlow converts it to arrays."""
     func = self.get(token, None)
     log, watch = _logs.get(token, (None, None))
     if log is None or func is None or isinstance(func, script_ops.EagerFunc):
         return _registry_call(self, token, device, args)
-    result = func(*args)
-    message, state = watch.after_call() if watch is not None else (None, None)
-    log.append((_user_function(func), result, state))
+    try:
+        result = func(*args)
+    except Exception as exc:
+        log.append((_user_function(func), _Raised(exc)))
+        raise
+    log.append((_user_function(func), result))
+    message = watch.after_call() if watch is not None else None
     if message is not None:
         # State the graph reads after this call changed: the run fails here (an InvalidArgument
         # error carrying the UNCHANGED guard's message), and the call runs in Python, replaying.
@@ -68,19 +83,51 @@ def _call(self, token, device, args):
     return self._convert(result)
 
 
+def _same_function(recorded, func) -> bool:
+    """Whether the re-run calls the function the graph called: the same object, or made from the
+    same code on the same things (a bound method, a `functools.partial`, or a nested function are
+    new objects each time the program makes them)."""
+    if recorded is func:
+        return True
+    if type(recorded) is not type(func):
+        return False
+    if isinstance(func, types.MethodType):
+        return recorded.__self__ is func.__self__ and _same_function(recorded.__func__, func.__func__)
+    if isinstance(func, functools.partial):
+        return _same_function(recorded.func, func.func) and len(recorded.args) == len(func.args) and all(
+            map(_same_value, recorded.args, func.args)) and recorded.keywords.keys() == func.keywords.keys() \
+            and all(_same_value(recorded.keywords[k], v) for k, v in func.keywords.items())
+    if not isinstance(func, types.FunctionType):
+        return False
+    a, b = recorded.__code__, func.__code__     # (the graph's copy of a nested def is compiled apart)
+    return a is b or (a.co_filename, a.co_firstlineno, a.co_name) == (b.co_filename, b.co_firstlineno, b.co_name)
+
+
+def _same_value(a, b) -> bool:
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:                   # noqa: BLE001 - an array's ==, or an odd __eq__: not the same
+        return False
+
+
 def _py_func_common(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - TensorFlow's names
     """`tf.numpy_function`: run eagerly in a replaying re-run, the next recorded call of the same
-    function returns what it returned in the graph instead of running again."""
+    function returns what it returned (or raises what it raised) in the graph instead of running
+    again; the last one puts back the outside state as the graph's run left it."""
     replay = getattr(_local, "replay", None)
     if replay and context.executing_eagerly():
-        expected, result, state = replay[0]
-        # (a bound method, `env.step`, is a new object each time it is read: equal, not identical)
-        if expected is func or (type(func) is types.MethodType and expected == func):
+        expected, result = replay[0]
+        if _same_function(expected, _user_function(func)):
             replay.pop(0)
-            if state is not None:   # the outside state the graph read, as the call left it
-                _local.watch.apply(state)
-            return _eager_numpy_function(lambda *_: result, inp, Tout, stateful=stateful, name=name)
+            if not replay and _local.watch is not None:
+                _local.watch.apply_final()
+            call = result if isinstance(result, _Raised) else (lambda *_: result)
+            return _eager_numpy_function(call, inp, Tout, stateful=stateful, name=name)
         replay.clear()              # the re-run went another way: call for real from here on
+        if _local.watch is not None:
+            _local.watch.apply_final()
     return _eager_numpy_function(func, inp, Tout, stateful=stateful, name=name)
 
 
@@ -104,9 +151,8 @@ _NOTHING = contextlib.nullcontext(())       # a graph that calls no Python recor
 
 
 def recording(tokens, watch=None):
-    """Record the results of the Python calls of the ops `tokens` while the body runs, and what
-    each left of the outside state `watch` (a `unchanged.Watch`) holds; a call that changed state
-    the graph reads after it fails the run."""
+    """Record the results of the Python calls of the ops `tokens` while the body runs; a call
+    that changed state the graph reads after it (`watch`, a `unchanged.Watch`) fails the run."""
     return _recording(tokens, watch) if tokens else _NOTHING
 
 
@@ -128,11 +174,14 @@ def _recording(tokens, watch):
 def replaying(log, watch=None):
     """Python calls on this thread return the recorded results of `log`, in order, while they
     match; then they run.  The outside state `watch` saw is put back as the run found it, and
-    each replayed call puts back what it left there."""
+    as the run left it when the last recorded call is replayed."""
     if log and watch is not None:
+        watch.finish()
         watch.rewind()
     _local.replay, _local.watch = list(log), watch
     try:
         yield
     finally:
+        if _local.replay and watch is not None:     # the re-run ended before its last replayed call
+            watch.apply_final()
         _local.replay = _local.watch = None

@@ -6,6 +6,8 @@ as outputs and janus prints, in program order, after the run succeeded.
 """
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import tensorflow as tf
 
@@ -17,7 +19,7 @@ from codegen.operators.state import del_attr, held_outside, ld_attr, outside_rea
 from codegen.operators.text import text_builtin
 from codegen.operators.trees import NodeClass, Pointer, class_test
 from codegen.operators.weak_numbers import WeakNumber
-from codegen.operators.values import EAGER, is_symbolic
+from codegen.operators.values import BUILDER_CODE, EAGER, is_symbolic
 
 
 class TensorRange:
@@ -266,14 +268,36 @@ def _python_function(real):
     """`tf.numpy_function` / `tf.py_function` in a graph: the Python runs while the graph runs,
     so state written or text printed before it, which the graph applies after the run, would
     follow it: then that statement runs in Python, between graph segments."""
-    def call(*args, **kwargs):
+    def call(func, *args, **kwargs):
         ctx = current()
         if _pending_effects(ctx):
             raise ConversionError(Reason("python-call", ctx.user_line(), "a Python function the graph calls would "
                                          "run before the Python state writes or prints that come before it",
                                          "it runs in Python between graph segments"))
-        return real(*args, **kwargs)
+        return real(_as_users(ctx, func), *args, **kwargs)
     return call
+
+
+def _as_users(ctx, func):
+    """A function the user's code defined inside the function being built is made inside the
+    builder, whose globals hold only builtins: the graph calls it with the user's module globals,
+    as eager does.  Its closure is the builder's; one holding a graph value cannot run later."""
+    if not (isinstance(func, types.FunctionType) and func.__code__ in BUILDER_CODE):
+        return func
+    if any(is_symbolic(_contents(cell)) for cell in func.__closure__ or ()):
+        raise ConversionError(Reason("python-call", ctx.user_line(), f"`{func.__name__}`, a function the graph calls, "
+                                     "uses a tensor of the graph through its closure", "pass it as an argument"))
+    made = types.FunctionType(func.__code__, ctx.frame.converted.fn.__globals__, func.__name__, func.__defaults__,
+                              func.__closure__)
+    made.__kwdefaults__, made.__qualname__ = func.__kwdefaults__, func.__qualname__
+    return made
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:                  # not assigned yet
+        return None
 
 
 BUILTINS = {

@@ -232,6 +232,12 @@ class BuildContext:
         if key not in self.checks:
             self.checks[key] = Check(Kind.LENGTH_MATCH, shadow.source, len(shadow.snapshot), holder, name, access)
 
+    def check_set(self, access, holder, name, value, source):
+        """A set the build read: it must hold the same items at entry."""
+        key = ("items", id(holder), name)
+        if key not in self.checks:
+            self.checks[key] = Check(Kind.ITEMS_MATCH, source, frozenset(value), holder, name, access)
+
     def check_items(self, shadow):
         """A container whose contents the build read: its items must be the same at entry."""
         access, holder, name = shadow.holder

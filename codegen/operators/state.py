@@ -214,17 +214,20 @@ def outside_reader(access, holder, name):
     """A function reading the outside value `holder`.`name` (or its cell) when called."""
     if access == "attr":
         return lambda: getattr(holder, name)
-    if access == "global":
+    if access in ("global", "item"):            # ("item": a container's item, the holder of a shadow)
         return lambda: holder[name]
     return lambda: holder.cell_contents
 
 
 def outside_writer(access, holder, name):
     """A function putting a value back at `holder`.`name` (or its cell); `unchanged.GONE`
-    deletes it."""
+    deletes it.  None for an attribute the object does not hold in its `__dict__` (a property, a
+    method, a slot): putting it back could run the user's code."""
+    if access == "attr" and name not in (getattr(holder, "__dict__", None) or {}):
+        return None
     if access == "attr":
         return lambda v: delattr(holder, name) if v is unchanged.GONE else setattr(holder, name, v)
-    if access == "global":
+    if access in ("global", "item"):
         return lambda v: holder.pop(name, None) if v is unchanged.GONE else holder.__setitem__(name, v)
     return lambda v: delattr(holder, "cell_contents") if v is unchanged.GONE else setattr(holder, "cell_contents", v)
 
@@ -282,6 +285,7 @@ class OutsideRead:
     where: str
     checkable: bool              # small enough to compare after every Python call
     when: str
+    code: bool                   # a module, function, method or class (rarely rebound by a call)
 
     @property
     def key(self) -> tuple:
@@ -301,8 +305,9 @@ def _note_read(ctx, access, holder, name, value, source):
     known = ctx.outside_reads.get(key)
     if known is not None and _WHEN[known.when] >= _WHEN[when]:
         return
+    limit = unchanged.EARLY_LIMIT if when == "early" else unchanged.LIMIT
     read = OutsideRead(outside_reader(access, holder, name), outside_writer(access, holder, name), source,
-                       ctx.user_line(), not unchanged.too_large(value), when)
+                       ctx.user_line(), not unchanged.too_large(value, limit), when, isinstance(value, _CODE))
     if when == "late" and read.refused(ctx.relaxed):
         ctx.fail("python-state", f"`{source}` is read after a tf.numpy_function call: its Python may change it "
                  "while the graph runs, and the graph would use the value from the start of the call",
@@ -317,8 +322,7 @@ def read_outside(access, holder, name, value, source):
     heap = ctx.heap
     if ctx.dry_run:                          # a throwaway copy: a dry run must not change the user's list
         return list(value) if type(value) is list else dict(value) if type(value) is dict else value
-    if not isinstance(value, _CODE):
-        _note_read(ctx, access, holder, name, value, source)
+    _note_read(ctx, access, holder, name, value, source)
     if type(value) is EAGER:
         return _fed(ctx, access, holder, name, value, source, Kind.TENSOR_MATCH)
     if type(value) is tuple and 0 < len(value) <= 16 and all(type(v) is EAGER for v in value):
@@ -365,6 +369,10 @@ def read_outside(access, holder, name, value, source):
         _note(heap.reads, source)
         copy = heap.shadow(value, source, holder=(access, holder, name))
         return copy
+    if type(value) is set:                   # what the build read of it (`len(S)`, `5 in S`) is checked
+        ctx.check(access, holder, name, value, source, kind=Kind.ID_MATCH, expected=value)
+        ctx.check_set(access, holder, name, value, source)
+        return value
     ctx.check(access, holder, name, value, source)
     return value
 
@@ -428,8 +436,8 @@ def ld_attr(obj, name: str):
 def _read_attr(ctx, obj, name):
     value = getattr(obj, name)
     source = ctx.outside.get(id(obj))
-    if source is None or isinstance(obj, types.ModuleType):
-        return value
+    if source is None or (isinstance(obj, types.ModuleType) and is_library_module(obj.__name__)):
+        return value                 # (a user module's own state, `config.LR`, is read as any other)
     if type(value) is list and name not in getattr(obj, "__dict__", {}):
         # Computed (a property): a fresh list per read, checked by its items, never written back.
         ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ITEMS_MATCH, expected=value)

@@ -1,32 +1,38 @@
 """The `UNCHANGED` check: outside state a graph reads after it calls Python stays as it was.
 
-A graph reads outside Python state (a global, an attribute, a closure cell) once, when the call
-starts: its value is an entry-checked constant or a tensor fed at entry.  A `tf.numpy_function`
-the graph calls runs the user's Python in the middle of the run, and that Python may change the
-state a later read sees in eager (`len(LOG)` after a call that appends to `LOG`, or a read in a
-loop body whose next iteration follows the call).  Such *late* reads are snapshotted when the
-graph starts, and after every Python call of the run the snapshot is compared with what the
-state holds then; a difference fails the run at that call, and the call runs in Python with the
-Python calls so far replayed (`codegen.graph.python_calls`), as a failed in-graph guard does.
+A graph reads outside Python state (a global, an attribute, a closure cell, an argument's list
+or array) once, when the call starts: its value is an entry-checked constant or a tensor fed at
+entry.  A `tf.numpy_function` the graph calls runs the user's Python in the middle of the run,
+and that Python may change the state a later read sees in eager (`len(LOG)` after a call that
+appends to `LOG`, or a read in a loop body whose next iteration follows the call).  Such *late*
+reads are snapshotted when the graph starts, and after every Python call of the run the
+snapshot is compared with what the state holds then; a difference fails the run at that call,
+and the call runs in Python with the Python calls so far replayed (`codegen.graph.python_calls`),
+as a failed in-graph guard does.  The reads before any call are snapshotted too, so that re-run
+starts from the state the run found.
 
-A snapshot holds the value itself (compared by identity; equal numbers and strings count as
-the same) and, for containers, snapshots of their items (lists, tuples, dicts, sets, NumPy
-arrays, whose contents can change in place).  A value too large to compare cheaply on every
-Python call (`too_large`) keeps the graph from reading it late at all.
+A snapshot holds the value itself (compared by identity; equal ints and strings, and floats
+equal bit for bit, count as the same) and, for containers, snapshots of their items (lists,
+tuples, dicts in key order, sets, NumPy arrays bit for bit), whose contents can change in place.
+A late read too large to compare cheaply on every Python call (`LIMIT` items), or an early one
+too large to copy once per run (`EARLY_LIMIT`), keeps the graph from reading it at all.
 """
 from __future__ import annotations
+
+import types
 
 import numpy as np
 
 LIMIT = 2000                  # items a late read's snapshot may hold (compared on every Python call)
-_SCALARS = (int, float, bool, str, bytes, complex)
+EARLY_LIMIT = 100_000         # items an early read's snapshot may hold (taken once per run)
+_SCALARS = (int, bool, str, bytes)
 _TOO_LARGE = object()
 GONE = object()               # the state was deleted (an attribute, a global, a cell's contents)
 
 
-def snapshot(value):
-    """What `same` compares `value` with later; `_TOO_LARGE` past `LIMIT` items or a deep nest."""
-    return _snapshot(value, [LIMIT], 0)
+def snapshot(value, limit=LIMIT):
+    """What `same` compares `value` with later; `_TOO_LARGE` past `limit` items or a deep nest."""
+    return _snapshot(value, [limit], 0)
 
 
 def _snapshot(value, budget, depth):
@@ -53,8 +59,26 @@ def _snapshot(value, budget, depth):
     return value, inner
 
 
-def too_large(value) -> bool:
-    return snapshot(value) is _TOO_LARGE
+def too_large(value, limit=LIMIT) -> bool:
+    return snapshot(value, limit) is _TOO_LARGE
+
+
+def _same_fresh(value, old) -> bool:
+    """Two objects that stand for the same state: equal ints and strings, floats equal bit for bit
+    (-0.0 is not 0.0, a NaN is itself), a bound method of the same function on the same object
+    (a new one at every read), tuples of such."""
+    kind = type(value)
+    if kind is not type(old):
+        return False
+    if kind in _SCALARS:
+        return value == old
+    if kind in (float, complex):
+        return repr(value) == repr(old)
+    if kind is types.MethodType:
+        return value.__self__ is old.__self__ and value.__func__ is old.__func__
+    if kind is tuple:
+        return len(value) == len(old) and all(a is b or _same_fresh(a, b) for a, b in zip(value, old))
+    return False
 
 
 def same(snap, value) -> bool:
@@ -63,18 +87,18 @@ def same(snap, value) -> bool:
         return snap is value
     old, inner = snap
     if value is not old:
-        return type(value) is type(old) and type(value) in _SCALARS and value == old
+        return _same_fresh(value, old)
     if inner is None:
         return True
     kind = type(value)
     if kind in (list, tuple):
         return len(value) == len(inner) and all(same(s, v) for s, v in zip(inner, value))
     if kind is dict:
-        return len(value) == len(inner) and all(k in value and same(s, value[k]) for k, s in inner)
+        return len(value) == len(inner) and all(k is k2 or k == k2 for k, (k2, _) in zip(value, inner)) \
+            and all(same(s, value[k]) for k, s in inner)
     if kind in (set, frozenset):
         return value == inner
-    return value.shape == inner.shape and value.dtype == inner.dtype and bool(
-        np.array_equal(value, inner, equal_nan=value.dtype.kind in "fc"))
+    return value.shape == inner.shape and value.dtype == inner.dtype and value.tobytes() == inner.tobytes()
 
 
 def restore(snap):
@@ -104,41 +128,49 @@ class Watch:
 
     `reads` is `[(reader, writer, message, forced)]`: a read with a message is a late read (its
     state must not change, `UNCHANGED`), one without is read before any Python call, watched
-    only so that a re-run can start from it.  The state is snapshotted when the run starts;
-    `after_call` compares it after each Python call.  When the run fails and the call runs
-    again in Python, replaying the Python calls (`codegen.graph.python_calls`), `rewind` puts
-    the state back as the run found it, and `apply` puts back what a replayed call left."""
+    only so that a re-run can start from it; an argument has no writer (it is restored in
+    place).  The state is snapshotted when the run starts, and the late reads are compared
+    after each Python call.  When the run fails and the call runs again in Python, replaying
+    the Python calls (`codegen.graph.python_calls`), `finish` takes the state the run left,
+    `rewind` puts back the state the run found, and `apply_final` puts back what the run left
+    once the last replayed call is reached (no late read changed before that call, or the run
+    would have failed there)."""
 
     def __init__(self, reads):
         self.reads = reads
-        self.entry = [_TOO_LARGE if forced else _taken(read) for read, _, _, forced in reads]
-        self.now = list(self.entry)
+        self.entry = [_TOO_LARGE if forced else _taken(read, LIMIT if text else EARLY_LIMIT)
+                      for read, _, text, forced in reads]
+        self.final = None
 
     def after_call(self):
-        """(the message of the first late read whose state changed, or None; the state now if
-        any of it changed, else None)."""
-        message, changed = None, False
-        for i, (read, _, text, _) in enumerate(self.reads):
-            if not same(self.now[i], _value(read)):
-                changed = True
-                self.now[i] = _taken(read)
-                message = message or text
-        return message, (list(self.now) if changed else None)
+        """The message of the first late read whose state changed since the run started, or None."""
+        for (read, _, text, _), snap in zip(self.reads, self.entry):
+            if text is not None and not same(snap, _value(read)):
+                return text
+        return None
+
+    def finish(self):
+        self.final = [_taken(read, EARLY_LIMIT) for read, _, _, _ in self.reads]
 
     def rewind(self):
-        self.apply(self.entry)
+        self._apply(self.entry)
 
-    def apply(self, state):
+    def apply_final(self):
+        if self.final is not None:
+            self._apply(self.final)
+            self.final = None
+
+    def _apply(self, state):
         """Put `state` back (`write` gets `GONE` for state to delete)."""
         for (read, write, _, _), snap in zip(self.reads, state):
             if snap is _TOO_LARGE:
                 continue
             now = _value(read)
-            if snap is GONE:
-                if now is not GONE:
+            if snap is GONE or same(snap, now):
+                if snap is GONE and now is not GONE and write is not None:
                     write(GONE)
                 continue
-            if now is not snap[0]:
+            if write is not None and now is not snap[0] and not _same_fresh(now, snap[0]):
                 write(snap[0])
             restore(snap)
 
@@ -150,6 +182,6 @@ def _value(read):
         return GONE
 
 
-def _taken(read):
+def _taken(read, limit):
     value = _value(read)
-    return GONE if value is GONE else snapshot(value)
+    return GONE if value is GONE else snapshot(value, limit)

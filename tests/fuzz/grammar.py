@@ -27,9 +27,15 @@ from hypothesis import strategies as st
 OPEN_BUG_RULES: dict[str, str] = {
     # A rule that makes a known, open bug is generated only under --fuzz-open, listed here with a
     # one-line repro, until the bug is fixed.
+    "s0 = VAR.read_value(); numpy_function(vbump)": "a re-run after a failed run reads a tf.Variable that the "
+                                                     "Python the graph called assigned, not its value when the "
+                                                     "run started",
 }
 # The statements of those rules (generated only under --fuzz-open).
-OPEN_STATEMENTS: list[str] = []
+OPEN_STATEMENTS: list[str] = [
+    "s0 = VAR.read_value()\nt = tf.reshape(tf.numpy_function(vbump, [t], t.dtype), tf.shape(t))\n"
+    "LOG.append(float(len(LOG)))\nt = t + s0",
+]
 
 HEADER = '''import queue
 
@@ -97,6 +103,22 @@ def iodd(m):
 def doubled(a):
     LOG.append(-1)                 # Python a graph calls: must run once per call, as eagerly
     return a * 2
+
+
+def picky(a):
+    LOG.append(-2)                 # Python a graph calls that raises after changing state
+    if a.sum() > 6:
+        raise ValueError("picky")
+    return a
+
+
+VAR = tf.Variable(0.0)
+
+
+def vbump(a):
+    VAR.assign_add(1.0)            # Python a graph calls that assigns a variable the graph read
+    LOG.append(-3)
+    return a
 
 
 def fpow(v, m):
@@ -231,6 +253,11 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "s = s + (0.5 if type(n) is float else 0.25)",
         # Python called from inside the graph, then an op that may fail.
         lambda: "t = tf.reshape(tf.numpy_function(doubled, [t], t.dtype), tf.shape(t))",
+        # State the call changes, read after it; a call that raises; a function defined in f.
+        lambda: "t = tf.reshape(tf.numpy_function(doubled, [t], t.dtype), tf.shape(t)) + float(len(LOG))",
+        lambda: "t = tf.reshape(tf.numpy_function(picky, [t], t.dtype), tf.shape(t))",
+        lambda: ("def inner(a):\n    LOG.append(len(LOG))\n    return a\n"
+                 "t = tf.reshape(tf.numpy_function(inner, [t], t.dtype), tf.shape(t))"),
         # A float linear recursion (two loops), and a gradient whose connection depends on a branch.
         lambda: "t = t + fpow(t * 0.5, tf.constant(abs(k) % 4))",
         # A gradient through a tensor loop that may run zero times (then eager's is None); its

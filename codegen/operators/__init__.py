@@ -17,7 +17,6 @@ from codegen.operators.state import (del_attr, del_item, del_name, inplace, ld, 
                                      st_name)
 from codegen.operators.values import NO_RETURN, UNDEF, Undefined, is_symbolic
 from codegen.operators import text as _text  # noqa: F401 - guards graph tensors' text while building
-from codegen.operators import division as _division  # noqa: F401 - divisions by constants round as eager's
 
 __all__ = [
     # control flow

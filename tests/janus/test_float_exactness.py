@@ -1,7 +1,9 @@
-"""A division by a constant in a janus graph rounds as eager's `RealDiv` does: TensorFlow's
-constant folding would multiply by the reciprocal instead (`10.0 / 3.0` in float32, `9 / 7` of an
-int tensor, one ulp off), so janus hands such a divisor to the op through a placeholder."""
+"""janus's graphs compute eager's floats bit for bit where TensorFlow's graph passes would not:
+constant folding turns `x / 7.0` into a multiplication by the reciprocal and `1.0 / x` into
+`Reciprocal` (one ulp off eager), folds divisors built from constants, regroups `x * 0.1 * 0.3`
+and drops `x + 0.0` (-0.0 for eager's 0.0); janus turns it off with the arithmetic optimizer."""
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import janus
@@ -66,3 +68,40 @@ def split(n, x):
 
 def test_a_division_by_a_constant_in_a_recursion_machine_equals_eager():
     _same_bits(split, [(tf.constant(n), tf.constant(VALUES[:5] * n)) for n in (3, 4, 5, 6, 4, 3)])
+
+
+def reciprocal_of_tensor(x):
+    return 1.0 / x
+
+
+def realdiv_names(x):
+    return tf.realdiv(x, 3.0) + tf.raw_ops.RealDiv(x=x, y=tf.constant(7.0)) + tf.math.xdivy(x, 3.0)
+
+
+def folded_divisors(x):
+    return x / tf.sqrt(tf.constant(3.0)) + x / (tf.constant(2.0) + 1.0) + x / tf.cast(tf.shape(x)[0], tf.float32)
+
+
+def regrouped(x):
+    return x * 0.1 * 0.3 + (x + 0.1 + 0.7) + (0.3 - (x + 0.1))
+
+
+def signed_zeros(x):
+    return x + 0.0, 0.0 - x, tf.zeros_like(x) + x / 7.0
+
+
+@pytest.mark.parametrize("fn", [reciprocal_of_tensor, realdiv_names, folded_divisors, regrouped])
+def test_constant_folding_does_not_change_float_results(fn):
+    """Found by adversarial programs: besides dividing by a reciprocal, grappler's constant
+    folding turns 1 / x into a Reciprocal, folds divisors built from constants, and regroups."""
+    _same_bits(fn, [(tf.constant(VALUES * k),) for k in range(1, 7)])
+
+
+def test_signed_zeros_stay_as_eager_makes_them():
+    zeros = np.array([-0.0, 0.0, -0.0, 1.0] * 5, np.float32)
+    spec = janus.speculate(signed_zeros)
+    for k in range(6):
+        x = tf.constant(zeros * k if k else zeros)
+        for e, j in zip(signed_zeros(x), spec(x)):
+            assert np.asarray(e).tobytes() == np.asarray(j).tobytes()
+    assert spec.stats()["graph_runs"] >= 2, spec.report()

@@ -199,7 +199,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             ctx.frames.append(Frame(converted))
             result = _call_top(ctx, converted, args, kwargs)
             ctx.frames.pop()
-            holder["unchanged"], holder["arguments"] = _watched_reads(ctx, sig)
+            holder["unchanged"], holder["arguments"] = _watched_reads(ctx, sig, converted.filename)
             _only_appended(ctx.heap, sig, values, converted.filename)
             tensors: list = []
             holder["template"] = writeback.flatten(result, tensors, ctx.heap)
@@ -238,18 +238,20 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
     # (no check runs after a tf.py_function: state read after it fails the build; code is let be)
     late = [r for r in ctx.outside_reads.values() if r.when != "early" and not r.code]
     if (late or artifact.unchanged_arguments) and not artifact.replays_python:
-        raise StagingError(Reason("python-state", late[0].where if late else converted_file(ctx),
+        raise StagingError(Reason("python-state", late[0].where if late else converted.filename,
                                   f"`{late[0].source if late else 'an argument'}` is read after a tf.py_function "
                                   "call, whose Python may change it while the graph runs",
                                   "use tf.numpy_function, or pass it as an argument"))
     if artifact.calls_python:
         python_calls.install()
+        artifact.unchanged += [((lambda v=v: v.read_value()), (lambda value, v=v: v.assign(value)), None, False)
+                               for v in variable_writes.read_before_python(concrete)]
     if jit_compile:
         _compile_with_xla(artifact, sig)
     return artifact
 
 
-def _watched_reads(ctx, sig: Signature) -> tuple:
+def _watched_reads(ctx, sig: Signature, filename: str) -> tuple:
     """For a graph that calls Python: each outside read as `unchanged.Watch` takes it, and the
     message for the arguments' containers (or None).  A read the calls may change before it (after
     the first call, or in a loop or branch body) gets an `UNCHANGED` assumption, and so do the
@@ -264,21 +266,24 @@ def _watched_reads(ctx, sig: Signature) -> tuple:
             raise StagingError(Reason(
                 "python-state", late.where, f"`{late.source}` is read {_WHERE[late.when]} a graph that calls "
                 "Python (tf.numpy_function), whose Python may change it while the graph runs",
-                "read it outside the loop, or pass it as an argument"))
+                "read it outside the loop, or pass it as an argument" if late.when == "loop"
+                else "pass it as an argument"))
         if late.when == "early":
             reads.append((late.read, late.write, None, False))
             continue
-        a = made.get(late.key) or made.setdefault(late.key, _unchanged(ctx, late.key, f"`{late.source}`", late.where))
+        if late.key not in made:
+            made[late.key] = _unchanged(ctx, late.key, f"`{late.source}`", late.where)
+        a = made[late.key]
         reads.append((late.read, late.write, f"{a.message()}; the Python the graph called changed it",
                       faults.matches(a)))
     arguments = None
     if _has_containers(sig):
         key = ("unchanged", "arguments")
         if key in ctx.relaxed:
-            raise StagingError(Reason("python-state", converted_file(ctx), "a Python function the graph calls "
-                                      "changed a list, dict or array passed as an argument",
+            raise StagingError(Reason("python-state", filename, "a Python function the graph calls changed a "
+                                      "list, dict or array passed as an argument",
                                       "pass it a copy, or return what it computes"))
-        a = _unchanged(ctx, key, "the arguments' lists, dicts, sets and arrays", converted_file(ctx))
+        a = _unchanged(ctx, key, "the arguments' lists, dicts, sets and arrays", filename)
         arguments = (f"{a.message()}; the Python the graph called changed it", faults.matches(a))
     return reads, arguments
 
@@ -289,10 +294,6 @@ _WHERE = {"early": "before the tf.numpy_function call of", "loop": "inside a ten
 
 def _unchanged(ctx, key, source, where):
     return ctx.assume(Kind.UNCHANGED, key, source, "unchanged", where, fallback="python-state")
-
-
-def converted_file(ctx) -> str:
-    return ctx.frames[0].converted.filename if ctx.frames else ""
 
 
 def _has_containers(sig: Signature) -> bool:

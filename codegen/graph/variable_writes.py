@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from codegen.operators import failing_ops
 from codegen.operators.failing_ops import body_graphs
 
 _READS = frozenset({"ReadVariableOp", "ResourceGather", "ResourceGatherNd", "VariableShape", "VarIsInitializedOp",
@@ -116,3 +117,21 @@ class Snapshot:
     def restore(self, values) -> None:
         for v, value in zip(self.variables, values):
             v.assign(value)
+
+
+def read_before_python(concrete) -> list:
+    """The captured variables an op created before the graph's first call to Python uses: the
+    Python may assign them, and a re-run after a failed run must read them as the run found them
+    (`codegen.operators.unchanged.Watch`)."""
+    graph = concrete.graph
+    memo: dict = {}
+    used = set()
+    for op in graph.get_operations():
+        if failing_ops.calls_python(op, memo):
+            break
+        used.update(id(t) for t in op.inputs if t.dtype == tf.resource)
+    else:
+        return []
+    variables = {id(v.handle): v for v in graph.variables}
+    return [variables[id(external)] for external, internal in graph.captures
+            if id(internal) in used and id(external) in variables]

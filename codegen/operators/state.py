@@ -300,6 +300,8 @@ _WHEN = {"early": 0, "loop": 1, "late": 2}
 
 
 def _note_read(ctx, access, holder, name, value, source):
+    """Note when the build read this outside state, for a graph that calls Python (`unchanged`);
+    a later read of the same state keeps the latest kind."""
     when = "late" if calls_python_so_far(ctx) else "loop" if ctx.general_depth else "early"
     key = (access, id(holder), name)
     known = ctx.outside_reads.get(key)

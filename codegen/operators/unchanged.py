@@ -127,9 +127,9 @@ class Watch:
     """The outside state one graph run reads, for the Python the run calls.
 
     `reads` is `[(reader, writer, message, forced)]`: a read with a message is a late read (its
-    state must not change, `UNCHANGED`), one without is read before any Python call, watched
-    only so that a re-run can start from it; an argument has no writer (it is restored in
-    place).  The state is snapshotted when the run starts, and the late reads are compared
+    state must not change, `UNCHANGED`), one without is read before any Python call (a
+    `tf.Variable` used before the first call among them), watched only so that a re-run can
+    start from it; an argument has no writer (it is restored in place).  The state is snapshotted when the run starts, and the late reads are compared
     after each Python call.  When the run fails and the call runs again in Python, replaying
     the Python calls (`codegen.graph.python_calls`), `finish` takes the state the run left,
     `rewind` puts back the state the run found, and `apply_final` puts back what the run left

@@ -27,15 +27,9 @@ from hypothesis import strategies as st
 OPEN_BUG_RULES: dict[str, str] = {
     # A rule that makes a known, open bug is generated only under --fuzz-open, listed here with a
     # one-line repro, until the bug is fixed.
-    "s0 = VAR.read_value(); numpy_function(vbump)": "a re-run after a failed run reads a tf.Variable that the "
-                                                     "Python the graph called assigned, not its value when the "
-                                                     "run started",
 }
 # The statements of those rules (generated only under --fuzz-open).
-OPEN_STATEMENTS: list[str] = [
-    "s0 = VAR.read_value()\nt = tf.reshape(tf.numpy_function(vbump, [t], t.dtype), tf.shape(t))\n"
-    "LOG.append(float(len(LOG)))\nt = t + s0",
-]
+OPEN_STATEMENTS: list[str] = []
 
 HEADER = '''import queue
 
@@ -258,6 +252,9 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = tf.reshape(tf.numpy_function(picky, [t], t.dtype), tf.shape(t))",
         lambda: ("def inner(a):\n    LOG.append(len(LOG))\n    return a\n"
                  "t = tf.reshape(tf.numpy_function(inner, [t], t.dtype), tf.shape(t))"),
+        # A variable read before a call whose Python assigns it (and changes LOG, read after).
+        lambda: ("s0 = VAR.read_value()\nt = tf.reshape(tf.numpy_function(vbump, [t], t.dtype), tf.shape(t))\n"
+                 "LOG.append(float(len(LOG)))\nt = t + s0"),
         # A float linear recursion (two loops), and a gradient whose connection depends on a branch.
         lambda: "t = t + fpow(t * 0.5, tf.constant(abs(k) % 4))",
         # A gradient through a tensor loop that may run zero times (then eager's is None); its

@@ -253,9 +253,9 @@ def variable_before_call(x):
     return a + y + float(len(VLOG))
 
 
-@pytest.mark.xfail(strict=True, reason="open bug: a re-run after a failed run reads a tf.Variable that the "
-                                       "Python the graph called assigned, not its value when the run started")
 def test_a_variable_the_called_python_assigns_is_read_as_the_run_found_it():
+    """The re-run after a failed run reads the variable as the run found it, not as the Python the
+    run called left it, and the replayed call leaves its assignment."""
     def make():
         VAR.assign(0.0)
         VLOG.clear()

@@ -72,6 +72,7 @@ class GraphArtifact:
                                         # and the graph checks it: no conversion by profiled types
     unchanged: list = dataclasses.field(default_factory=list)    # outside reads a Python call may change
     unchanged_arguments: tuple | None = None   # (message, forced) when argument containers are watched
+    variables_before_python: list = dataclasses.field(default_factory=list)   # used before its first Python call
 
     @property
     def calls_python(self) -> bool:
@@ -95,7 +96,8 @@ class GraphArtifact:
             message, forced = self.unchanged_arguments
             reads += [((lambda v=v: v), None, message, forced) for v in (*args, *kwargs.values())
                       if isinstance(v, _MUTABLE)]
-        return unchanged.Watch(reads) if reads else None
+        return unchanged.Watch(reads, self.variables_before_python) if reads or self.variables_before_python \
+            else None
 
     def failed_assumption(self, exc: Exception):
         """The assumption whose in-graph guard stopped this run, or None for any other error.
@@ -244,8 +246,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                                   "use tf.numpy_function, or pass it as an argument"))
     if artifact.calls_python:
         python_calls.install()
-        artifact.unchanged += [((lambda v=v: v.read_value()), (lambda value, v=v: v.assign(value)), None, False)
-                               for v in variable_writes.read_before_python(concrete)]
+        artifact.variables_before_python = variable_writes.read_before_python(concrete)
     if jit_compile:
         _compile_with_xla(artifact, sig)
     return artifact

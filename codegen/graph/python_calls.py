@@ -69,8 +69,12 @@ def _call(self, token, device, args):
         result = func(*args)
     except Exception as exc:
         log.append((_user_function(func), _Raised(exc)))
+        if watch is not None:
+            watch.after_python()
         raise
     log.append((_user_function(func), result))
+    if watch is not None:
+        watch.after_python()
     message = watch.after_call() if watch is not None else None
     if message is not None:
         # State the graph reads after this call changed: the run fails here (an InvalidArgument

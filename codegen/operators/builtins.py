@@ -6,6 +6,7 @@ as outputs and janus prints, in program order, after the run succeeded.
 """
 from __future__ import annotations
 
+import functools
 import types
 
 import numpy as np
@@ -279,18 +280,45 @@ def _python_function(real):
 
 
 def _as_users(ctx, func):
-    """A function the user's code defined inside the function being built is made inside the
-    builder, whose globals hold only builtins: the graph calls it with the user's module globals,
-    as eager does.  Its closure is the builder's; one holding a graph value cannot run later."""
-    if not (isinstance(func, types.FunctionType) and func.__code__ in BUILDER_CODE):
+    """The function the graph calls, as eager would call it.  One the user's code defines inside
+    the function being built is made inside the builder, whose globals hold only builtins: the
+    graph calls a copy with the user's module globals.  A function or object made while the
+    function runs (a nested function's list, `Helper(...).run`, a `functools.partial`) would be
+    the one made when the graph was built, on every call: that statement runs in Python."""
+    parts = [func]
+    if isinstance(func, types.MethodType):
+        parts = [func.__func__, func.__self__]
+    elif isinstance(func, functools.partial):
+        parts = [func.func, *func.args, *func.keywords.values()]
+    nested = [p for p in parts if isinstance(p, types.FunctionType) and p.__code__ in BUILDER_CODE]
+    fresh = [p for p in parts if p not in nested and _made_in_this_call(ctx, p)]
+    fresh += [c for p in nested for c in map(_contents, p.__closure__ or ()) if _made_in_this_call(ctx, c)]
+    if fresh or (nested and func is not nested[0]):
+        raise ConversionError(Reason("python-call", ctx.user_line(), "the Python function the graph would call uses "
+                                     "an object made while the function runs, which the graph would keep from "
+                                     "its build", "it runs in Python between graph segments"))
+    if not nested:
         return func
-    if any(is_symbolic(_contents(cell)) for cell in func.__closure__ or ()):
-        raise ConversionError(Reason("python-call", ctx.user_line(), f"`{func.__name__}`, a function the graph calls, "
-                                     "uses a tensor of the graph through its closure", "pass it as an argument"))
     made = types.FunctionType(func.__code__, ctx.frame.converted.fn.__globals__, func.__name__, func.__defaults__,
                               func.__closure__)
     made.__kwdefaults__, made.__qualname__ = func.__kwdefaults__, func.__qualname__
     return made
+
+
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), types.ModuleType, type, types.BuiltinFunctionType,
+              np.ufunc, np.generic)
+
+
+def _made_in_this_call(ctx, obj) -> bool:
+    """Whether `obj` may be an object the function made while it runs (janus knows every outside
+    object the build read, and immutable values need no care)."""
+    if isinstance(obj, _IMMUTABLE) or id(obj) in ctx.outside:
+        return False
+    if isinstance(obj, tuple):
+        return any(_made_in_this_call(ctx, x) for x in obj)
+    if isinstance(obj, types.FunctionType):
+        return obj.__code__ in BUILDER_CODE
+    return True
 
 
 def _contents(cell):

@@ -220,16 +220,42 @@ def outside_reader(access, holder, name):
 
 
 def outside_writer(access, holder, name):
-    """A function putting a value back at `holder`.`name` (or its cell); `unchanged.GONE`
-    deletes it.  None for an attribute the object does not hold in its `__dict__` (a property, a
-    method, a slot): putting it back could run the user's code."""
-    if access == "attr" and name not in (getattr(holder, "__dict__", None) or {}):
-        return None
+    """A function putting a value back at `holder`.`name` (or its cell) without running the
+    user's code; `unchanged.GONE` deletes it.  None where that is not possible (a property)."""
     if access == "attr":
-        return lambda v: delattr(holder, name) if v is unchanged.GONE else setattr(holder, name, v)
+        return _attribute_writer(holder, name)
     if access in ("global", "item"):
         return lambda v: holder.pop(name, None) if v is unchanged.GONE else holder.__setitem__(name, v)
     return lambda v: delattr(holder, "cell_contents") if v is unchanged.GONE else setattr(holder, "cell_contents", v)
+
+
+def _attribute_writer(holder, name):
+    """Into the object's `__dict__` directly (its `__setattr__` may log, or refuse a frozen
+    dataclass), through a slot's descriptor, or, for a name its class provides (a method, a class
+    attribute), by taking out what a call put into the instance; a class's own attribute with
+    `setattr`.  None for a property or another descriptor."""
+    if isinstance(holder, type):
+        return lambda v: delattr(holder, name) if v is unchanged.GONE else setattr(holder, name, v)
+    found = inspect.getattr_static(type(holder), name, None)
+    if isinstance(found, types.MemberDescriptorType):              # a __slots__ field
+        return lambda v: found.__delete__(holder) if v is unchanged.GONE else found.__set__(holder, v)
+    own = getattr(holder, "__dict__", None)
+    if not isinstance(own, dict) or hasattr(type(found), "__set__") or hasattr(type(found), "__delete__"):
+        return None
+
+    def write(value):
+        if value is unchanged.GONE or (found is not None and _same_binding(value, found, holder)):
+            own.pop(name, None)
+        else:
+            own[name] = value
+    return write
+
+
+def _same_binding(value, found, holder) -> bool:
+    """`value` is what the class gives for the name (a bound method is a new object each time)."""
+    if isinstance(value, types.MethodType):
+        return value.__self__ is holder and value.__func__ is found
+    return value is found
 
 
 def _fed(ctx, access, holder, name, value, source, kind):
@@ -308,8 +334,11 @@ def _note_read(ctx, access, holder, name, value, source):
     if known is not None and _WHEN[known.when] >= _WHEN[when]:
         return
     limit = unchanged.EARLY_LIMIT if when == "early" else unchanged.LIMIT
-    read = OutsideRead(outside_reader(access, holder, name), outside_writer(access, holder, name), source,
-                       ctx.user_line(), not unchanged.too_large(value, limit), when, isinstance(value, _CODE))
+    write = outside_writer(access, holder, name)
+    checkable = not unchanged.too_large(value, limit) and (
+        write is not None or isinstance(value, (*_CODE, tf.Variable)))
+    read = OutsideRead(outside_reader(access, holder, name), write, source, ctx.user_line(), checkable, when,
+                       isinstance(value, _CODE))
     if when == "late" and read.refused(ctx.relaxed):
         ctx.fail("python-state", f"`{source}` is read after a tf.numpy_function call: its Python may change it "
                  "while the graph runs, and the graph would use the value from the start of the call",
@@ -397,9 +426,12 @@ def ld(name: str):
         access, holder, source = "global", fn.__globals__, Source.global_name(fn.__module__, name)
     else:
         try:
-            return getattr(builtins, name)
+            value = getattr(builtins, name)
         except AttributeError:
             raise NameError(f"name '{name}' is not defined") from None
+        if not ctx.dry_run:      # (a Python call of the graph may define a global of that name)
+            _note_read(ctx, "global", fn.__globals__, name, value, Source.global_name(fn.__module__, name))
+        return value
     written = ctx.heap.names.get((id(holder), name))
     if written is not None:
         if written[3] is DELETED:

@@ -94,7 +94,7 @@ def same(snap, value) -> bool:
     if kind in (list, tuple):
         return len(value) == len(inner) and all(same(s, v) for s, v in zip(inner, value))
     if kind is dict:
-        return len(value) == len(inner) and all(k is k2 or k == k2 for k, (k2, _) in zip(value, inner)) \
+        return len(value) == len(inner) and all(k is k2 or _same_fresh(k, k2) for k, (k2, _) in zip(value, inner)) \
             and all(same(s, value[k]) for k, s in inner)
     if kind in (set, frozenset):
         return value == inner
@@ -118,8 +118,11 @@ def restore(snap):
     elif kind is tuple:
         for s in inner:
             restore(s)
-    elif kind is np.ndarray and old.shape == inner.shape and old.flags.writeable:
-        old[...] = inner
+    elif kind is np.ndarray and old.flags.writeable:
+        if old.shape != inner.shape and old.flags.owndata:
+            old.resize(inner.shape, refcheck=False)          # (resized in place by the call)
+        if old.shape == inner.shape:
+            old[...] = inner
     return old
 
 
@@ -127,20 +130,33 @@ class Watch:
     """The outside state one graph run reads, for the Python the run calls.
 
     `reads` is `[(reader, writer, message, forced)]`: a read with a message is a late read (its
-    state must not change, `UNCHANGED`), one without is read before any Python call (a
-    `tf.Variable` used before the first call among them), watched only so that a re-run can
-    start from it; an argument has no writer (it is restored in place).  The state is snapshotted when the run starts, and the late reads are compared
+    state must not change, `UNCHANGED`), one without is read before any Python call, watched
+    only so that a re-run can start from it; an argument has no writer (it is restored in
+    place).  `variables` are the `tf.Variable`s the graph uses before its first Python call,
+    watched in the same way.  The state is snapshotted when the run starts, and the late reads are compared
     after each Python call.  When the run fails and the call runs again in Python, replaying
     the Python calls (`codegen.graph.python_calls`), `finish` takes the state the run left,
     `rewind` puts back the state the run found, and `apply_final` puts back what the run left
     once the last replayed call is reached (no late read changed before that call, or the run
     would have failed there)."""
 
-    def __init__(self, reads):
+    def __init__(self, reads, variables=()):
         self.reads = reads
         self.entry = [_TOO_LARGE if forced else _taken(read, LIMIT if text else EARLY_LIMIT)
                       for read, _, text, forced in reads]
         self.final = None
+        self.final_contents: list = []
+        # tf.Variables the graph uses before its first Python call: their values when the run
+        # starts and after its latest Python call (the graph's own writes after it are redone by
+        # the re-run, so they are not part of what a replayed call leaves)
+        self.variables = list(variables)
+        self.variable_entry = [v.read_value() for v in self.variables]
+        self.variable_final = None
+
+    def after_python(self):
+        """A Python call of the run returned or raised: note what it left in the variables."""
+        if self.variables:
+            self.variable_final = [v.read_value() for v in self.variables]
 
     def after_call(self):
         """The message of the first late read whose state changed since the run started, or None."""
@@ -150,15 +166,28 @@ class Watch:
         return None
 
     def finish(self):
+        """Take the state as the run left it, and what the containers the run found hold now (a
+        call may change one, then replace it)."""
+        if self.final is not None:
+            return
         self.final = [_taken(read, EARLY_LIMIT) for read, _, _, _ in self.reads]
+        self.final_contents = [snapshot(snap[0], EARLY_LIMIT) for snap in self.entry
+                               if snap is not _TOO_LARGE and snap is not GONE and snap[1] is not None]
 
     def rewind(self):
         self._apply(self.entry)
+        for v, value in zip(self.variables, self.variable_entry):
+            v.assign(value)
 
     def apply_final(self):
         if self.final is not None:
+            for snap in self.final_contents:
+                if snap is not _TOO_LARGE:
+                    restore(snap)
             self._apply(self.final)
             self.final = None
+            for v, value in zip(self.variables, self.variable_final or ()):
+                v.assign(value)
 
     def _apply(self, state):
         """Put `state` back (`write` gets `GONE` for state to delete)."""

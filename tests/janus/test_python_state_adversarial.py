@@ -285,3 +285,121 @@ def test_variable_reads_before_and_after_a_python_call_keep_its_order():
     spec = janus.speculate(read_call_read)
     assert [float(spec(tf.constant(float(v)))) for v in range(40)] == eager
     assert spec.stats()["graph_runs"] >= 30, spec.report()
+
+
+# A third round: state the rewind must put back without running the user's code, and objects the
+# function makes on every call, which a graph would keep from its build.
+
+class _Slotted:
+    __slots__ = ("k",)
+
+    def __init__(self):
+        self.k = 1.0
+
+
+class _Logged:
+    def __init__(self):
+        object.__setattr__(self, "writes", [])
+        object.__setattr__(self, "k", 1.0)
+
+    def __setattr__(self, name, value):
+        self.writes.append(name)
+        object.__setattr__(self, name, value)
+
+
+class _Shadowed:
+    k = 1.0
+
+
+def _changes_k(holder, step):
+    def py(x):
+        if x > 4:
+            step(holder)
+        return x
+
+    def fn(x):
+        a = x * holder.k
+        y = tf.numpy_function(py, [x], tf.float32)
+        tf.debugging.assert_less(y, 6.0)            # fails after the call changed holder.k
+        return a + y * holder.k
+    return fn
+
+
+def slots_field():
+    holder = _Slotted()
+    return _changes_k(holder, lambda h: setattr(h, "k", h.k + 3.0)), _plain, lambda: holder.k
+
+
+def logging_setattr():
+    holder = _Logged()
+    return (_changes_k(holder, lambda h: setattr(h, "k", h.k * 2.0)), _plain,
+            lambda: (holder.k, list(holder.writes)))
+
+
+def class_attribute_shadowed():
+    holder = _Shadowed()
+    return (_changes_k(holder, lambda h: setattr(h, "k", h.k + 10.0)), _plain,
+            lambda: (holder.k, "k" in vars(holder)))
+
+
+def replaced_after_change():
+    box, hist = types.SimpleNamespace(items=[1.0]), []
+
+    def py(x):
+        if x > 4:
+            box.items.append(float(x))
+            hist.append(box.items)
+            box.items = [0.0]
+        return x
+
+    def fn(x):
+        a = x * len(box.items)
+        y = tf.numpy_function(py, [x], tf.float32)
+        tf.debugging.assert_less(y, 6.0)
+        return a + y
+    return fn, _plain, lambda: (box.items, hist)
+
+
+def variable_written_by_both():
+    v = tf.Variable(1.0)
+
+    def py(x):
+        v.assign(v.numpy() * 2.0)
+        return x
+
+    def fn(x):
+        v.assign_add(x)
+        y = tf.numpy_function(py, [x], tf.float32)
+        tf.debugging.assert_less(y, 6.0)
+        return y + v
+    return fn, _plain, lambda: float(v.numpy())
+
+
+class _Helper:
+    def __init__(self, scale):
+        self.scale, self.calls = scale, 0
+
+    def run(self, x):
+        self.calls += 1
+        return x * self.scale + self.calls
+
+
+def fresh_per_call():
+    def fn(x):
+        acc = []
+
+        def g(v):
+            acc.append(v)
+            return np.float32(len(acc))
+        helper = _Helper(2.0)
+        a = tf.numpy_function(g, [x], tf.float32)
+        b = tf.numpy_function(helper.run, [x], tf.float32)
+        c = tf.numpy_function(functools.partial(helper.run), [x], tf.float32)
+        return a + b + c
+    return fn, _plain, lambda: None
+
+
+@pytest.mark.parametrize("make", [slots_field, logging_setattr, class_attribute_shadowed, replaced_after_change,
+                                  variable_written_by_both, fresh_per_call])
+def test_the_rewind_and_the_called_functions_keep_eagers_state(make):
+    _same(make)

@@ -20,6 +20,7 @@ import functools
 import threading
 import types
 
+import numpy as np
 from tensorflow.python.eager import context
 from tensorflow.python.ops import script_ops
 
@@ -108,12 +109,9 @@ def _same_function(recorded, func) -> bool:
 
 
 def _same_value(a, b) -> bool:
-    if a is b:
-        return True
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:                   # noqa: BLE001 - an array's ==, or an odd __eq__: not the same
-        return False
+    """The same object, or equal numbers or strings (a user's `__eq__` is not run)."""
+    return a is b or (type(a) is type(b) and isinstance(a, (int, float, complex, str, bytes, np.generic))
+                      and bool(a == b))
 
 
 def _py_func_common(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - TensorFlow's names

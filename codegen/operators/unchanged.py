@@ -133,12 +133,12 @@ class Watch:
     state must not change, `UNCHANGED`), one without is read before any Python call, watched
     only so that a re-run can start from it; an argument has no writer (it is restored in
     place).  `variables` are the `tf.Variable`s the graph uses before its first Python call,
-    watched in the same way.  The state is snapshotted when the run starts, and the late reads are compared
-    after each Python call.  When the run fails and the call runs again in Python, replaying
-    the Python calls (`codegen.graph.python_calls`), `finish` takes the state the run left,
-    `rewind` puts back the state the run found, and `apply_final` puts back what the run left
-    once the last replayed call is reached (no late read changed before that call, or the run
-    would have failed there)."""
+    watched in the same way.  The state is snapshotted when the run starts, and the late reads
+    are compared after each Python call (`after_call`).  When the run fails and the call runs
+    again in Python, replaying the Python calls (`codegen.graph.python_calls`), `finish` takes
+    the state the run left, `rewind` puts back the state the run found, and `apply_final` puts
+    back what the run left once the last replayed call is reached (no late read changed before
+    that call, or the run would have failed there)."""
 
     def __init__(self, reads, variables=()):
         self.reads = reads

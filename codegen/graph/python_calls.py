@@ -20,11 +20,11 @@ import functools
 import threading
 import types
 
-import numpy as np
 from tensorflow.python.eager import context
 from tensorflow.python.ops import script_ops
 
 from codegen.operators.failing_ops import PYTHON_OPS
+from codegen.operators.unchanged import same_value
 
 _logs: dict = {}                 # token of a PyFunc op -> the log of the graph run recording it
 _lock = threading.Lock()
@@ -100,18 +100,12 @@ def _same_function(recorded, func) -> bool:
         return recorded.__self__ is func.__self__ and _same_function(recorded.__func__, func.__func__)
     if isinstance(func, functools.partial):
         return _same_function(recorded.func, func.func) and len(recorded.args) == len(func.args) and all(
-            map(_same_value, recorded.args, func.args)) and recorded.keywords.keys() == func.keywords.keys() \
-            and all(_same_value(recorded.keywords[k], v) for k, v in func.keywords.items())
+            map(same_value, recorded.args, func.args)) and recorded.keywords.keys() == func.keywords.keys() \
+            and all(same_value(recorded.keywords[k], v) for k, v in func.keywords.items())
     if not isinstance(func, types.FunctionType):
         return False
     a, b = recorded.__code__, func.__code__     # (the graph's copy of a nested def is compiled apart)
     return a is b or (a.co_filename, a.co_firstlineno, a.co_name) == (b.co_filename, b.co_firstlineno, b.co_name)
-
-
-def _same_value(a, b) -> bool:
-    """The same object, or equal numbers or strings (a user's `__eq__` is not run)."""
-    return a is b or (type(a) is type(b) and isinstance(a, (int, float, complex, str, bytes, np.generic))
-                      and bool(a == b))
 
 
 def _py_func_common(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - TensorFlow's names

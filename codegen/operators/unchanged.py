@@ -65,8 +65,8 @@ def too_large(value, limit=LIMIT) -> bool:
 
 def _same_fresh(value, old) -> bool:
     """Two objects that stand for the same state: equal ints and strings, floats equal bit for bit
-    (-0.0 is not 0.0, a NaN is itself), a bound method of the same function on the same object
-    (a new one at every read), tuples of such."""
+    (-0.0 is not 0.0, a NaN is itself), NumPy scalars too, a bound method of the same function on
+    the same object (a new one at every read), tuples of such."""
     kind = type(value)
     if kind is not type(old):
         return False
@@ -74,11 +74,18 @@ def _same_fresh(value, old) -> bool:
         return value == old
     if kind in (float, complex):
         return repr(value) == repr(old)
+    if isinstance(value, np.generic):                       # NumPy scalars, bit for bit as well
+        return value.tobytes() == old.tobytes()
     if kind is types.MethodType:
         return value.__self__ is old.__self__ and value.__func__ is old.__func__
     if kind is tuple:
         return len(value) == len(old) and all(a is b or _same_fresh(a, b) for a, b in zip(value, old))
     return False
+
+
+def same_value(a, b) -> bool:
+    """The same object, or one that stands for the same value (`_same_fresh`); no user `__eq__` runs."""
+    return a is b or _same_fresh(a, b)
 
 
 def same(snap, value) -> bool:

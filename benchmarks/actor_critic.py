@@ -10,7 +10,12 @@ then one update.  Actions are sampled from the policy with pre-drawn uniforms
 same probabilities.  The symbolic way is the TensorFlow tutorial's recipe: the
 environment behind `tf.numpy_function`, the episode a `tf.while_loop` writing
 `TensorArray`s, in one `tf.function`.  Unit: environment frames per second.
+
+actor-critic-numpy-env is the same Python episode with the environment behind
+`tf.numpy_function` and the action kept a tensor: the Python `for` with its
+tensor `break` and the Python lists are as above.
 """
+import functools
 import math
 
 import numpy as np
@@ -101,6 +106,45 @@ def train_episode(agent, env, seed, uniforms, lr):
     return loss, len(rewards)
 
 
+def train_episode_numpy_env(agent, env, seed, uniforms, lr):
+    """`train_episode` with the environment behind `tf.numpy_function` and the action a tensor
+    (no `float()`): the Python loop, its tensor `break` and the Python lists stay as written."""
+    def reset(s):
+        obs, _ = env.reset(seed=int(s))
+        return np.asarray(obs, np.float32)
+
+    def step(a):
+        obs, reward, terminated, truncated, _ = env.step(int(a))
+        return np.asarray(obs, np.float32), np.float64(reward), np.bool_(terminated or truncated)
+
+    with tf.GradientTape() as tape:
+        obs = tf.numpy_function(reset, [seed], tf.float32)
+        log_probs, values, rewards = [], [], []
+        for t in range(len(uniforms)):
+            logp, value = agent(tf.reshape(obs, [1, 4]))
+            action = tf.cast(uniforms[t] < tf.exp(logp[0, 1]), tf.int32)
+            obs, reward, done = tf.numpy_function(step, [action], [tf.float32, tf.float64, tf.bool])
+            log_probs.append(logp[0, action])
+            values.append(value[0, 0])
+            rewards.append(tf.ensure_shape(reward, []))
+            if done:
+                break
+        returns, g = [], 0.0
+        for r in reversed(rewards):
+            g = r + GAMMA * g
+            returns.insert(0, g)
+        returns = tf.cast(tf.stack(returns), tf.float32)
+        returns = (returns - tf.reduce_mean(returns)) / (tf.math.reduce_std(returns) + 1e-6)
+        values = tf.stack(values)
+        advantage = tf.stop_gradient(returns - values)
+        loss = -tf.reduce_sum(tf.stack(log_probs) * advantage) + tf.reduce_sum(
+            tf.keras.losses.huber(returns[:, None], values[:, None]))
+    grads = tape.gradient(loss, agent.weights)
+    for w, g in zip(agent.weights, grads):
+        w.assign_sub(lr * g)
+    return loss, len(rewards)
+
+
 def symbolic_episode(agent, env, max_steps):
     def env_reset(seed):
         obs, _ = env.reset(seed=int(seed))
@@ -148,23 +192,25 @@ class Counted(list):
     units = 0
 
 
-def build(quick):
+def build(quick, python_step=train_episode, tensor_uniforms=False):
     episodes, max_steps, hidden = (2, 20, 16) if quick else (4, 100, 32)
     rng = np.random.default_rng(3)
     plan = [(1000 + k, rng.uniform(size=max_steps).astype(np.float32)) for k in range(200)]
     env_name = make_env()[1]
     lr = tf.constant(0.01)
+    seed_of = (lambda s: tf.constant(s, tf.int64)) if tensor_uniforms else (lambda s: s)
+    uniforms_of = tf.constant if tensor_uniforms else (lambda u: u)
 
     def make(way, wrap):
         agent, env = ActorCritic(hidden), make_env()[0]
-        step = symbolic_episode(agent, env, max_steps) if way == "symbolic" else wrap(train_episode)
+        step = symbolic_episode(agent, env, max_steps) if way == "symbolic" else wrap(python_step)
         it = iter(range(0, len(plan), episodes))
 
         def rep():
             k = next(it)
             out = Counted()
             for seed, u in plan[k:k + episodes]:
-                loss, frames = step(agent, env, seed, u, lr)
+                loss, frames = step(agent, env, seed_of(seed), uniforms_of(u), lr)
                 out.append((loss, frames))
                 out.units += int(frames)
             return out
@@ -174,4 +220,6 @@ def build(quick):
                        f"hidden {hidden}")
 
 
-WORKLOADS = [Workload("actor-critic", "frames/s", build, rtol=1e-3)]
+WORKLOADS = [Workload("actor-critic", "frames/s", build, rtol=1e-3),
+             Workload("actor-critic-numpy-env", "frames/s",
+                      functools.partial(build, python_step=train_episode_numpy_env, tensor_uniforms=True), rtol=1e-3)]

@@ -32,7 +32,7 @@ from janus.instances import Family, Instances
 from janus.log import log
 from janus.relaxations import Relaxations
 from janus.report import render, report_data
-from janus.result_types import match_types, type_template
+from janus.result_types import match_types, merged, type_template
 from janus.segmented import BREAKS, try_split
 from janus.tf_api import TfFunctionApi
 
@@ -225,7 +225,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         kind, value = outcome
         if kind == "raise":
             raise value
-        self.family.result_types = type_template(value)
+        self.family.result_types = merged(self.family.result_types, type_template(value))
         return value
 
     # -- graphs -----------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 A recursion whose parameter is a Python number in some frames and a tensor in others may return
 a tensor where eager returns a Python number; the call's result is then converted to the types
 the last profiled call returned, leaf by leaf, but only within a kind (an int from an integer
-tensor, a float from a floating one, a bool from a bool), so no value is rounded.
+tensor, a float from a floating one, a bool from a bool), so no value is rounded.  A leaf whose
+type differed between profiled calls is not converted.
 """
 from __future__ import annotations
 
@@ -21,9 +22,27 @@ def type_template(value):
     return type(value)
 
 
+VARIED = "varied"          # a leaf whose type differed between profiled calls: left as the graph gives it
+
+
+def merged(old, new):
+    """The template of the profiled calls so far: where two calls returned different types at a
+    leaf (a Python float on a call whose loop ran no iteration, a tensor on the others), that
+    leaf is `VARIED` and no call's result is converted there."""
+    if old is None or old == new:
+        return new
+    if isinstance(old, tuple) and isinstance(new, tuple) and old[0] is new[0]:
+        kind, a, b = old[0], old[1], new[1]
+        if kind in (list, tuple) and len(a) == len(b):
+            return (kind, [merged(x, y) for x, y in zip(a, b)])
+        if kind is dict and a.keys() == b.keys():
+            return (kind, {k: merged(a[k], b[k]) for k in a})
+    return VARIED
+
+
 def match_types(value, template):
     """`value` with its scalar tensor leaves converted to the Python types of `template`."""
-    if template is None:
+    if template is None or template is VARIED:
         return value
     if isinstance(template, tuple):
         kind, inner = template

@@ -31,6 +31,7 @@ class LoweringContext:
     namer: Namer
     sites: SiteTable
     declared: set[str]
+    growable: set[str] = dataclasses.field(default_factory=set)   # see `local_lists`
 
     @classmethod
     def for_function(cls, node: ast.FunctionDef, filename: str) -> "LoweringContext":

@@ -17,8 +17,11 @@ from codegen.syntax.templates import replace
 
 def state_functions(names: list[str], get_name: str, set_name: str, anchor) -> list[ast.stmt]:
     if names:
+        vals = "vals"
+        while vals in names:            # the parameter must not be one of the user's names
+            vals += "_"
         text = (f"def {get_name}():\n    return ({', '.join(names)},)\n"
-                f"def {set_name}(vals):\n    nonlocal {', '.join(names)}\n    ({', '.join(names)},) = vals\n")
+                f"def {set_name}({vals}):\n    nonlocal {', '.join(names)}\n    ({', '.join(names)},) = {vals}\n")
     else:
         text = f"def {get_name}():\n    return ()\ndef {set_name}(vals):\n    pass\n"
     return replace(text, anchor)

@@ -8,11 +8,24 @@ variables the body assigns.
 """
 from __future__ import annotations
 
+import ast
 
 from codegen.syntax.analysis import assigned_names
 from codegen.lowering.control_flow import StatementLowering, body_function, state_functions
 from codegen.syntax.annotations import Anno, getanno
 from codegen.syntax.templates import JN, replace, replace_expr
+
+
+def _grown_name(node):
+    """`name` in `name.append` / `name.insert`, as the user wrote it or as the calls lowering
+    left it (`jn.ld_attr(name, 'append')`); else None."""
+    if isinstance(node, ast.Attribute) and node.attr in ("append", "insert") and isinstance(node.value, ast.Name):
+        return node.value.id
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "ld_attr" \
+            and len(node.args) == 2 and isinstance(node.args[0], ast.Name) \
+            and isinstance(node.args[1], ast.Constant) and node.args[1].value in ("append", "insert"):
+        return node.args[0].id
+    return None
 
 
 class Loops(StatementLowering):
@@ -75,8 +88,16 @@ class Loops(StatementLowering):
             return x
     """
 
+    def _grown(self, body, names) -> tuple:
+        """The function's own growable lists (`local_lists`) the loop appends to: loop state too."""
+        grown = {name for stmt in body for n in ast.walk(stmt) for name in [_grown_name(n)]
+                 if name in self.ctx.growable}
+        return tuple(sorted(grown - set(names)))
+
     def visit_For(self, node):
         names = assigned_names([node.target] + node.body)
+        lists = self._grown(node.body, names)
+        names += lists
         site = self.sites.loop(node)
         self.generic_visit(node)
         body_name, itr = self.namer.new("loop_body"), self.namer.new("itr")
@@ -85,9 +106,10 @@ class Loops(StatementLowering):
         assign.targets = [node.target]
         stmts = [body_function(body_name, names, [assign] + node.body, node, params=itr)]
         stmts += state_functions(names, get_name, set_name, node)
-        stmts += replace(f"{JN}.for_stmt(iterable, body, get_state, set_state, names, site, extra_test)", node,
+        stmts += replace(f"{JN}.for_stmt(iterable, body, get_state, set_state, names, site, extra_test"
+                         + (", lists)" if lists else ")"), node,
                          iterable=node.iter, body=body_name, get_state=get_name, set_state=set_name,
-                         names=tuple(names), site=site, extra_test=self._extra_test(node))
+                         names=tuple(names), site=site, extra_test=self._extra_test(node), lists=lists)
         return stmts
 
     @staticmethod
@@ -101,6 +123,8 @@ class Loops(StatementLowering):
 
     def visit_While(self, node):
         names = assigned_names(node.body)
+        lists = self._grown(node.body, names)
+        names += lists
         site = self.sites.branch(node.test, "while")
         self.generic_visit(node)
         test_name, body_name = self.namer.new("loop_test"), self.namer.new("loop_body")
@@ -108,9 +132,10 @@ class Loops(StatementLowering):
         (test_fn,) = replace(f"def {test_name}():\n    return test\n", node, test=node.test)
         stmts = [test_fn, body_function(body_name, names, node.body, node)]
         stmts += state_functions(names, get_name, set_name, node)
-        stmts += replace(f"{JN}.while_stmt(test, body, get_state, set_state, names, site)", node,
+        stmts += replace(f"{JN}.while_stmt(test, body, get_state, set_state, names, site"
+                         + (", lists)" if lists else ")"), node,
                          test=test_name, body=body_name, get_state=get_name, set_state=set_name,
-                         names=tuple(names), site=site)
+                         names=tuple(names), site=site, lists=lists)
         return stmts
 
 

@@ -16,6 +16,7 @@ from codegen.errors import ConversionError, Reason
 from codegen.operators.context import PrintEvent, current
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert
+from codegen.operators.lists import GrowList
 from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
 from codegen.operators.trees import NodeClass, Pointer, class_test
@@ -130,6 +131,8 @@ def _printed(value, ptype):
 
 
 def _len(x):
+    if isinstance(x, GrowList):
+        return x.length()
     ctx = current()
     sh = ctx.heap.by_copy.get(id(x))
     if sh is not None and sh.holder is not None and not ctx.dry_run:
@@ -299,10 +302,33 @@ def _as_users(ctx, func):
                                      "its build", "it runs in Python between graph segments"))
     if not nested:
         return func
-    made = types.FunctionType(func.__code__, ctx.frame.converted.fn.__globals__, func.__name__, func.__defaults__,
-                              func.__closure__)
+    code, closure = func.__code__, func.__closure__
+    if code.co_name == "<lambda>":
+        code, closure = _users_lambda(ctx, func)
+    made = types.FunctionType(code, ctx.frame.converted.fn.__globals__, func.__name__, func.__defaults__, closure)
     made.__kwdefaults__, made.__qualname__ = func.__kwdefaults__, func.__qualname__
     return made
+
+
+def _users_lambda(ctx, func):
+    """The code of the user's own `lambda` behind one made in the builder (whose free names the
+    lowering reads through janus's operators), with the builder's cells for its free names."""
+    found, stack = [], [ctx.frame.converted.fn.__code__]     # the user's lambdas of that line
+    while stack:
+        code = stack.pop()
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                stack.append(const)
+                if const.co_name == "<lambda>" and const.co_firstlineno == func.__code__.co_firstlineno \
+                        and const.co_argcount == func.__code__.co_argcount:
+                    found.append(const)
+    user_fn = ctx.frame.converted.fn
+    cells = dict(zip(user_fn.__code__.co_freevars, user_fn.__closure__ or ()))     # the function's own free names
+    cells.update(zip(func.__code__.co_freevars, func.__closure__ or ()))          # its locals, as the builder holds them
+    if len(found) != 1 or not set(found[0].co_freevars) <= set(cells):
+        raise ConversionError(Reason("python-call", ctx.user_line(), "janus cannot tell which lambda of this line "
+                                     "the graph would call", "it runs in Python between graph segments"))
+    return found[0], tuple(cells[name] for name in found[0].co_freevars) or None
 
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), types.ModuleType, type, types.BuiltinFunctionType,
@@ -339,7 +365,7 @@ BUILTINS = {
     min: _minmax(min, tf.minimum),
     list: lambda *x: list(py_iter(x[0])) if x else [],
     tuple: lambda *x: tuple(py_iter(x[0])) if x else (),
-    reversed: lambda x: reversed(py_iter(x)),
+    reversed: lambda x: x.reversed() if isinstance(x, GrowList) else reversed(py_iter(x)),
     int: _number(int),
     float: _number(float),
     bool: _number(bool),

@@ -15,18 +15,55 @@ import threading
 from typing import Protocol
 
 import tensorflow as tf
+from tensorflow.python.framework import op_def_registry
 
 from codegen.assumptions import Assumption, Check, Kind, Source, check_kind
 from codegen.errors import Reason, StagingError
 from codegen.operators.heap import Heap
 
 _LOCAL = threading.local()
+_CONTROL_FLOW = ("While", "If", "Case", "StatefulPartitionedCall", "PartitionedCall")
+
+
+def _only_reads(op) -> bool:
+    """Whether a `tf.while_loop` op's bodies hold no write: only ops of `_READ_ONLY_STATEFUL`
+    among their stateful ones, in nested bodies too.  (A `tf.cond` op still counts as a write:
+    treating it as a read changed which guards an instance's graph holds, and an instance's
+    function then outlived its instance; not followed further.)"""
+    if op.type != "While":
+        return False
+    graph, pending, seen = op.graph, [], set()
+    for value in op.node_def.attr.values():
+        pending += [value.func.name] if value.func.name else [f.name for f in value.list.func]
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        fn = graph._get_function(name)                  # noqa: SLF001 - the graph's function library
+        if fn is None:
+            return False
+        for node in fn.definition.node_def:
+            if node.op in _CONTROL_FLOW:
+                for value in node.attr.values():
+                    pending += [value.func.name] if value.func.name else [f.name for f in value.list.func]
+            elif _is_stateful(node.op) and node.op not in _READ_ONLY_STATEFUL:
+                return False
+    return True
+
+
+def _is_stateful(op_type: str) -> bool:
+    op_def = op_def_registry.get(op_type)
+    return op_def is None or op_def.is_stateful
 
 # Op types whose presence in the outer graph means a variable write (or a call that may
 # hold one) has been emitted: no in-graph guard may follow it.
 _READ_ONLY_STATEFUL = {"Assert", "VarHandleOp", "ReadVariableOp", "Placeholder", "PrintV2",
                        "RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
-                       "NoOp", "VarIsInitializedOp"}
+                       "NoOp", "VarIsInitializedOp",
+                       # `tf.numpy_function`: a run that fails after it replays its recorded result
+                       # (`codegen.graph.python_calls`), so a guard may follow it
+                       "PyFunc"}
 
 
 # Op type prefixes of `tf.Variable` writes, and op types that only read a variable.
@@ -190,7 +227,7 @@ class BuildContext:
             return True
         ops = tf.compat.v1.get_default_graph().get_operations()
         for op in ops[self._scanned:]:
-            if op._is_stateful and op.type not in _READ_ONLY_STATEFUL:
+            if op._is_stateful and op.type not in _READ_ONLY_STATEFUL and not _only_reads(op):
                 self._wrote = True
                 break
         self._scanned = len(ops)

@@ -15,7 +15,9 @@ from codegen.operators.builtins import TensorRange, py_iter
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
 from codegen.operators.general import run_cond, run_dataset, run_while
+from codegen.operators.lists import GrowList
 from codegen.operators.logical import as_bool as _as_bool, test_value
+from codegen.operators.numbers import PyNumber
 from codegen.operators.values import NO_RETURN, is_symbolic
 
 
@@ -102,9 +104,13 @@ def _trip_decision(site, kind_site):
                              ctx.where(ref.lineno))
 
 
-def for_stmt(iterable, body, get_state, set_state, names, site, extra_test=None):
+def for_stmt(iterable, body, get_state, set_state, names, site, extra_test=None, lists=()):
     if isinstance(iterable, TensorRange):
-        return _for_tensor_range(iterable, body, get_state, set_state, names, site, extra_test)
+        return _for_tensor_range(iterable, body, get_state, set_state, names, site, extra_test, lists)
+    if isinstance(iterable, GrowList):
+        count = iterable.count()
+        return run_while(lambda i: i < count, lambda i: body(iterable.item(i)), get_state, set_state, names,
+                         extra_test, counter=True, lists=lists)
     if isinstance(iterable, tf.data.Dataset):
         return run_dataset(iterable, body, get_state, set_state, names, extra_test)
     if is_symbolic(iterable):
@@ -115,10 +121,17 @@ def for_stmt(iterable, body, get_state, set_state, names, site, extra_test=None)
             return
         count = tf.shape(iterable)[0]
         return run_while(lambda i: i < count, lambda i: body(tf.gather(iterable, i)), get_state, set_state,
-                         names, extra_test, counter=True)
+                         names, extra_test, counter=True, lists=lists)
     under_flag = 0
-    for item in py_iter(iterable):
+    for k, item in enumerate(py_iter(iterable)):
         go = True if extra_test is None else test_value(extra_test())
+        if is_symbolic(go) and type(iterable) is range and (lists or len(iterable) - k > current().unroll_limit):
+            # A `break` on a tensor in a loop over a range that grows a list, or runs longer than
+            # the unroll limit: the rest of the range is a `tf.while_loop` that also tests the
+            # loop's flag (a shorter one unrolls below, its loop variable a Python int).
+            rest = iterable[k:]
+            return run_while(lambda i: i < len(rest), lambda i: body(_range_item(rest, i)), get_state,
+                             set_state, names, extra_test, counter=True, lists=lists)
         if is_symbolic(go):
             # A `break` on a tensor: each further iteration of the unrolled loop runs under
             # `tf.cond` on the loop's flag (the flag stays false where no break ran), as many as
@@ -134,7 +147,12 @@ def for_stmt(iterable, body, get_state, set_state, names, site, extra_test=None)
         body(item)
 
 
-def _for_tensor_range(rng, body, get_state, set_state, names, site, extra_test):
+def _range_item(rng: range, i):
+    """Item `i` (a tensor) of a Python range, as the Python int it is."""
+    return PyNumber(rng.start + tf.cast(i, tf.int64) * rng.step, int)
+
+
+def _for_tensor_range(rng, body, get_state, set_state, names, site, extra_test, lists):
     count = rng.count()
     trips, assumption = _trip_decision(site, "for") if extra_test is None else (None, None)
     if trips is not None:
@@ -143,10 +161,10 @@ def _for_tensor_range(rng, body, get_state, set_state, names, site, extra_test):
             body(rng.item(i))
         return
     return run_while(lambda i: i < count, lambda i: body(rng.item(i)), get_state, set_state, names,
-                     extra_test, counter=True)
+                     extra_test, counter=True, lists=lists)
 
 
-def while_stmt(test, body, get_state, set_state, names, site):
+def while_stmt(test, body, get_state, set_state, names, site, lists=()):
     done = 0
     trips = assumption = None
     decided = False
@@ -162,7 +180,8 @@ def while_stmt(test, body, get_state, set_state, names, site):
             decided = True
             trips, assumption = _trip_decision(site, "while")
             if trips is None or trips < done:
-                return run_while(lambda: test_value(test()), body, get_state, set_state, names, None, counter=False)
+                return run_while(lambda: test_value(test()), body, get_state, set_state, names, None, counter=False,
+                                 lists=lists)
         if done < trips:
             emit_guard(_as_bool(value), assumption)
             body()

@@ -14,9 +14,12 @@ import tensorflow as tf
 
 from profiler.library import is_library_file
 
+from codegen.assumptions import Kind
 from codegen.operators import failing_ops
 from codegen.operators.context import current
+from codegen.operators.guards import emit_guard
 from codegen.operators.numbers import PyNumber, python_kind, wide_tensor, wide_tensor_dtype
+from codegen.operators.lists import GrowList, NeedsItemSpec, empty_lists_back, grow_lists, reset_lists
 from codegen.operators.values import NO_RETURN, UNDEF, is_composite
 
 
@@ -47,6 +50,8 @@ def _is_loop_state(v) -> bool:
     identity a program could tell apart, unlike a list)."""
     if type(v) is tuple:
         return len(v) > 0 and all(_is_loop_state(x) for x in v)
+    if isinstance(v, GrowList):
+        return v.tensor is not None
     return _is_tensorlike(v) or isinstance(v, tf.TensorArray) or is_composite(v)
 
 
@@ -58,6 +63,8 @@ def _loop_value(v, like=None):
         return tuple(_loop_value(x, y) for x, y in zip(v, like if type(like) is tuple else [None] * len(v)))
     if isinstance(v, tf.TensorArray) or is_composite(v):
         return v
+    if isinstance(v, GrowList):
+        return v.carried()
     return _tensor(v)
 
 
@@ -311,22 +318,63 @@ def _iteration(ctx, run, get_state, init, names, where: str, fill: bool = False)
     return vals
 
 
-def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool):
+def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool, lists=()):
     """`tf.while_loop` over the named variables (plus an iteration counter for `for`).  A result
     that a `return` inside the loop sets is carried from zeros of its shape (the lowered flag says
-    whether it was set; `returned` guards it)."""
-    init = get_state()
-    try:
-        return _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter, init, fill=True)
-    except _Unfilled as exc:
-        filled = list(init)
-        for i, value in exc.values.items():
-            filled[i] = _zeros_like_spec(value)
-        set_state(tuple(filled))
-        return _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter, filled, fill=False)
+    whether it was set; `returned` guards it).  The function's own lists the body appends to
+    (`lists`) are carried as `GrowList`s."""
+    init = grow_lists(current(), get_state(), names, lists)
+    set_state(init)
+    fill, start = True, 0
+    for _ in range(len(lists) + 3):
+        try:
+            _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter, init, fill=fill, start=start)
+            break
+        except _Peel:
+            reset_lists(init)
+            set_state(init)
+            _first_iteration(cond_fn, body_fn, extra_test, counter)
+            init, start = get_state(), 1
+            continue
+        except _Unfilled as exc:
+            filled = list(init)
+            for i, value in exc.values.items():
+                filled[i] = _zeros_like_spec(value)
+            init, fill = tuple(filled), False
+        except NeedsItemSpec as exc:
+            exc.args[1].start_empty(exc.args[0])
+        reset_lists(init)
+        set_state(init)
+    empty_lists_back(get_state, set_state)
 
 
-def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool, init, fill: bool):
+class _Peel(Exception):
+    """A Python number the loop carries becomes a tensor in the body: eager computes the first
+    iteration with the number and the others with a tensor."""
+
+
+def _first_iteration(cond_fn, body_fn, extra_test, counter):
+    """Trace the loop's first iteration outside the loop, under an in-graph guard that the loop
+    runs at least once (where no guard may be emitted, or once it failed, the build stops)."""
+    ctx = current()
+    where = ctx.user_line()
+    key = (ctx.frame.converted.key if ctx.frames else "", "EXACT", where, "loop-runs")
+    if ctx.dry_run or ctx.in_machine or not ctx.may_speculate(key):
+        ctx.fail("loop-python-number", "a Python number becomes a tensor inside a loop over a tensor, and "
+                 "janus cannot guard that the loop runs at least once here", "give it one type (tf.constant "
+                 "for a tensor)")
+    i = tf.constant(0)
+    ok = cond_fn(i) if counter else cond_fn()
+    if extra_test is not None:
+        ok = tf.logical_and(_tensor(ok, tf.bool), _tensor(extra_test(), tf.bool))
+    emit_guard(_tensor(ok, tf.bool), ctx.assume(Kind.EXACT, key, "the loop runs at least once", True, where))
+    if counter:
+        body_fn(i)
+    else:
+        body_fn()
+
+
+def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool, init, fill: bool, start=0):
     ctx = current()
     carry = [i for i, v in enumerate(init) if _is_loop_state(v)]
     kinds = [python_kind(init[i]) for i in carry]       # Python numbers stay Python numbers
@@ -336,7 +384,7 @@ def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: b
     def restore(loop_vars):
         vals = list(init)
         for j, i in enumerate(carry):
-            vals[i] = PyNumber(loop_vars[j], kinds[j]) if kinds[j] is not None else loop_vars[j]
+            vals[i] = _carried(init[i], loop_vars[j], kinds[j])
         set_state(tuple(vals))
 
     def cond(i, *loop_vars):
@@ -351,8 +399,14 @@ def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: b
         restore(loop_vars)
         vals = _iteration(ctx, lambda: body_fn(i) if counter else body_fn(), get_state, init, names,
                           "tf.while_loop", fill)
+        if any(kinds[j] is not None and python_kind(vals[i_]) is None and isinstance(vals[i_], tf.Tensor)
+               for j, i_ in enumerate(carry)):
+            raise _Peel()
         out = []
         for j, i_ in enumerate(carry):
+            if isinstance(init[i_], GrowList) and vals[i_] is not init[i_]:
+                ctx.fail("loop-state", f"the loop replaces the list in `{names[i_]}` that it grows",
+                         "keep one list and append to it")
             t = _loop_value(vals[i_], loop_vars[j])
             record[j] = t
             kinds_after[j] = python_kind(vals[i_])
@@ -363,9 +417,11 @@ def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: b
 
     ctx.general_depth += 1
     try:
-        loop_vars = [tf.constant(0)] + [_loop_value(init[i]) for i in carry] + [tf.constant(0)]  # last: the witness
+        loop_vars = [tf.constant(start)] + [_loop_value(init[i]) for i in carry] + [tf.constant(0)]  # last: witness
+        grows = [isinstance(init[i], GrowList) for i in carry]
         try:
-            final = tf.while_loop(cond, body, loop_vars)
+            final = tf.while_loop(cond, body, loop_vars, shape_invariants=_grown_shapes(loop_vars, grows, init, carry)
+                                  if any(grows) else None)
         except (TypeError, ValueError):
             if len(record) != len(carry):
                 raise
@@ -377,7 +433,8 @@ def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: b
                 ctx.fail("loop-dtype", f"`{changed[0]}` changes dtype inside a loop over a tensor; after a loop "
                          "that runs no iteration it keeps the old one", "cast it before the loop")
             # Retry once with free shapes.
-            shapes = [tf.TensorShape([])] + [_invariant(v) for v in loop_vars[1:-1]] + [tf.TensorShape([])]
+            shapes = [tf.TensorShape([])] + [init[carry[j]].invariant() if grows[j] else _invariant(v)
+                                             for j, v in enumerate(loop_vars[1:-1])] + [tf.TensorShape([])]
             final = tf.while_loop(cond, body, loop_vars, shape_invariants=shapes)
     finally:
         ctx.general_depth -= 1
@@ -386,8 +443,22 @@ def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: b
         if kinds[j] is not None and kinds_after.get(j) is not kinds[j]:
             ctx.fail("loop-python-number", f"`{names[i]}` is a Python {kinds[j].__name__} before a loop on a "
                      "tensor and another type after an iteration", "give it one type (tf.constant for a tensor)")
-        vals[i] = PyNumber(final[j + 1], kinds[j]) if kinds[j] is not None else final[j + 1]
+        vals[i] = _carried(init[i], final[j + 1], kinds[j])
     set_state(tuple(vals))
+
+
+def _carried(start, tensor, kind):
+    """A loop variable from its tensor: a Python number's stand-in, its `GrowList`, or the tensor."""
+    if isinstance(start, GrowList):
+        return start.rebind(tensor)
+    return PyNumber(tensor, kind) if kind is not None else tensor
+
+
+def _grown_shapes(loop_vars, grows, init, carry):
+    """Shape invariants that let the `GrowList`s grow and keep every other variable's shape."""
+    inner = [init[carry[j]].invariant() if g else v.shape if isinstance(v, tf.Tensor) else _invariant(v)
+             for j, (g, v) in enumerate(zip(grows, loop_vars[1:-1]))]
+    return [tf.TensorShape([])] + inner + [tf.TensorShape([])]
 
 
 def run_dataset(dataset, body_fn, get_state, set_state, names, extra_test):

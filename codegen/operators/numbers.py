@@ -192,3 +192,31 @@ def convert(kind: type, value):
     if kind is float:
         return PyNumber(value.tensor, float)
     return PyNumber(tf.not_equal(value.tensor, tf.zeros_like(value.tensor)), bool)
+
+
+_tensor_getitem = tf.Tensor.__getitem__
+
+
+def _as_index(spec):
+    """A fed Python int used as an index or slice bound, as the int64 scalar tensor it is fed as
+    (TensorFlow indexes by scalar tensors; it would ask the stand-in for its Python value)."""
+    if isinstance(spec, PyNumber) and spec.ptype is int:
+        return spec.tensor
+    if type(spec) is tuple:
+        return tuple(_as_index(s) for s in spec)
+    if type(spec) is slice:
+        return slice(_as_index(spec.start), _as_index(spec.stop), _as_index(spec.step))
+    return spec
+
+
+def _getitem(self, spec):
+    return _tensor_getitem(self, _as_index(spec))
+
+
+def install():
+    """Index tensors by fed Python ints (once; TensorFlow's own indexing does the rest)."""
+    if tf.Tensor.__getitem__ is _tensor_getitem:
+        tf.Tensor.__getitem__ = _getitem
+
+
+install()

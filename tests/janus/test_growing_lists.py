@@ -1,0 +1,207 @@
+"""Lists a function makes and grows inside a loop over a tensor (an episode's rewards, a Python
+`for t in range(n)` that breaks on a tensor): the loop is one `tf.while_loop` carrying each list
+as a tensor that grows by rows, and the function equals eager on every call.  A list something
+else may hold, or one used in a way only Python can follow, keeps the function in Python."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import janus
+from codegen.lowering.local_lists import growable_lists
+from codegen.syntax.source import parse_function
+from tests.harness import assert_same, differential
+
+GAMMA = 0.9
+
+
+def _xs(n=12, length=8, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(tf.constant(rng.normal(size=length).astype(np.float32)),) for _ in range(n)]
+
+
+def episode(x):
+    """A Python loop over a range that breaks on a tensor, appending to three lists."""
+    rewards, values, seen = [], [], []
+    for t in range(len(x)):
+        v = tf.tanh(x[t]) * 2.0
+        values.append(v)
+        rewards.append(tf.cast(v, tf.float64) + 1.0)
+        seen.append(t)
+        if tf.reduce_sum(tf.stack(values)) > 2.5:
+            break
+    returns, g = [], 0.0
+    for r in reversed(rewards):
+        g = r + GAMMA * g
+        returns.insert(0, g)
+    return tf.stack(values), tf.cast(tf.stack(returns), tf.float32), len(rewards), len(seen)
+
+
+def test_an_episode_loop_with_a_tensor_break_runs_as_one_graph():
+    spec = differential(episode, _xs(14))
+    stats = spec.stats()
+    assert stats["graph_runs"] >= 8 and not stats["imperative"], spec.report()
+
+
+def test_the_lists_are_found_from_their_uses():
+    names = growable_lists(parse_function(episode).node)
+    assert names == {"rewards", "values", "seen", "returns"}
+
+
+def test_an_episode_trained_with_a_tape_matches_eager():
+    def make(w):
+        def step(x):
+            with tf.GradientTape() as tape:
+                logps, values = [], []
+                for t in range(len(x)):
+                    h = tf.tanh(x[t] * w)
+                    logps.append(tf.math.log_sigmoid(h))
+                    values.append(h * 0.5)
+                    if h > 0.6:
+                        break
+                loss = -tf.reduce_sum(tf.stack(logps)) + tf.reduce_sum(tf.stack(values) ** 2)
+            grad = tape.gradient(loss, w)
+            w.assign_sub(0.1 * grad)
+            return loss, len(values)
+        return step
+
+    w_e, w_j = tf.Variable(0.3), tf.Variable(0.3)
+    eager, spec = make(w_e), janus.speculate(make(w_j))
+    for (x,) in _xs(12, seed=1):
+        a, b = eager(x), spec(x)
+        assert a[1] == b[1] and type(b[1]) is int
+        np.testing.assert_allclose(a[0].numpy(), b[0].numpy(), rtol=1e-6)
+        # A gradient through a tf.while_loop sums one iteration at a time (eager: one AddN).
+        np.testing.assert_allclose(w_e.numpy(), w_j.numpy(), rtol=1e-6)
+    assert spec.stats()["graph_runs"] >= 6, spec.report()
+
+
+def test_a_python_float_that_becomes_a_tensor_in_the_loop_when_the_loop_may_not_run():
+    """The first iteration is traced before the loop under a guard that the loop runs; a call
+    whose list is empty fails the guard and runs in Python (`g` stays the float 0.0)."""
+    def f(x, n):
+        rs = []
+        for t in range(n):
+            rs.append(x[t])
+            if x[t] > 10.0:
+                break
+        g = 0.0
+        for r in reversed(rs):
+            g = r + 0.5 * g
+        return g
+
+    xs = tf.constant([1.0, 2.0, 3.0, 4.0])
+    spec = differential(f, [(xs, n) for n in (3, 4, 2, 3, 4, 0, 3, 1, 0, 4)])
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+def test_an_empty_list_converted_after_the_loop():
+    """Eager converts an empty list to float32 of shape (0,): the graph guards the list has items."""
+    def f(x, limit):
+        vs = []
+        for t in range(3):
+            if tf.reduce_sum(x) > limit:
+                break
+            vs.append(x[t:t + 2])
+        return tf.stack(vs) if len(vs) else tf.zeros([0])
+
+    x = tf.constant([1.0, 2.0, 3.0, 4.0])
+    differential(f, [(x, v) for v in (100.0, 100.0, 100.0, 0.0, 100.0, 0.0, 100.0)])
+
+
+@pytest.mark.parametrize("variant", ["alias", "stored", "returned", "passed", "indexed"])
+def test_a_list_something_else_may_hold_stays_python(variant):
+    held = []
+
+    def f(x):
+        out = []
+        if variant == "alias":
+            other = out
+        for t in range(4):
+            out.append(x[t])
+            if x[t] > 2.0:
+                break
+        if variant == "alias":
+            return tf.stack(other)
+        if variant == "stored":
+            held.append(out)
+            return tf.stack(out)
+        if variant == "returned":
+            return out
+        if variant == "passed":
+            return tf.stack(list(out))
+        return out[0]
+
+    differential(f, [(tf.constant([1.0, v, 3.0, 4.0]),) for v in (0.5, 2.5, 0.5, 3.0, 1.0, 2.5, 0.0)])
+    assert all(len(lst) >= 1 for lst in held)
+
+
+def test_a_list_grown_under_a_tensor_if_inside_the_loop_runs_in_python():
+    def f(x):
+        out = []
+        for t in range(4):
+            if x[t] > 0.0:
+                out.append(x[t])
+            if x[t] > 2.0:
+                break
+        return len(out)
+
+    differential(f, [(tf.constant([1.0, v, 3.0, -4.0]),) for v in (0.5, -2.5, 0.5, 3.0, 1.0, 2.5)])
+
+
+def test_items_of_another_shape_or_a_middle_insert_run_in_python():
+    def f(x):
+        out, mid = [], [0.0, 1.0]
+        for t in range(3):
+            out.append(x[: t + 1])
+            mid.insert(1, 2.0)
+            if tf.reduce_sum(x) > float(t):
+                break
+        return len(out), len(mid)
+
+    differential(f, [(tf.constant([1.0, v, 3.0]),) for v in (0.5, -2.5, 0.5, -3.0)])
+
+
+def test_a_lambda_given_to_numpy_function_runs_the_users_code():
+    scale = 3.0
+
+    def f(x):
+        y = tf.numpy_function(lambda a: (a * scale).astype(np.float32), [x], tf.float32)
+        return tf.reduce_sum(y) + 1.0
+
+    spec = differential(f, _xs(8))
+    assert spec.stats()["graph_runs"] >= 4, spec.report()
+
+
+def test_python_numbers_appended_keep_their_type():
+    """A list of Python floats converts to float32, as eager converts it; ints are counted."""
+    def f(x):
+        fs = []
+        for t in range(4):
+            fs.append(0.1 * 3)
+            if x[t] > 1.0:
+                break
+        return tf.constant(fs, tf.float32), tf.stack(fs), len(fs)
+
+    differential(f, [(tf.constant([0.0, v, 3.0, 4.0]),) for v in (0.5, 2.5, 0.5, 3.0, 1.0)])
+
+
+def test_every_call_is_eager_also_with_assert_same():
+    x = tf.constant([0.1, 0.2, 0.3, 5.0, 0.1, 0.1, 0.1, 0.1])
+    spec = janus.speculate(episode)
+    for _ in range(6):
+        assert_same(episode(x), spec(x))
+
+
+def test_a_loop_variable_named_like_janus_state_parameter():
+    """The lowered loop's state setter takes a parameter; a user name `vals` no longer clashes
+    with it (the build raised SyntaxError into the call)."""
+    def f(x):
+        vals, vals_ = [], 0.0
+        for t in range(3):
+            vals.append(x[t])
+            vals_ = vals_ + 1.0
+            if x[t] > 1.0:
+                break
+        return tf.stack(vals), vals_
+
+    differential(f, [(tf.constant([0.5, v, 3.0]),) for v in (0.5, 2.5, 0.5, 3.0, 1.0)])

@@ -3,13 +3,15 @@
 A list appended to inside a loop over a tensor cannot stay a Python list: the
 graph runs the body once per iteration, but traces it once.  Such a list can
 instead be loop state (a tensor that grows by one row per `append`), provided
-nothing else holds the list object: every binding of the name makes a new list
-(`[]`, `[...]`, a comprehension) or another new value (`tf.*(...)`, an operator's
-result, a constant), and every read of it while it holds a list is one that cannot keep the object (`name.append(x)`,
-`name.insert(0, x)` as statements, `len(name)`, `reversed(name)`,
-`for x in name`, or an argument of a `tf.*` call).  This step only looks; it
-leaves the names on the lowering context, for the loop lowering to carry, and
-changes nothing.
+nothing else holds the list object: every binding of the name is a plain
+assignment to it alone of a new list (`[]`, `[...]`, a comprehension) or
+another new value (`tf.*(...)`, an operator's result, a constant), and every
+read of it while it holds a list is one that cannot keep the object:
+`name.append(x)` and `name.insert(0, x)` as statements, `len(name)`,
+`for x in name` or `for x in reversed(name)`, or the first argument of a
+`tf.*` call that converts it to one tensor (`tf.stack`, `tf.constant`,
+`tf.reduce_sum`, ...).  This step only looks; it leaves the names on the
+lowering context, for the loop lowering to carry, and changes nothing.
 """
 from __future__ import annotations
 
@@ -18,7 +20,11 @@ import ast
 from codegen.syntax.analysis import parameter_names
 
 _GROWING = ("append", "insert")
-_READERS = ("len", "reversed")
+# TensorFlow functions that convert a list argument to one tensor (as its first argument).  Others
+# read a list as a structure of separate values (`tf.concat`, `tf.print`, `tf.nest.*`,
+# `tf.map_fn`), which a stacked tensor is not.
+_CONVERTING = ("stack", "constant", "convert_to_tensor", "cast", "reduce_sum", "reduce_mean", "reduce_max",
+               "reduce_min", "reduce_prod", "reduce_std", "reduce_variance", "reduce_logsumexp")
 
 
 def _is_tf_call(node) -> bool:
@@ -63,15 +69,18 @@ class _Uses(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node):
-        if isinstance(node.func, ast.Name) and node.func.id in _READERS and len(node.args) == 1:
+        if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
             self._mark_safe(node.args[0])
-        if _is_tf_call(node):
-            for arg in node.args:
-                self._mark_safe(arg)
+        if _is_tf_call(node) and node.func.attr in _CONVERTING and node.args:
+            self._mark_safe(node.args[0])
         self.generic_visit(node)
 
     def visit_For(self, node):
-        self._mark_safe(node.iter)
+        it = node.iter      # `for x in name` or `for x in reversed(name)`: a `reversed` object kept
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "reversed" \
+                and len(it.args) == 1 and not it.keywords:      # elsewhere could be iterated twice
+            it = it.args[0]
+        self._mark_safe(it)
         self.generic_visit(node)
 
     def visit_Assign(self, node):
@@ -114,6 +123,8 @@ def _binding(stmt) -> dict:
     if not isinstance(stmt, ast.Assign):
         return {}
     out = {}
+    if len(stmt.targets) > 1:           # `a = b = []`: one list under two names
+        return out
     for target in stmt.targets:
         pairs = [(target, stmt.value)]
         if isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple) \

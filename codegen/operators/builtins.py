@@ -6,6 +6,7 @@ as outputs and janus prints, in program order, after the run succeeded.
 """
 from __future__ import annotations
 
+import dis
 import functools
 import types
 
@@ -296,6 +297,8 @@ def _as_users(ctx, func):
     nested = [p for p in parts if isinstance(p, types.FunctionType) and p.__code__ in BUILDER_CODE]
     fresh = [p for p in parts if p not in nested and _made_in_this_call(ctx, p)]
     fresh += [c for p in nested for c in map(_contents, p.__closure__ or ()) if _made_in_this_call(ctx, c)]
+    fresh += [d for p in nested for d in (p.__defaults__ or ()) + tuple((p.__kwdefaults__ or {}).values())
+              if _made_in_this_call(ctx, d)]
     if fresh or (nested and func is not nested[0]):
         raise ConversionError(Reason("python-call", ctx.user_line(), "the Python function the graph would call uses "
                                      "an object made while the function runs, which the graph would keep from "
@@ -305,9 +308,33 @@ def _as_users(ctx, func):
     code, closure = func.__code__, func.__closure__
     if code.co_name == "<lambda>":
         code, closure = _users_lambda(ctx, func)
+    closure = _as_at_the_call(ctx, code, closure)
     made = types.FunctionType(code, ctx.frame.converted.fn.__globals__, func.__name__, func.__defaults__, closure)
     made.__kwdefaults__, made.__qualname__ = func.__kwdefaults__, func.__qualname__
     return made
+
+
+def _as_at_the_call(ctx, code, closure):
+    """The cells a nested function reads, with the function's own locals as they are now, when
+    eager would call it (the graph calls it later, when the builder's cells hold the values the
+    locals had at the end of the build).  The enclosing function's free names stay live cells.
+    A nested function that assigns one of them runs in Python."""
+    if not closure:
+        return closure
+    stored = {i.argval for i in dis.get_instructions(code) if i.opname in ("STORE_DEREF", "DELETE_DEREF")}
+    if stored & set(code.co_freevars):
+        raise ConversionError(Reason("python-call", ctx.user_line(), "the Python function the graph would call "
+                                     "assigns a variable of the function that makes it",
+                                     "it runs in Python between graph segments"))
+    outer = {id(c) for c in ctx.frame.converted.fn.__closure__ or ()}
+    return tuple(c if id(c) in outer else _cell_now(c) for c in closure)
+
+
+def _cell_now(cell):
+    try:
+        return types.CellType(cell.cell_contents)
+    except ValueError:                  # not assigned yet
+        return types.CellType()
 
 
 def _users_lambda(ctx, func):

@@ -24,6 +24,7 @@ from codegen.operators.builtins import BUILTINS
 from codegen.operators.context import Frame, current
 from codegen.operators.gradients import UnknownConnectivity, checked_gradient
 from codegen.operators.heap import NON_READING_MUTATORS
+from codegen.operators.lists import GrowList
 from codegen.operators.state import no_write_in_machine
 from codegen.operators.weak_numbers import WeakNumber
 
@@ -110,6 +111,8 @@ def call(f, *args, **kwargs):
     # that compute with it by its own operators (`sum` of Python ints stays a checked Python int).
     if type(getattr(f, "__self__", None)) not in (list, dict, set) and not _keeps_numbers(f):
         args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
+    if f is tf.constant and args and isinstance(args[0], GrowList) and len(args) <= 2 and set(kwargs) <= {"dtype"}:
+        return args[0].__tf_tensor__(args[1] if len(args) == 2 else kwargs.get("dtype"))  # as eager converts it
     if isinstance(f, types.MethodType) and isinstance(f.__self__, tf.GradientTape) and f.__name__ == "gradient":
         try:
             return checked_gradient(f, args, kwargs)

@@ -13,7 +13,8 @@ Python (`float(t)`, `t.numpy()`) and a call of a non-TensorFlow library (`queue.
 Others test `isinstance`/`type` of the Python number `n`, call Python from inside the graph
 (`tf.numpy_function`, which must run once per call), `break`/`continue` on a tensor inside
 a loop over Python values, a float linear recursion, and a `tape.gradient` whose connection to
-its source depends on the branch a tensor `if` takes (eager gives None on the unconnected side).
+its source depends on the branch a tensor `if` takes (eager gives None on the unconnected side),
+lists grown in a range loop that breaks on a tensor, and a lambda given to `tf.numpy_function`.
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -255,6 +256,18 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         # A variable read before a call whose Python assigns it (and changes LOG, read after).
         lambda: ("s0 = VAR.read_value()\nt = tf.reshape(tf.numpy_function(vbump, [t], t.dtype), tf.shape(t))\n"
                  "LOG.append(float(len(LOG)))\nt = t + s0"),
+        # Lists the function grows in a range loop that breaks on a tensor (carried as tensors),
+        # a float that becomes a tensor looping over one, and lists read as structures or held
+        # under two names (kept Python lists); a lambda over a local rebound after the call.
+        lambda: ("acc, seen = [], []\nfor qi in range(4):\n    acc.append(t * 0.5)\n    seen.append(qi)\n"
+                 f"    if {draw(tensor_test())}:\n        break\ngq = 0.0\nfor a in reversed(acc):\n"
+                 "    gq = a + 0.5 * gq\nt = t + gq\nk = k + len(seen)"),
+        lambda: ("aa = bb = []\nfor qi in range(3):\n    aa.append(t)\n    bb.append(t * 2.0)\n"
+                 "    if tf.reduce_sum(t) > qi:\n        break\nk = k + len(bb)"),
+        lambda: ("cc = []\nfor qi in range(3):\n    cc.append(t)\n    if tf.reduce_sum(t) > qi:\n        break\n"
+                 "t = t + tf.reduce_sum(tf.concat(cc, 0))"),
+        lambda: ("sc = 1.5\nt = tf.reshape(tf.numpy_function(lambda a: a * sc, [t], t.dtype), tf.shape(t))\n"
+                 "sc = 2.0\nt = t + sc"),
         # A float linear recursion (two loops), and a gradient whose connection depends on a branch.
         lambda: "t = t + fpow(t * 0.5, tf.constant(abs(k) % 4))",
         # A gradient through a tensor loop that may run zero times (then eager's is None); its

@@ -182,7 +182,8 @@ def test_python_numbers_appended_keep_their_type():
                 break
         return tf.constant(fs, tf.float32), tf.stack(fs), len(fs)
 
-    differential(f, [(tf.constant([0.0, v, 3.0, 4.0]),) for v in (0.5, 2.5, 0.5, 3.0, 1.0)])
+    spec = differential(f, [(tf.constant([0.0, v, 3.0, 4.0]),) for v in (0.5, 2.5, 0.5, 3.0, 1.0, 0.2)])
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
 
 
 def test_every_call_is_eager_also_with_assert_same():
@@ -205,3 +206,103 @@ def test_a_loop_variable_named_like_janus_state_parameter():
         return tf.stack(vals), vals_
 
     differential(f, [(tf.constant([0.5, v, 3.0]),) for v in (0.5, 2.5, 0.5, 3.0, 1.0)])
+
+
+# -- an adversarial round on the lists and the Python a graph calls ------------------------------
+_ROWS = [tf.constant([0.5, v, 2.0, 0.1]) for v in (0.3, 1.5, 0.2, 0.4, 2.5, 0.1, 0.0, 3.0, 0.2, 0.1)]
+_MATRICES = [tf.constant([[0.5, 1.0], [v, 2.0], [2.0, 3.0], [0.1, 0.2]]) for v in (0.3, 1.5, 0.2, 2.5, 0.1, 3.0)]
+
+
+def test_a_chained_assignment_is_one_list_under_two_names():
+    def f(x):
+        a = b = []
+        for t in range(len(x)):
+            a.append(x[t])
+            b.append(x[t] * 2.0)
+            if x[t] > 1.0:
+                break
+        return tf.stack(a), len(b)
+
+    differential(f, [(x,) for x in _ROWS])
+
+
+@pytest.mark.parametrize("reader", ["concat", "print", "map_fn", "flatten", "map_structure", "is_nested"])
+def test_tensorflow_calls_that_read_a_list_as_a_structure_keep_it_a_list(reader):
+    """`tf.concat`, `tf.print`, `tf.map_fn` and `tf.nest` see a list's items, which one stacked
+    tensor is not (concat stacked, print crashed the graph, map_fn mapped rows)."""
+    def f(x):
+        xs = []
+        for t in range(x.shape[0]):
+            xs.append(x[t])
+            if x[t, 0] > 1.0:
+                break
+        if reader == "concat":
+            return tf.concat(xs, 0)
+        if reader == "print":
+            tf.print(xs)
+            return len(xs)
+        if reader == "map_fn":
+            return tf.map_fn(tf.reduce_sum, xs, fn_output_signature=tf.float32)
+        if reader == "flatten":
+            return len(tf.nest.flatten(xs))
+        if reader == "map_structure":
+            return tf.nest.map_structure(tf.reduce_sum, xs)
+        return tf.nest.is_nested(xs)
+
+    differential(f, [(x,) for x in _MATRICES])
+
+
+def test_a_reversed_object_is_used_up_by_its_first_loop():
+    def f(x):
+        xs2 = []
+        for t in range(len(x)):
+            xs2.append(x[t])
+            if x[t] > 1.0:
+                break
+        r = reversed(xs2)
+        s1 = s2 = 0.0
+        for v in r:
+            s1 = s1 + v
+        for v in r:
+            s2 = s2 + v
+        return s1, s2
+
+    differential(f, [(x,) for x in _ROWS])
+
+
+def test_a_lambda_reads_the_locals_it_closes_over_as_they_are_at_the_call():
+    def f(x):
+        s = 1.0
+        y = tf.numpy_function(lambda a: a * np.float32(s), [x], tf.float32)
+        s = 2.0
+        ys = []
+        for i in range(3):
+            ys.append(tf.numpy_function(lambda a: a + np.float32(i), [x], tf.float32))
+        return tf.reduce_sum(y) + s, tf.stack(ys)
+
+    spec = differential(f, _xs(8, length=2))
+    assert spec.stats()["graph_runs"] >= 4, spec.report()
+
+
+def test_a_lambda_whose_default_is_a_number_fed_to_the_graph():
+    def f(x, k):
+        c = k * 2
+        y = tf.numpy_function(lambda a, c=c: a * np.float32(c), [x], tf.float32)
+        return tf.reduce_sum(y)
+
+    xs = _xs(10, length=4)
+    differential(f, [(x, k) for (x,), k in zip(xs, [1, 1, 1, 2, 2, 3, 1, 2, 3, 3])])
+
+
+def test_a_nested_function_that_assigns_its_makers_variable_runs_in_python():
+    def f(x):
+        count = 0
+
+        def bump(a):
+            nonlocal count
+            count += 1
+            return a * np.float32(count)
+        y = tf.numpy_function(bump, [x], tf.float32)
+        return tf.reduce_sum(y), count
+
+    differential(f, _xs(6, length=3))

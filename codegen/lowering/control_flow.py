@@ -43,3 +43,22 @@ class StatementLowering(Lowering):
     def lower_function(self, node):
         node.body = self.lower_statements(node.body)
         return node
+
+
+def _grown_name(node):
+    """`name` in `name.append` / `name.insert`, as the user wrote it or as the calls lowering
+    left it (`jn.ld_attr(name, 'append')`); else None."""
+    if isinstance(node, ast.Attribute) and node.attr in ("append", "insert") and isinstance(node.value, ast.Name):
+        return node.value.id
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "ld_attr" \
+            and len(node.args) == 2 and isinstance(node.args[0], ast.Name) \
+            and isinstance(node.args[1], ast.Constant) and node.args[1].value in ("append", "insert"):
+        return node.args[0].id
+    return None
+
+
+def grown_lists(ctx, body, names) -> tuple:
+    """The function's own growable lists (`local_lists`) that `body` appends to: state of the
+    loop or `if` around it too (a loop carries them as tensors, a `tf.cond` passes them on)."""
+    grown = {name for stmt in body for n in ast.walk(stmt) for name in [_grown_name(n)] if name in ctx.growable}
+    return tuple(sorted(grown - set(names)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 from codegen.syntax.analysis import assigned_names
-from codegen.lowering.control_flow import StatementLowering, body_function, state_functions
+from codegen.lowering.control_flow import StatementLowering, body_function, grown_lists, state_functions
 from codegen.syntax.annotations import Anno, getanno
 from codegen.syntax.templates import JN, replace
 
@@ -50,6 +50,8 @@ class IfStatements(StatementLowering):
 
     def visit_If(self, node):
         names = assigned_names(node.body + node.orelse)
+        lists = grown_lists(self.ctx, node.body + node.orelse, names)
+        names += lists
         # Flag tests made by break/return lowering have no profile site of their own.
         site = None if getanno(node, Anno.GENERATED) else self.sites.branch(node.test, "if")
         self.generic_visit(node)
@@ -58,9 +60,9 @@ class IfStatements(StatementLowering):
         stmts = [body_function(body_name, names, node.body, node),
                  body_function(else_name, names, node.orelse, node)]
         stmts += state_functions(names, get_name, set_name, node)
-        stmts += replace(f"{JN}.if_stmt(test, body, orelse, get_state, set_state, names, site)", node,
-                         test=node.test, body=body_name, orelse=else_name, get_state=get_name,
-                         set_state=set_name, names=tuple(names), site=site)
+        stmts += replace(f"{JN}.if_stmt(test, body, orelse, get_state, set_state, names, site"
+                         + (", lists)" if lists else ")"), node, test=node.test, body=body_name, orelse=else_name,
+                         get_state=get_name, set_state=set_name, names=tuple(names), site=site, lists=lists)
         return stmts
 
 

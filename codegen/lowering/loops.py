@@ -8,24 +8,10 @@ variables the body assigns.
 """
 from __future__ import annotations
 
-import ast
-
 from codegen.syntax.analysis import assigned_names
-from codegen.lowering.control_flow import StatementLowering, body_function, state_functions
+from codegen.lowering.control_flow import StatementLowering, body_function, grown_lists, state_functions
 from codegen.syntax.annotations import Anno, getanno
 from codegen.syntax.templates import JN, replace, replace_expr
-
-
-def _grown_name(node):
-    """`name` in `name.append` / `name.insert`, as the user wrote it or as the calls lowering
-    left it (`jn.ld_attr(name, 'append')`); else None."""
-    if isinstance(node, ast.Attribute) and node.attr in ("append", "insert") and isinstance(node.value, ast.Name):
-        return node.value.id
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "ld_attr" \
-            and len(node.args) == 2 and isinstance(node.args[0], ast.Name) \
-            and isinstance(node.args[1], ast.Constant) and node.args[1].value in ("append", "insert"):
-        return node.args[0].id
-    return None
 
 
 class Loops(StatementLowering):
@@ -88,15 +74,9 @@ class Loops(StatementLowering):
             return x
     """
 
-    def _grown(self, body, names) -> tuple:
-        """The function's own growable lists (`local_lists`) the loop appends to: loop state too."""
-        grown = {name for stmt in body for n in ast.walk(stmt) for name in [_grown_name(n)]
-                 if name in self.ctx.growable}
-        return tuple(sorted(grown - set(names)))
-
     def visit_For(self, node):
         names = assigned_names([node.target] + node.body)
-        lists = self._grown(node.body, names)
+        lists = grown_lists(self.ctx, node.body, names)
         names += lists
         site = self.sites.loop(node)
         self.generic_visit(node)
@@ -123,7 +103,7 @@ class Loops(StatementLowering):
 
     def visit_While(self, node):
         names = assigned_names(node.body)
-        lists = self._grown(node.body, names)
+        lists = grown_lists(self.ctx, node.body, names)
         names += lists
         site = self.sites.branch(node.test, "while")
         self.generic_visit(node)

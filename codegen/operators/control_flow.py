@@ -14,7 +14,8 @@ from codegen.assumptions import Kind
 from codegen.operators.builtins import TensorRange, py_iter
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
-from codegen.operators.general import run_cond, run_dataset, run_while
+from codegen.operators.dataset_loops import run_dataset
+from codegen.operators.general import run_cond, run_while
 from codegen.operators.lists import GrowList
 from codegen.operators.logical import as_bool as _as_bool, test_value
 from codegen.operators.numbers import PyNumber
@@ -41,13 +42,13 @@ def _branch_decision(site):
     return side, ctx.assume(Kind.BRANCH, key, f"{ref.construct} `{ref.text}`", side, ctx.where(ref.lineno))
 
 
-def if_stmt(test, body, orelse, get_state, set_state, names, site):
+def if_stmt(test, body, orelse, get_state, set_state, names, site, lists=()):
     test = test_value(test)
     if not is_symbolic(test):
         return body() if test else orelse()
     side, assumption = _branch_decision(site)
     if side is None:
-        return run_cond(test, body, orelse, get_state, set_state, names)
+        return run_cond(test, body, orelse, get_state, set_state, names, lists)
     emit_guard(_as_bool(test) if side else tf.logical_not(_as_bool(test)), assumption)
     return body() if side else orelse()
 

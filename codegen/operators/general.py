@@ -19,18 +19,19 @@ from codegen.operators import failing_ops
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
 from codegen.operators.numbers import PyNumber, python_kind, wide_tensor, wide_tensor_dtype
-from codegen.operators.lists import GrowList, NeedsItemSpec, empty_lists_back, grow_lists, reset_lists
+from codegen.operators.lists import (GrowList, NeedsItemSpec, empty_lists_back, grow_lists, learn_item,
+                                     reset_lists)
 from codegen.operators.values import NO_RETURN, UNDEF, is_composite
 
 
 _NUMBERS = (bool, int, float)
 
 
-def _is_tensorlike(v) -> bool:
+def is_tensorlike(v) -> bool:
     return isinstance(v, (tf.Tensor, tf.Variable, PyNumber)) or type(v) in _NUMBERS
 
 
-def _tensor(v, dtype=None):
+def as_tensor(v, dtype=None):
     if isinstance(v, tf.Variable):
         v = v.read_value()
     t = wide_tensor(v) if python_kind(v) is not None else tf.convert_to_tensor(v)
@@ -52,7 +53,7 @@ def _is_loop_state(v) -> bool:
         return len(v) > 0 and all(_is_loop_state(x) for x in v)
     if isinstance(v, GrowList):
         return v.tensor is not None
-    return _is_tensorlike(v) or isinstance(v, tf.TensorArray) or is_composite(v)
+    return is_tensorlike(v) or isinstance(v, tf.TensorArray) or is_composite(v)
 
 
 def _loop_value(v, like=None):
@@ -65,7 +66,7 @@ def _loop_value(v, like=None):
         return v
     if isinstance(v, GrowList):
         return v.carried()
-    return _tensor(v)
+    return as_tensor(v)
 
 
 def _packed(a, b, leaves):
@@ -80,8 +81,11 @@ def _packed(a, b, leaves):
 
 
 def _carriable(v) -> bool:
-    """Tensors, numbers, composite tensors, and lists/tuples of them can be `tf.cond` outputs."""
-    if _is_tensorlike(v) or is_composite(v):
+    """Tensors, numbers, composite tensors, a `GrowList`'s rows, and lists/tuples of them can be
+    `tf.cond` outputs."""
+    if isinstance(v, GrowList):
+        return v.tensor is not None
+    if is_tensorlike(v) or is_composite(v):
         return True
     return type(v) in (list, tuple) and len(v) > 0 and all(_carriable(x) for x in v)
 
@@ -148,8 +152,24 @@ def _no_writes_inside(ctx, before, construct: str):
                  "return the new value and write it after the branch or loop")
 
 
-def run_cond(test, body, orelse, get_state, set_state, names):
-    """`tf.cond` over the named variables; returns nothing (state is set)."""
+def run_cond(test, body, orelse, get_state, set_state, names, lists=()):
+    """`tf.cond` over the named variables; returns nothing (state is set).  The function's own
+    lists a side appends to (`lists`) are passed through as `GrowList`s."""
+    owner = object()
+    init = grow_lists(current(), get_state(), names, lists, owner)
+    set_state(init)
+    for _ in range(len(lists) + 1):
+        try:
+            _cond(test, body, orelse, get_state, set_state, names)
+            break
+        except NeedsItemSpec as exc:
+            learn_item(exc, owner)
+            reset_lists(init)
+            set_state(init)
+    empty_lists_back(get_state, set_state)
+
+
+def _cond(test, body, orelse, get_state, set_state, names):
     ctx = current()
     init = get_state()
     seen: dict = {}
@@ -158,9 +178,13 @@ def run_cond(test, body, orelse, get_state, set_state, names):
     dtypes: dict = {}
     fills: dict = {}
 
+    grown = {i: v.tensor for i, v in enumerate(init) if isinstance(v, GrowList) and v.tensor is not None}
+
     def branch(fn, which):
         def run():
             set_state(init)
+            for i, rows in grown.items():       # each side grows the list from the rows before the `if`
+                init[i].rebind(rows)
             before = _state_before(ctx, init)
             fn()
             _no_writes_inside(ctx, before, "tf.cond")
@@ -168,9 +192,14 @@ def run_cond(test, body, orelse, get_state, set_state, names):
             seen[which] = vals
             out = []
             for i in carry:
-                if _carriable(vals[i]):
+                if i in grown:
+                    if vals[i] is not init[i]:
+                        ctx.fail("loop-state", f"a tensor `if` replaces the list in `{names[i]}` that a loop grows",
+                                 "keep one list and append to it")
+                    out.append([vals[i].tensor])
+                elif _carriable(vals[i]):
                     leaves = _flat(vals[i])
-                    out.append([_tensor(x, dtypes.get((i, j))) for j, x in enumerate(leaves)])
+                    out.append([as_tensor(x, dtypes.get((i, j))) for j, x in enumerate(leaves)])
                 elif i in fills:
                     # The side that has not returned yet: zeros shaped like the other side's result.
                     out.append([tf.zeros([d or 0 for d in shape], dtype) for shape, dtype in fills[i]])
@@ -251,7 +280,9 @@ def _merge(names, init, seen, carry, fills, outs):
         a, b = seen[True][i], seen[False][i]
         leaves = outs[carry.index(i)] if i in carry else None
         leaves = list(leaves) if isinstance(leaves, (list, tuple)) else [leaves]
-        if i in fills:
+        if isinstance(init[i], GrowList) and i in carry:
+            final[i] = init[i].rebind(leaves[0])
+        elif i in fills:
             other = b if a is NO_RETURN else a
             kind = python_kind(other)
             final[i] = PyNumber(leaves[0], kind) if kind is not None else _packed(other, other, leaves)
@@ -300,7 +331,7 @@ def _zeros_like_spec(v):
     return tf.zeros([d or 0 for d in v.shape], v.dtype)
 
 
-def _iteration(ctx, run, get_state, init, names, where: str, fill: bool = False) -> list:
+def trace_iteration(ctx, run, get_state, init, names, where: str, fill: bool = False) -> list:
     """Trace one iteration of a loop body (`run`); the loop's variables after it.  A Python write
     inside, or a Python object replaced, is refused: the graph runs the body once per iteration.
     With `fill`, a result a `return` inside sets for the first time raises `_Unfilled`."""
@@ -323,7 +354,8 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
     that a `return` inside the loop sets is carried from zeros of its shape (the lowered flag says
     whether it was set; `returned` guards it).  The function's own lists the body appends to
     (`lists`) are carried as `GrowList`s."""
-    init = grow_lists(current(), get_state(), names, lists)
+    owner = object()
+    init = grow_lists(current(), get_state(), names, lists, owner)
     set_state(init)
     fill, start = True, 0
     for _ in range(len(lists) + 3):
@@ -342,7 +374,7 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
                 filled[i] = _zeros_like_spec(value)
             init, fill = tuple(filled), False
         except NeedsItemSpec as exc:
-            exc.args[1].start_empty(exc.args[0])
+            learn_item(exc, owner)
         reset_lists(init)
         set_state(init)
     empty_lists_back(get_state, set_state)
@@ -366,8 +398,8 @@ def _first_iteration(cond_fn, body_fn, extra_test, counter):
     i = tf.constant(0)
     ok = cond_fn(i) if counter else cond_fn()
     if extra_test is not None:
-        ok = tf.logical_and(_tensor(ok, tf.bool), _tensor(extra_test(), tf.bool))
-    emit_guard(_tensor(ok, tf.bool), ctx.assume(Kind.EXACT, key, "the loop runs at least once", True, where))
+        ok = tf.logical_and(as_tensor(ok, tf.bool), as_tensor(extra_test(), tf.bool))
+    emit_guard(as_tensor(ok, tf.bool), ctx.assume(Kind.EXACT, key, "the loop runs at least once", True, where))
     if counter:
         body_fn(i)
     else:
@@ -392,12 +424,12 @@ def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: b
         ok = cond_fn(i) if counter else cond_fn()
         if extra_test is not None:
             more = extra_test()
-            ok = tf.logical_and(_tensor(ok, tf.bool), _tensor(more, tf.bool))
-        return _tensor(ok, tf.bool)
+            ok = tf.logical_and(as_tensor(ok, tf.bool), as_tensor(more, tf.bool))
+        return as_tensor(ok, tf.bool)
 
     def body(i, *loop_vars):
         restore(loop_vars)
-        vals = _iteration(ctx, lambda: body_fn(i) if counter else body_fn(), get_state, init, names,
+        vals = trace_iteration(ctx, lambda: body_fn(i) if counter else body_fn(), get_state, init, names,
                           "tf.while_loop", fill)
         if any(kinds[j] is not None and python_kind(vals[i_]) is None and isinstance(vals[i_], tf.Tensor)
                for j, i_ in enumerate(carry)):
@@ -459,42 +491,3 @@ def _grown_shapes(loop_vars, grows, init, carry):
     inner = [init[carry[j]].invariant() if g else v.shape if isinstance(v, tf.Tensor) else _invariant(v)
              for j, (g, v) in enumerate(zip(grows, loop_vars[1:-1]))]
     return [tf.TensorShape([])] + inner + [tf.TensorShape([])]
-
-
-def run_dataset(dataset, body_fn, get_state, set_state, names, extra_test):
-    """A `for` over a `tf.data.Dataset`: `dataset.reduce` over the named variables, as AutoGraph
-    lowers it (the elements are produced in the graph, one pass)."""
-    ctx = current()
-    if extra_test is not None:
-        ctx.fail("dataset-loop", "`break` or `return` inside a loop over a tf.data.Dataset",
-                 "loop over dataset.take(n) or filter the dataset instead")
-    init = get_state()
-    carry = [i for i, v in enumerate(init) if _is_tensorlike(v)]
-    kinds = [python_kind(init[i]) for i in carry]
-    start = [_tensor(init[i]) for i in carry]
-
-    def step(state, item):
-        count, state = state[0], state[1:]            # a count keeps the state non-empty
-        vals = list(init)
-        for j, i in enumerate(carry):
-            vals[i] = PyNumber(state[j], kinds[j]) if kinds[j] is not None else state[j]
-        set_state(tuple(vals))
-        after = _iteration(ctx, lambda: body_fn(item), get_state, init, names, "a loop over a tf.data.Dataset")
-        out = []
-        for j, i in enumerate(carry):
-            t = _tensor(after[i])
-            if t.dtype != start[j].dtype or python_kind(after[i]) is not kinds[j]:
-                ctx.fail("loop-python-number", f"`{names[i]}` changes type inside a loop over a tf.data.Dataset",
-                         "give it one type before the loop (tf.constant for a tensor)")
-            out.append(t)
-        return (count + 1, *out)
-
-    ctx.general_depth += 1
-    try:
-        final = dataset.reduce((tf.constant(0, tf.int64), *start), step)[1:]
-    finally:
-        ctx.general_depth -= 1
-    vals = list(init)
-    for j, i in enumerate(carry):
-        vals[i] = PyNumber(final[j], kinds[j]) if kinds[j] is not None else final[j]
-    set_state(tuple(vals))

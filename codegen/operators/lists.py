@@ -28,10 +28,10 @@ class NeedsItemSpec(Exception):
 
 
 class GrowList:
-    __slots__ = ("tensor", "kind", "graph", "_start")
+    __slots__ = ("tensor", "kind", "graph", "_start", "owner")
 
     def __init__(self, tensor, kind):
-        self.tensor, self.kind = tensor, kind
+        self.tensor, self.kind, self.owner = tensor, kind, None
         self.graph = tf.compat.v1.get_default_graph()
         self._start = tensor
 
@@ -167,15 +167,27 @@ def growable(ctx, value) -> bool:
     return type(value) is list and id(value) not in ctx.outside and id(value) not in ctx.heap.by_copy
 
 
-def grow_lists(ctx, init, names, lists):
-    """`init` with the growable lists among the loop's variables as `GrowList`s (a list whose
-    items differ in type or shape stays a list; growing it in the loop then stops the build)."""
+def grow_lists(ctx, init, names, lists, owner):
+    """`init` with the growable lists among the construct's variables as `GrowList`s (a list whose
+    items differ in type or shape stays a list; growing it inside then stops the build).  The
+    construct that made them (`owner`) learns an empty one's item from its first append
+    (`NeedsItemSpec`): its empty start must live in that construct's graph."""
     out = list(init)
     for i, name in enumerate(names):
         if name in lists and growable(ctx, init[i]):
             grown = GrowList.of(init[i])
+            if grown is not None:
+                grown.owner = owner
             out[i] = grown if grown is not None else init[i]
     return tuple(out)
+
+
+def learn_item(exc: NeedsItemSpec, owner) -> None:
+    """Give the empty list its item's dtype and shape, if `owner` made it; else pass it on."""
+    row, grown = exc.args
+    if grown.owner is not owner:
+        raise exc
+    grown.start_empty(row)
 
 
 def empty_lists_back(get_state, set_state):

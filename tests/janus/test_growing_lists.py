@@ -306,3 +306,20 @@ def test_a_nested_function_that_assigns_its_makers_variable_runs_in_python():
         return tf.reduce_sum(y), count
 
     differential(f, _xs(6, length=3))
+
+
+def test_a_list_grown_after_the_break_test_is_passed_through_the_tensor_if():
+    """`if done: break` before the append puts the append under the loop's flag (a `tf.cond`
+    inside the loop): the cond passes the list's rows on from either side."""
+    def f(x):
+        rewards, seen = [], []
+        for t in range(len(x)):
+            if x[t] > 1.0:
+                break
+            rewards.append(x[t] * 2.0)
+            if x[t] < 0.0:
+                seen.append(t)
+        return tf.stack(rewards), len(rewards), len(seen)
+
+    spec = differential(f, [(x,) for x in _ROWS] + [(tf.constant([-0.5, 0.2, -0.1, 0.3]),)] * 3)
+    assert spec.stats()["graph_runs"] >= 4, spec.report()

@@ -20,6 +20,7 @@ import functools
 import threading
 import types
 
+import numpy as np
 from tensorflow.python.eager import context
 from tensorflow.python.ops import script_ops
 
@@ -73,7 +74,7 @@ def _call(self, token, device, args):
         if watch is not None:
             watch.after_python()
         raise
-    log.append((_user_function(func), result))
+    log.append((_user_function(func), _kept(result)))
     if watch is not None:
         watch.after_python()
     message = watch.after_call() if watch is not None else None
@@ -86,6 +87,16 @@ def _call(self, token, device, args):
     if isinstance(result, (tuple, list)):
         return [self._convert(x) for x in result]
     return self._convert(result)
+
+
+def _kept(result):
+    """What a call returned, as it was when it returned: an array the Python keeps and changes
+    later (a buffer it returns each time) would replay as changed."""
+    if isinstance(result, np.ndarray):
+        return result.copy()
+    if type(result) in (tuple, list):
+        return type(result)(_kept(x) for x in result)
+    return result
 
 
 def _same_function(recorded, func) -> bool:

@@ -27,6 +27,17 @@ _CONVERTING = ("stack", "constant", "convert_to_tensor", "cast", "reduce_sum", "
                "reduce_min", "reduce_prod", "reduce_std", "reduce_variance", "reduce_logsumexp")
 
 
+def _converting_call(node) -> bool:
+    """`tf.name(...)` or `tf.math.name(...)` of a function that makes one tensor of a list
+    (`tf.ragged.stack` makes a ragged tensor of it: another function of the same name)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CONVERTING):
+        return False
+    owner = node.func.value
+    if isinstance(owner, ast.Attribute) and owner.attr == "math":
+        owner = owner.value
+    return isinstance(owner, ast.Name) and owner.id == "tf"
+
+
 def _is_tf_call(node) -> bool:
     """`tf.name(...)` or `tf.a.b(...)`."""
     if not isinstance(node, ast.Call):
@@ -71,7 +82,7 @@ class _Uses(ast.NodeVisitor):
     def visit_Call(self, node):
         if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
             self._mark_safe(node.args[0])
-        if _is_tf_call(node) and node.func.attr in _CONVERTING and node.args:
+        if _converting_call(node) and node.args:
             self._mark_safe(node.args[0])
         self.generic_visit(node)
 

@@ -103,6 +103,10 @@ def not_any(*flags):
 
 
 def _is(a, b):
+    if a is not b:
+        for v in (a, b):
+            if isinstance(v, PyNumber):     # eager's `flag is True` asks which Python object it is
+                v._python_value()
     if isinstance(a, NodeClass) or isinstance(b, NodeClass):
         return a.same_as(b) if isinstance(a, NodeClass) else b.same_as(a)
     if isinstance(a, Pointer) or isinstance(b, Pointer):

@@ -137,8 +137,10 @@ def wide_tensor_dtype(value):
 
 
 def _compare(op, a, b):
+    """A comparison of Python numbers, one of them fed: a Python bool that varies (eager's `n > 2`
+    is a bool, whose `or` with a tensor gives the bool itself or the tensor)."""
     wide = int if _ptype(a) in (int, bool) and _ptype(b) in (int, bool) else float
-    return op(_tensor(a, wide), _tensor(b, wide))
+    return PyNumber(op(_tensor(a, wide), _tensor(b, wide)), bool)
 
 
 _ARITH = {"add": _op.add, "sub": _op.sub, "mul": _op.mul, "truediv": _op.truediv,

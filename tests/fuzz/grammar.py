@@ -268,6 +268,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  "t = t + tf.reduce_sum(tf.concat(cc, 0))"),
         lambda: ("sc = 1.5\nt = tf.reshape(tf.numpy_function(lambda a: a * sc, [t], t.dtype), tf.shape(t))\n"
                  "sc = 2.0\nt = t + sc"),
+        # A comparison of the Python number `n` is a Python bool: `or` gives it or the tensor.
+        lambda: f"s = s + (1.0 if (n > 3 or {draw(tensor_test())}) is True else 0.5)",
         # A float linear recursion (two loops), and a gradient whose connection depends on a branch.
         lambda: "t = t + fpow(t * 0.5, tf.constant(abs(k) % 4))",
         # A gradient through a tensor loop that may run zero times (then eager's is None); its

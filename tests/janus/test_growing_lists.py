@@ -323,3 +323,61 @@ def test_a_list_grown_after_the_break_test_is_passed_through_the_tensor_if():
 
     spec = differential(f, [(x,) for x in _ROWS] + [(tf.constant([-0.5, 0.2, -0.1, 0.3]),)] * 3)
     assert spec.stats()["graph_runs"] >= 4, spec.report()
+
+
+def test_a_ragged_stack_of_a_list_keeps_it_a_list():
+    """`tf.ragged.stack` is not `tf.stack`: the analysis matches the whole dotted name."""
+    def f(x):
+        xs = []
+        for t in range(len(x)):
+            xs.append(x[t])
+            if x[t] > 1.0:
+                break
+        return tf.ragged.stack(xs)
+
+    differential(f, [(x,) for x in _ROWS])
+
+
+BUFFER = np.zeros(2, np.float32)
+
+
+def _accumulate(a):
+    BUFFER[:] = BUFFER + a
+    return BUFFER
+
+
+def test_a_replayed_result_is_what_the_call_returned_then():
+    """The Python returns its buffer each time and changes it in the next call: the re-run after
+    a failed guard replays each call's result as it was."""
+    def f(x):
+        y = tf.numpy_function(_accumulate, [x], tf.float32) * 1.0
+        z = tf.numpy_function(_accumulate, [x * 2.0], tf.float32)
+        if tf.reduce_sum(x) > 0:
+            r = y + z * 10.0
+        else:
+            r = y - z * 10.0
+        return r
+
+    calls = [(tf.constant(v),) for v in ([1.0, 2.0], [0.5, 0.5], [1.0, 1.0], [0.2, 0.1], [-2.5, 1.0], [1.0, 0.0],
+                                         [0.5, 0.25], [2.0, 1.0], [-1.0, -1.0], [1.5, 0.5], [0.5, 0.5])]
+    BUFFER[:] = 0.0
+    eager = [f(*c).numpy().tolist() for c in calls]
+    eager_buffer = BUFFER.copy()
+    BUFFER[:] = 0.0
+    spec = janus.speculate(f)
+    assert [spec(*c).numpy().tolist() for c in calls] == eager
+    assert BUFFER.tolist() == eager_buffer.tolist()
+    assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+@pytest.mark.parametrize("which", ["or", "is"])
+def test_a_comparison_of_a_varying_int_is_a_python_bool(which):
+    """`n > 2 or t` is eager's Python bool when `n > 2`, else the tensor; `(n > 2) is True` asks
+    for that bool: both follow the value of `n`."""
+    def f(x, n):
+        if which == "or":
+            return n > 2 or x[0] > 0.4
+        return (n > 2) is True, x * 2.0
+
+    differential(f, [(tf.constant([v]), n) for v, n in ((0.3, 3), (0.5, 2), (0.2, 1), (0.5, 4), (0.3, 5),
+                                                          (0.3, 0), (0.3, 3), (0.5, 1), (0.1, 7), (0.1, 1))])

@@ -32,6 +32,7 @@ class LoweringContext:
     sites: SiteTable
     declared: set[str]
     growable: set[str] = dataclasses.field(default_factory=set)   # see `local_lists`
+    front: set[str] = dataclasses.field(default_factory=set)      # growable lists the function inserts into
 
     @classmethod
     def for_function(cls, node: ast.FunctionDef, filename: str) -> "LoweringContext":

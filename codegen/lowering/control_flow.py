@@ -57,6 +57,12 @@ def _grown_name(node):
     return None
 
 
+def list_modes(ctx, lists) -> tuple:
+    """`(name, inserted at the front)` for each grown list: the operators carry a list only
+    appended to as a `TensorArray`, one also inserted into as a tensor of rows."""
+    return tuple((name, name in ctx.front) for name in lists)
+
+
 def grown_lists(ctx, body, names) -> tuple:
     """The function's own growable lists (`local_lists`) that `body` appends to: state of the
     loop or `if` around it too (a loop carries them as tensors, a `tf.cond` passes them on)."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 
 from codegen.syntax.analysis import assigned_names
-from codegen.lowering.control_flow import StatementLowering, body_function, grown_lists, state_functions
+from codegen.lowering.control_flow import (StatementLowering, body_function, grown_lists, list_modes,
+                                           state_functions)
 from codegen.syntax.annotations import Anno, getanno
 from codegen.syntax.templates import JN, replace
 
@@ -62,7 +63,7 @@ class IfStatements(StatementLowering):
         stmts += state_functions(names, get_name, set_name, node)
         stmts += replace(f"{JN}.if_stmt(test, body, orelse, get_state, set_state, names, site"
                          + (", lists)" if lists else ")"), node, test=node.test, body=body_name, orelse=else_name,
-                         get_state=get_name, set_state=set_name, names=tuple(names), site=site, lists=lists)
+                         get_state=get_name, set_state=set_name, names=tuple(names), site=site, lists=list_modes(self.ctx, lists))
         return stmts
 
 

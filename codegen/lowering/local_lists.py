@@ -204,6 +204,9 @@ class LocalLists:
     @staticmethod
     def transform(node: ast.FunctionDef, ctx) -> None:
         ctx.growable = growable_lists(node)
+        ctx.front = {n.func.value.id for n in ast.walk(node) if isinstance(n, ast.Call)
+                     and isinstance(n.func, ast.Attribute) and n.func.attr == "insert"
+                     and isinstance(n.func.value, ast.Name)} & ctx.growable
 
 
 transform = LocalLists.transform

@@ -9,7 +9,8 @@ variables the body assigns.
 from __future__ import annotations
 
 from codegen.syntax.analysis import assigned_names
-from codegen.lowering.control_flow import StatementLowering, body_function, grown_lists, state_functions
+from codegen.lowering.control_flow import (StatementLowering, body_function, grown_lists, list_modes,
+                                           state_functions)
 from codegen.syntax.annotations import Anno, getanno
 from codegen.syntax.templates import JN, replace, replace_expr
 
@@ -89,7 +90,7 @@ class Loops(StatementLowering):
         stmts += replace(f"{JN}.for_stmt(iterable, body, get_state, set_state, names, site, extra_test"
                          + (", lists)" if lists else ")"), node,
                          iterable=node.iter, body=body_name, get_state=get_name, set_state=set_name,
-                         names=tuple(names), site=site, extra_test=self._extra_test(node), lists=lists)
+                         names=tuple(names), site=site, extra_test=self._extra_test(node), lists=list_modes(self.ctx, lists))
         return stmts
 
     @staticmethod
@@ -115,7 +116,7 @@ class Loops(StatementLowering):
         stmts += replace(f"{JN}.while_stmt(test, body, get_state, set_state, names, site"
                          + (", lists)" if lists else ")"), node,
                          test=test_name, body=body_name, get_state=get_name, set_state=set_name,
-                         names=tuple(names), site=site, lists=lists)
+                         names=tuple(names), site=site, lists=list_modes(self.ctx, lists))
         return stmts
 
 

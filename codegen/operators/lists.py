@@ -1,13 +1,14 @@
-"""A list the function makes and grows inside a loop over a tensor: one tensor that grows by rows.
+"""A list the function makes and grows inside a loop over a tensor, carried as a tensor value.
 
 The lowering (`codegen.lowering.local_lists`) finds the lists that only their own
 name holds and that are only appended to, measured, reversed, iterated or handed
-to TensorFlow.  When a loop over a tensor appends to one, the loop carries it as
-a `GrowList`: a tensor whose first dimension counts the items, with the item's
-dtype and shape, plus the Python type its items stand for (`float` for Python
-floats, held as float64 as `PyNumber` holds them).  `append(x)` and
-`insert(0, x)` add a row, `len()` is a `PyNumber` int, `reversed()` and `for`
-read the rows back, and TensorFlow converts it as eager converts the list it
+to TensorFlow.  When a loop (or a tensor `if`) over a tensor grows one, it
+carries it as a `GrowList`: a `TensorArray` for a list only appended to, or a
+tensor whose first dimension counts the items for one the function also
+inserts into at the front, with the Python type its items stand for (`float`
+for Python floats, held as float64 as `PyNumber` holds them).  `append(x)` and
+`insert(0, x)` add an item, `len()` is a `PyNumber` int, `reversed()` and `for`
+read the items back, and TensorFlow converts it as eager converts the list it
 stands for (a list of Python floats to float32).  Anything else Python would do
 with the list (indexing, printing) stops the build, and the function runs in
 Python there.
@@ -28,18 +29,19 @@ class NeedsItemSpec(Exception):
 
 
 class GrowList:
-    __slots__ = ("tensor", "kind", "graph", "_start", "owner")
+    __slots__ = ("tensor", "kind", "graph", "_start", "owner", "array")
 
-    def __init__(self, tensor, kind):
-        self.tensor, self.kind, self.owner = tensor, kind, None
+    def __init__(self, tensor, kind, array=False):
+        self.tensor, self.kind, self.owner, self.array = tensor, kind, None, array
         self.graph = tf.compat.v1.get_default_graph()
         self._start = tensor
 
     @classmethod
-    def of(cls, items: list):
-        """The list's items as one tensor, or None when they are not all of one kind, dtype and shape."""
+    def of(cls, items: list, array: bool):
+        """The list's items as one tensor (a `TensorArray` if `array`), or None when they are not
+        all of one kind, dtype and shape."""
         if not items:
-            return cls(None, None)
+            return cls(None, None, array)
         kinds = {python_kind(x) for x in items}
         if len(kinds) != 1 or not all(isinstance(x, (tf.Tensor, PyNumber)) or python_kind(x) for x in items):
             return None
@@ -47,7 +49,8 @@ class GrowList:
         rows = [_row(x, kind) for x in items]
         if len({(r.dtype, tuple(r.shape.as_list()) if r.shape.rank is not None else None) for r in rows}) != 1:
             return None
-        return cls(tf.stack(rows), kind)
+        rows = tf.stack(rows)
+        return cls(_array(rows.dtype, rows.shape[1:]).unstack(rows) if array else rows, kind, array)
 
     # -- the loop's view ----------------------------------------------------------------------
     def carried(self):
@@ -58,6 +61,8 @@ class GrowList:
         return self
 
     def invariant(self):
+        if self.array:
+            return tf.TensorShape(None)
         return tf.TensorShape([None]).concatenate(self.tensor.shape[1:])
 
     def reset(self):
@@ -66,7 +71,7 @@ class GrowList:
 
     def start_empty(self, row):
         """Carry an empty tensor shaped for `row`, the first item a traced iteration appended."""
-        self._start = tf.zeros([0] + row.shape.as_list(), row.dtype)
+        self._start = _array(row.dtype, row.shape) if self.array else tf.zeros([0] + row.shape.as_list(), row.dtype)
         self.reset()
 
     # -- what the user's code does with it ------------------------------------------------------
@@ -86,10 +91,15 @@ class GrowList:
         if tf.compat.v1.get_default_graph() is not self.graph:
             ctx.fail("write-in-tf.cond", "a list is grown inside a tf.cond on a tensor",
                      "append after the branch instead")
-        if kind is not self.kind or row.dtype != self.tensor.dtype or \
-                not self.tensor.shape[1:].is_compatible_with(row.shape):
+        item_shape = self.tensor.element_shape if self.array else self.tensor.shape[1:]
+        if kind is not self.kind or row.dtype != self.tensor.dtype or not item_shape.is_compatible_with(row.shape):
             ctx.fail("list-item", "a list that a loop over a tensor grows gets items of another type, dtype or "
                      "shape", "give its items one type")
+        if self.array and not front:
+            self.tensor = self.tensor.write(self.tensor.size(), row)
+            return
+        if self.array:
+            ctx.fail("list-insert", "janus did not see the `insert` this list gets", "")
         row = row[None]
         self.tensor = tf.concat([row, self.tensor] if front else [self.tensor, row], 0)
 
@@ -103,23 +113,27 @@ class GrowList:
         self._add(item, front=True)
 
     def length(self):
+        if self.array and self.tensor is not None:
+            return PyNumber(tf.cast(self.tensor.size(), tf.int64), int)
         return PyNumber(tf.shape(self._rows(), out_type=tf.int64)[0], int)
 
     def reversed(self):
         return GrowList(tf.reverse(self._rows(), [0]), self.kind)
 
     def count(self):
+        if self.array and self.tensor is not None:
+            return self.tensor.size()
         return tf.shape(self._rows())[0]
 
     def item(self, i):
-        value = tf.gather(self._rows(), i)
+        value = self.tensor.read(i) if self.array else tf.gather(self._rows(), i)
         return PyNumber(value, self.kind) if self.kind is not None else value
 
     def _rows(self):
         if self.tensor is None:
             current().fail("list-item", "a list a loop over a tensor grows is read before it has items",
                            "give it its first item before the loop")
-        return self.tensor
+        return self.tensor.stack() if self.array else self.tensor
 
     def __tf_tensor__(self, dtype=None, name=None):
         """As eager converts the list: Python floats to float32 (or `dtype`), tensors stacked.  An
@@ -142,6 +156,12 @@ class GrowList:
                        "keep such lists to append, len, reversed, for and TensorFlow calls")
 
     __bool__ = __len__ = __iter__ = __getitem__ = __str__ = __repr__ = __format__ = __hash__ = _refused
+
+
+def _array(dtype, item_shape):
+    """An empty `TensorArray` that grows by one item per write (what a loop appending carries: its
+    gradient keeps each item once, where a concatenated tensor would be kept whole per step)."""
+    return tf.TensorArray(dtype, size=0, dynamic_size=True, element_shape=item_shape)
 
 
 def _row(item, kind):
@@ -172,10 +192,10 @@ def grow_lists(ctx, init, names, lists, owner):
     items differ in type or shape stays a list; growing it inside then stops the build).  The
     construct that made them (`owner`) learns an empty one's item from its first append
     (`NeedsItemSpec`): its empty start must live in that construct's graph."""
-    out = list(init)
+    out, front = list(init), dict(lists)           # name -> whether the function inserts at its front
     for i, name in enumerate(names):
-        if name in lists and growable(ctx, init[i]):
-            grown = GrowList.of(init[i])
+        if name in front and growable(ctx, init[i]):
+            grown = GrowList.of(init[i], array=not front[name])
             if grown is not None:
                 grown.owner = owner
             out[i] = grown if grown is not None else init[i]

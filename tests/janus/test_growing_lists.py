@@ -381,3 +381,34 @@ def test_a_comparison_of_a_varying_int_is_a_python_bool(which):
 
     differential(f, [(tf.constant([v]), n) for v, n in ((0.3, 3), (0.5, 2), (0.2, 1), (0.5, 4), (0.3, 5),
                                                           (0.3, 0), (0.3, 3), (0.5, 1), (0.1, 7), (0.1, 1))])
+
+
+def test_a_loop_over_a_grown_list_that_grows_it_runs_in_python():
+    """Eager's loop sees the items it appends (and runs until its `break`); a loop over a tensor
+    counts the items once, so such a loop stays Python."""
+    def f(x):
+        xs = []
+        for t in range(len(x)):
+            xs.append(x[t])
+            if x[t] > 1.0:
+                break
+        for v in xs:
+            if len(xs) > 6:
+                break
+            xs.append(v * 2.0)
+        return len(xs)
+
+    differential(f, [(x,) for x in _ROWS[:6]])
+
+
+def test_lists_appended_to_and_inserted_into_are_carried_each_their_way():
+    """A list only appended to is a TensorArray in the loop; one also inserted into at the front
+    is a tensor of rows; both read back as eager's lists."""
+    names = growable_lists(parse_function(episode).node)
+    assert "returns" in names
+    spec = differential(episode, _xs(8, seed=3))
+    assert spec.stats()["graph_runs"] >= 4, spec.report()
+    graph_def = spec.graphs[-1].concrete.graph.as_graph_def()
+    ops = {n.op for f in graph_def.library.function for n in f.node_def}
+    assert "TensorListSetItem" in ops or "TensorArrayWriteV3" in ops, sorted(ops)   # the appended lists
+    assert "ConcatV2" in ops                                                       # `returns.insert(0, g)`

@@ -74,7 +74,8 @@ def _call(self, token, device, args):
         if watch is not None:
             watch.after_python()
         raise
-    log.append((_user_function(func), _kept(result)))
+    result = _kept(result)      # the graph's tensor must not share memory the Python changes later
+    log.append((_user_function(func), result))
     if watch is not None:
         watch.after_python()
     message = watch.after_call() if watch is not None else None
@@ -91,7 +92,8 @@ def _call(self, token, device, args):
 
 def _kept(result):
     """What a call returned, as it was when it returned: an array the Python keeps and changes
-    later (a buffer it returns each time) would replay as changed."""
+    later (a buffer it returns each time) would replay as changed, and the tensor TensorFlow
+    makes of it may share its memory."""
     if isinstance(result, np.ndarray):
         return result.copy()
     if type(result) in (tuple, list):

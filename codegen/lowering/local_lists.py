@@ -27,6 +27,11 @@ _CONVERTING = ("stack", "constant", "convert_to_tensor", "cast", "reduce_sum", "
                "reduce_min", "reduce_prod", "reduce_std", "reduce_variance", "reduce_logsumexp")
 
 
+# Keywords that keep a converting call converting the list as eager converts it (`dtype_hint`
+# would change what the list's Python floats become; `tf.stack(xs, axis=1)` reads the items).
+_KEYWORDS = {"stack": {"name"}, "constant": {"dtype", "name"}, "convert_to_tensor": {"dtype", "name"}}
+
+
 def _converting_call(node) -> bool:
     """`tf.name(...)` or `tf.math.name(...)` of a function that makes one tensor of a list
     (`tf.ragged.stack` makes a ragged tensor of it: another function of the same name)."""
@@ -82,7 +87,8 @@ class _Uses(ast.NodeVisitor):
     def visit_Call(self, node):
         if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1:
             self._mark_safe(node.args[0])
-        if _converting_call(node) and node.args:
+        if _converting_call(node) and node.args and {k.arg for k in node.keywords} <= _KEYWORDS.get(
+                node.func.attr, {"dtype", "name", "axis", "keepdims"}):
             self._mark_safe(node.args[0])
         self.generic_visit(node)
 

@@ -13,7 +13,7 @@ import types
 import numpy as np
 import tensorflow as tf
 
-from codegen.errors import ConversionError, Reason
+from codegen.errors import ConversionError, NeedsPythonValue, Reason
 from codegen.operators.context import PrintEvent, current
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert
@@ -170,13 +170,24 @@ def _range(*args):
 def _minmax(py, tf_fn):
     def fn(*args, **kwargs):
         if len(args) == 2 and not kwargs and (is_symbolic(args[0]) or is_symbolic(args[1])):
+            if not all(is_symbolic(a) and a.shape.rank == 0 for a in args):
+                # eager compares with `bool()` of a tensor and returns one of the two objects: a
+                # Python number or the tensor, by the values (a non-scalar tensor raises)
+                raise NeedsPythonValue(Reason("python-value-of-tensor", current().user_line(),
+                                              f"`{py.__name__}` of a tensor and another value picks one of them by "
+                                              "the tensor's value", f"use tf.{tf_fn.__name__}"))
             return tf_fn(args[0], args[1])
         if len(args) == 2 and not kwargs and any(isinstance(a, PyNumber) for a in args) \
                 and all(type(a) in (int, float, bool) or isinstance(a, PyNumber) for a in args):
-            kinds = {int if _ptype(a) is bool else _ptype(a) for a in args}
-            if len(kinds) > 1:               # the result's type depends on which one wins
-                return py(*args, **kwargs)
+            kinds = {_ptype(a) for a in args}
+            if kinds != {bool}:
+                kinds = {int if k is bool else k for k in kinds}
+            if len(kinds) > 1 or (kinds == {int} and bool in map(_ptype, args)):
+                return py(*args, **kwargs)   # the result's type depends on which one wins
             kind = kinds.pop()
+            if kind is bool:
+                return PyNumber(tf_fn(*(tf.cast(a.tensor, tf.int8) if isinstance(a, PyNumber) else tf.constant(a, tf.int8)
+                                        for a in args)) > 0, bool)
             wide = tf.float64 if kind is float else tf.int64
             a, b = (tf.cast(a.tensor, wide) if isinstance(a, PyNumber) else tf.constant(a, wide) for a in args)
             return PyNumber(tf_fn(a, b), kind)

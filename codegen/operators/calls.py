@@ -111,7 +111,10 @@ def call(f, *args, **kwargs):
     # that compute with it by its own operators (`sum` of Python ints stays a checked Python int).
     if type(getattr(f, "__self__", None)) not in (list, dict, set) and not _keeps_numbers(f):
         args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
-    if f is tf.constant and args and isinstance(args[0], GrowList) and len(args) <= 2 and set(kwargs) <= {"dtype"}:
+    if f is tf.constant and args and isinstance(args[0], GrowList):
+        if args[0].kind is not float or len(args) > 2 or set(kwargs) - {"dtype", "name"}:
+            ctx.fail("list-conversion", "tf.constant of a list a loop grows, other than of Python floats",
+                     "use tf.stack")        # (eager's tf.constant of a list of scalar tensors raises)
         return args[0].__tf_tensor__(args[1] if len(args) == 2 else kwargs.get("dtype"))  # as eager converts it
     if isinstance(f, types.MethodType) and isinstance(f.__self__, tf.GradientTape) and f.__name__ == "gradient":
         try:

@@ -109,7 +109,7 @@ def for_stmt(iterable, body, get_state, set_state, names, site, extra_test=None,
     if isinstance(iterable, TensorRange):
         return _for_tensor_range(iterable, body, get_state, set_state, names, site, extra_test, lists)
     if isinstance(iterable, GrowList):
-        if any(v is iterable for v in get_state()):
+        if any(v is iterable or v is iterable.source for v in get_state()):
             current().fail("list-loop", "a loop grows the list it iterates over", "iterate over a copy")
         count = iterable.count()
         return run_while(lambda i: i < count, lambda i: body(iterable.item(i)), get_state, set_state, names,

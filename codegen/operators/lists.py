@@ -29,10 +29,11 @@ class NeedsItemSpec(Exception):
 
 
 class GrowList:
-    __slots__ = ("tensor", "kind", "graph", "_start", "owner", "array")
+    __slots__ = ("tensor", "kind", "graph", "_start", "owner", "array", "source")
 
-    def __init__(self, tensor, kind, array=False):
+    def __init__(self, tensor, kind, array=False, source=None):
         self.tensor, self.kind, self.owner, self.array = tensor, kind, None, array
+        self.source = source            # the list a `reversed()` view reads
         self.graph = tf.compat.v1.get_default_graph()
         self._start = tensor
 
@@ -118,7 +119,7 @@ class GrowList:
         return PyNumber(tf.shape(self._rows(), out_type=tf.int64)[0], int)
 
     def reversed(self):
-        return GrowList(tf.reverse(self._rows(), [0]), self.kind)
+        return GrowList(tf.reverse(self._rows(), [0]), self.kind, source=self)
 
     def count(self):
         if self.array and self.tensor is not None:
@@ -143,9 +144,9 @@ class GrowList:
             if dtype is not None and tf.as_dtype(dtype) != rows.dtype:
                 current().fail("list-conversion", "a list of tensors that a loop grows is converted to another "
                                "dtype", "cast after tf.stack")
-        elif self.kind is not float:
+        elif self.kind is not float or (dtype is not None and not tf.as_dtype(dtype).is_floating):
             current().fail("list-conversion", f"a list of Python {self.kind.__name__}s that a loop grows is "
-                           "converted to a tensor", "append tensors")
+                           f"converted to {dtype or 'a tensor'}", "append tensors")
         out = rows if self.kind is None else tf.cast(rows, tf.float32 if dtype is None else dtype)
         if out.dtype != tf.float32 or out.shape.rank != 1:
             _guard_not_empty(rows)

@@ -270,6 +270,10 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  "sc = 2.0\nt = t + sc"),
         # A comparison of the Python number `n` is a Python bool: `or` gives it or the tensor.
         lambda: f"s = s + (1.0 if (n > 3 or {draw(tensor_test())}) is True else 0.5)",
+        # `max`/`min` return one of their arguments: a varying bool stays a bool, a Python number
+        # against a tensor wins by the tensor's value.
+        lambda: "s = s + (1.0 if type(max(n > 2, n > 3)) is bool else 0.5)",
+        lambda: "s = s + (0.5 if type(min(tf.reduce_sum(t), 2)) is int else 0.25)",
         # A float linear recursion (two loops), and a gradient whose connection depends on a branch.
         lambda: "t = t + fpow(t * 0.5, tf.constant(abs(k) % 4))",
         # A gradient through a tensor loop that may run zero times (then eager's is None); its

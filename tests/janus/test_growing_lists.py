@@ -412,3 +412,79 @@ def test_lists_appended_to_and_inserted_into_are_carried_each_their_way():
     ops = {n.op for f in graph_def.library.function for n in f.node_def}
     assert "TensorListSetItem" in ops or "TensorArrayWriteV3" in ops, sorted(ops)   # the appended lists
     assert "ConcatV2" in ops                                                       # `returns.insert(0, g)`
+
+
+# -- a third round: conversions, min/max, a reversed view --------------------------------------
+_SHORT = [tf.constant([0.5, v, 2.0, 0.1]) for v in (0.3, 1.5, 0.2, 0.4, 2.5, 0.1, 0.0, 3.0)]
+
+
+@pytest.mark.parametrize("convert", ["dtype_hint", "to_int", "constant_of_tensors"])
+def test_conversions_eager_treats_otherwise_keep_the_list(convert):
+    """`dtype_hint` makes Python floats float64, `tf.constant(floats, tf.int32)` raises, and
+    `tf.constant` of a list of scalar tensors raises: each as eager does it."""
+    def f(x):
+        fs, xs = [], []
+        for t in range(4):
+            fs.append(0.5 * (t + 1))
+            xs.append(x[t] * 2.0)
+            if x[t] > 1.0:
+                break
+        if convert == "dtype_hint":
+            return tf.convert_to_tensor(fs, dtype_hint=tf.float64), len(fs)
+        if convert == "to_int":
+            return tf.constant(fs, dtype=tf.int32), len(fs)
+        return tf.constant(xs), len(xs)
+
+    differential(f, [(x,) for x in _SHORT])
+
+
+def test_min_and_max_follow_python():
+    """`min(t, 2)` gives eager's int 2 or the tensor by the values; `max` of two varying bools
+    is a bool."""
+    def f(x, n):
+        return min(x[1], 2), max(1.0, x[0]), max(n > 2, n > 3), min(n > 2, True)
+
+    differential(f, [(x, n) for x, n in zip(_SHORT, [3, 1, 2, 4, 3, 0, 4, 2])])
+
+
+def test_a_loop_over_a_reversed_list_that_inserts_into_it_runs_in_python():
+    def f(x):
+        xs = []
+        for t in range(4):
+            xs.append(x[t])
+            if x[t] > 1.0:
+                break
+        for v in reversed(xs):
+            xs.insert(0, v * 10.0)
+        return tf.stack(xs), len(xs)
+
+    differential(f, [(x,) for x in _SHORT])
+
+
+SIDE = np.zeros(2, np.float32)
+
+
+def _side(a):
+    SIDE[:] = SIDE + a
+    return SIDE
+
+
+def test_a_tensor_made_from_a_returned_buffer_keeps_its_value():
+    """The Python returns the same buffer on every call and changes it: each row the graph keeps
+    is the buffer as that call returned it (TensorFlow's tensor could share its memory)."""
+    def f(x):
+        xs = []
+        for t in range(4):
+            y = tf.ensure_shape(tf.numpy_function(_side, [tf.stack([x[t], 1.0])], tf.float32), [2])
+            if x[t] > 1.0:
+                break
+            xs.append(y * 1.0)
+        return tf.stack(xs), len(xs)
+
+    calls = [(x,) for x in _SHORT * 3]
+    SIDE[:] = 0.0
+    eager = [[v.numpy().tolist() if hasattr(v, "numpy") else v for v in f(*c)] for c in calls]
+    SIDE[:] = 0.0
+    spec = janus.speculate(f)
+    assert [[v.numpy().tolist() if hasattr(v, "numpy") else v for v in spec(*c)] for c in calls] == eager
+    assert spec.stats()["graph_runs"] >= 10, spec.report()

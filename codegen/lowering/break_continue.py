@@ -10,7 +10,7 @@ import ast
 
 from codegen.lowering.base import Lowering
 from codegen.syntax.annotations import Anno, getanno, setanno
-from codegen.syntax.templates import replace, replace_expr
+from codegen.syntax.templates import JN, replace, replace_expr
 
 
 def _contains(node, kinds, stop=(ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
@@ -63,7 +63,7 @@ class BreakContinue(Lowering):
 
         def f(x):
             brk_1 = False
-            while not brk_1 and x > 0:
+            while jn.not_any(brk_1) and x > 0:
                 if x == 3:
                     brk_1 = True
                 if not brk_1:
@@ -106,7 +106,9 @@ class BreakContinue(Lowering):
         if brk:
             node.body = guard_rest(node.body, brk, lambda s: _sets(s, brk))
             before = replace("flag = False", node, flag=brk)
-            not_brk = replace_expr("not flag", node, flag=brk)
+            # `jn.not_any`, not `not`: inside a tensor loop the flag is a varying Python bool, whose
+            # `and` with a tensor test would need its value; a loop test only needs its truth
+            not_brk = replace_expr(f"{JN}.not_any(flag)", node, flag=brk)
             if isinstance(node, ast.While):
                 node.test = ast.copy_location(ast.BoolOp(op=ast.And(), values=[not_brk, node.test]), node.test)
             else:

@@ -488,3 +488,24 @@ def test_a_tensor_made_from_a_returned_buffer_keeps_its_value():
     spec = janus.speculate(f)
     assert [[v.numpy().tolist() if hasattr(v, "numpy") else v for v in spec(*c)] for c in calls] == eager
     assert spec.stats()["graph_runs"] >= 10, spec.report()
+
+
+def test_a_while_loop_on_a_tensor_that_breaks_on_a_tensor_runs_as_a_graph():
+    """The loop's break flag is a varying Python bool inside the loop; its test `not brk and
+    step < limit` needs only its truth (it used to ask for the bool's value, every build failed)."""
+    def decode(logits, limit):
+        toks = []
+        step = tf.constant(0)
+        while step < limit:
+            tok = tf.cast(tf.argmax(logits[step]), tf.int32)
+            toks.append(tok)
+            if tok == 3:
+                break
+            step += 1
+        return tf.stack(toks), len(toks)
+
+    rng = np.random.default_rng(3)
+    calls = [(tf.constant(rng.normal(size=(6, 5)).astype(np.float32)), tf.constant(4 if k % 3 else 6))
+             for k in range(10)]
+    spec = differential(decode, calls)
+    assert spec.stats()["graph_runs"] >= 5, spec.report()

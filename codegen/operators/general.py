@@ -166,6 +166,8 @@ def run_cond(test, body, orelse, get_state, set_state, names, lists=()):
             learn_item(exc, owner)
             reset_lists(init)
             set_state(init)
+    else:
+        current().fail("list-item", "a list a tensor `if` grows does not settle on one item", "")
     empty_lists_back(get_state, set_state)
 
 
@@ -367,6 +369,9 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
             set_state(init)
             _first_iteration(cond_fn, body_fn, extra_test, counter)
             init, start = get_state(), 1
+            for v in init:
+                if isinstance(v, GrowList):
+                    v.rebase()              # a retrace starts after the first iteration's items
             continue
         except _Unfilled as exc:
             filled = list(init)
@@ -377,6 +382,8 @@ def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter
             learn_item(exc, owner)
         reset_lists(init)
         set_state(init)
+    else:
+        current().fail("list-item", "a loop's lists and numbers do not settle on one type", "")
     empty_lists_back(get_state, set_state)
 
 

@@ -70,6 +70,11 @@ class GrowList:
         """Back to the value the loop started from (before a retrace)."""
         self.tensor, self.graph = self._start, tf.compat.v1.get_default_graph()
 
+    def rebase(self):
+        """Start a retraced loop from the items the list has now (its first iteration, traced
+        before the loop, appended to it)."""
+        self._start = self.tensor
+
     def start_empty(self, row):
         """Carry an empty tensor shaped for `row`, the first item a traced iteration appended."""
         self._start = _array(row.dtype, row.shape) if self.array else tf.zeros([0] + row.shape.as_list(), row.dtype)

@@ -38,10 +38,12 @@ class Kind(enum.Enum):
     RESULT_KIND = "a recursion's result is a Python number, or a tensor, as its profiled calls' was"
     # checked after each Python function the graph calls (tf.numpy_function) returns
     UNCHANGED = "outside state the graph reads after it calls Python is as it was when the call started"
+    CALL_RESULT = "a Python call inside the graph returns the structure, types, dtypes and shapes its profiled calls did"
 
     @property
     def in_graph(self) -> bool:
-        return self in (Kind.BRANCH, Kind.TRIP_COUNT, Kind.EXACT, Kind.RESULT_KIND, Kind.UNCHANGED)
+        return self in (Kind.BRANCH, Kind.TRIP_COUNT, Kind.EXACT, Kind.RESULT_KIND, Kind.UNCHANGED,
+                        Kind.CALL_RESULT)
 
 
 @dataclasses.dataclass

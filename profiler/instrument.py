@@ -100,7 +100,7 @@ def _instrument(code, ops: versions.Opcodes) -> Instrumented:
         before, after = _probes_for(item, items, index, ops, meta, offset_of, loop_roles,
                                     pending)
         out.extend(before)
-        out.append(item)
+        out.extend(_rewritten(item, ops))
         out.extend(after)
     bc.clear()
     bc.extend(out)
@@ -168,13 +168,15 @@ def _probes_for(ins, items, index, ops, meta, offset_of, loop_roles, pending):
     if name in ops.calls:
         probe = Probe(meta, SiteKind.CALL, span, offset=offset)
         return [], ops.probe(rec.record_value, probe, (1,), loc)
+    if name in (ops.kw_names, ops.precall):
+        return _interception(ins, items, index, ops, meta, span), []
     if name == ops.load_attr:
         probe = Probe(meta, SiteKind.ATTR_LOAD, span, offset=offset, attr=ins.arg)
         return (ops.probe(rec.record_attr_owner, probe, (1,), loc),
                 ops.probe(rec.record_value, probe, (1,), loc))
     if name == ops.load_method:
         probe = Probe(meta, SiteKind.ATTR_LOAD, span, offset=offset, attr=ins.arg)
-        return ops.probe(rec.record_method_owner, probe, (1,), loc), []
+        return ops.probe(rec.record_method_owner, probe, (1,), loc), []  # (then `_rewritten`)
     if name == ops.store_attr:
         probe = Probe(meta, SiteKind.ATTR_STORE, span, offset=offset, attr=ins.arg)
         return ops.probe(rec.record_attr_store, probe, (1, 2), loc), []
@@ -182,6 +184,27 @@ def _probes_for(ins, items, index, ops, meta, offset_of, loop_roles, pending):
         probe = Probe(meta, SiteKind.RETURN, span, offset=offset)
         return ops.probe(rec.record_value, probe, (1,), loc), []
     return [], []
+
+
+def _interception(ins, items, index, ops, meta, span) -> list:
+    """Before a call's keyword names (or its PRECALL when it has none): the callable passes
+    through ``recorders.intercept``, where a replaying re-run can answer the call itself."""
+    if ins.name == ops.kw_names:
+        precall = _next_instr(items, index)
+        if precall is None or precall.name != ops.precall:
+            return []
+        nargs = precall.arg
+    else:
+        previous = items[index - 1] if index else None
+        if isinstance(previous, Instr) and previous.name == ops.kw_names:
+            return []
+        nargs = ins.arg
+    return ops.intercept(rec.intercept, Probe(meta, SiteKind.CALL, span), nargs, ins.location)
+
+
+def _rewritten(ins, ops) -> list:
+    """The instruction as the instrumented code runs it."""
+    return ops.method_as_attribute(ins) if ins.name == ops.load_method else [ins]
 
 
 def _call_spans(code, ops) -> dict:

@@ -62,6 +62,8 @@ class ValueFact:
     shapes: set = field(default_factory=set)
     values: list = field(default_factory=list)
     lengths: set = field(default_factory=set)
+    #: ``values.structure`` of the tuples, lists, NumPy values and Python numbers seen
+    structures: set = field(default_factory=set)
     count: int = 0
     other: int = 0
     overflow: bool = False
@@ -94,6 +96,8 @@ class ValueFact:
         n = _values.length(value)
         if n is not None:
             self.lengths.add(n)
+        if len(self.structures) < MAX_VALUES:
+            self.structures.add(_values.structure(value))
 
     def _add_scalar(self, value) -> None:
         for seen in self.values:
@@ -109,6 +113,7 @@ class ValueFact:
         self.dtypes |= other.dtypes
         self.shapes |= other.shapes
         self.lengths |= other.lengths
+        self.structures |= other.structures
         self.count += other.count
         self.other += other.other
         self.overflow |= other.overflow
@@ -133,6 +138,7 @@ class ValueFact:
         return {"types": dict(self.types), "dtypes": sorted(self.dtypes),
                 "shapes": [None if s is None else list(s) for s in self.shapes],
                 "values": list(self.values), "lengths": sorted(self.lengths),
+                "structures": [_to_lists(x) for x in sorted(self.structures, key=repr)],
                 "count": self.count, "other": self.other, "overflow": self.overflow}
 
     @classmethod
@@ -140,6 +146,7 @@ class ValueFact:
         return cls(types=Counter(d["types"]), dtypes=set(d["dtypes"]),
                    shapes={None if s is None else tuple(s) for s in d["shapes"]},
                    values=list(d["values"]), lengths=set(d["lengths"]),
+                   structures={_to_tuples(x) for x in d.get("structures", ())},
                    count=d["count"], other=d["other"], overflow=d["overflow"])
 
     def __str__(self) -> str:
@@ -167,6 +174,14 @@ class BranchInstance:
     true: int = 0
     false: int = 0
     unknown: int = 0
+
+
+def _to_lists(value):
+    return [_to_lists(v) for v in value] if isinstance(value, tuple) else value
+
+
+def _to_tuples(value):
+    return tuple(_to_tuples(v) for v in value) if isinstance(value, list) else value
 
 
 @dataclass

@@ -233,3 +233,20 @@ def record_attr_store(session, site, frame, probe, owner, value):
     site.count += 1
     site.owner_types[type_name(owner)] += 1
     site.value.observe(value)
+
+
+#: ``hook(callable, filename, span) -> callable``, set by a runtime that answers some calls
+#: itself (a re-run replaying the Python calls a graph made); None: calls run as written.
+CALL_HOOK = None
+
+
+def intercept(callee, probe):
+    """The callable a call in instrumented code calls: ``callee`` unless ``CALL_HOOK`` answers
+    the call at this site instead.  Never raises (a failure leaves the call as written)."""
+    hook = CALL_HOOK
+    if hook is None:
+        return callee
+    try:
+        return hook(callee, probe.func.filename, probe.span)
+    except Exception:
+        return callee

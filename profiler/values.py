@@ -120,3 +120,34 @@ def safe_truth(value):
     if cls.__name__ == "ResourceVariable":
         return None  # reading a variable is a TF op on a mutable resource
     return bool(value)
+
+
+#: How deep and how wide ``structure`` looks into tuples and lists.
+MAX_STRUCTURE_DEPTH, MAX_STRUCTURE_ITEMS = 3, 16
+
+
+def structure(value, depth: int = 0):
+    """A hashable description of a value's shape as a tree: what a graph needs to stand in for
+    the result of a Python call.  Leaves are ``("array", dtype, shape)`` for NumPy arrays,
+    ``("scalar", dtype)`` for NumPy scalars, ``("bool",)``, ``("int",)``, ``("float",)``,
+    ``("none",)``, and ``("other", type name)`` for anything else; tuples and lists are
+    ``("tuple" | "list", children)``.  None when a container is deeper or wider than the limits."""
+    cls = type(value)
+    if cls is bool:
+        return ("bool",)
+    if cls is int:
+        return ("int",)
+    if cls is float:
+        return ("float",)
+    if value is None:
+        return ("none",)
+    if cls in (tuple, list):
+        if depth >= MAX_STRUCTURE_DEPTH or len(value) > MAX_STRUCTURE_ITEMS:
+            return None
+        children = tuple(structure(v, depth + 1) for v in value)
+        return None if None in children else (cls.__name__, children)
+    if (getattr(cls, "__module__", None) or "").split(".", 1)[0] == "numpy":
+        info = array_info(value)
+        if info is not None and info[1] is not None:
+            return ("array", info[0], info[1]) if cls.__name__ == "ndarray" else ("scalar", info[0])
+    return ("other", type_name(value))

@@ -36,6 +36,9 @@ class Opcodes:
     load_method: str
     store_attr: str
     return_value: str
+    #: the call sequence: optional keyword names, then the instruction that takes the arguments
+    kw_names: str
+    precall: str
     #: code flags of functions that are never instrumented (generators, coroutines)
     skip_flags: int
 
@@ -61,6 +64,27 @@ class Opcodes:
         return instrs
 
 
+    def method_as_attribute(self, instr) -> list:
+        """``LOAD_METHOD name`` as ``LOAD_ATTR name`` under a NULL: the call then finds one
+        callable (the bound method) where an interceptor can replace it."""
+        from bytecode import Instr
+
+        loc = instr.location
+        return [Instr("LOAD_ATTR", instr.arg, location=loc), Instr("PUSH_NULL", location=loc),
+                Instr("SWAP", 2, location=loc)]
+
+    def intercept(self, hook, site, nargs: int, location) -> list:
+        """Instructions placed before a call of ``nargs`` arguments (before its keyword names):
+        the callable under the arguments becomes ``hook(callable, site)``.  The stack holds
+        NULL, the callable, then the arguments (every method load is an attribute load)."""
+        from bytecode import Instr
+
+        swap = [Instr("SWAP", nargs + 1, location=location)] if nargs else []
+        return swap + [Instr("LOAD_CONST", hook, location=location), Instr("PUSH_NULL", location=location),
+                       Instr("SWAP", 3, location=location), Instr("LOAD_CONST", site, location=location),
+                       Instr("PRECALL", 2, location=location), Instr("CALL", 2, location=location)] + swap
+
+
 _CO_GENERATOR, _CO_COROUTINE, _CO_ITERABLE_COROUTINE, _CO_ASYNC_GENERATOR = (
     0x20, 0x80, 0x100, 0x200)
 
@@ -84,6 +108,8 @@ OPCODES = {
         load_method="LOAD_METHOD",
         store_attr="STORE_ATTR",
         return_value="RETURN_VALUE",
+        kw_names="KW_NAMES",
+        precall="PRECALL",
         skip_flags=_CO_GENERATOR | _CO_COROUTINE | _CO_ITERABLE_COROUTINE | _CO_ASYNC_GENERATOR,
     ),
 }

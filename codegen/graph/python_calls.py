@@ -25,7 +25,9 @@ from tensorflow.python.eager import context
 from tensorflow.python.ops import script_ops
 
 from codegen.operators.failing_ops import PYTHON_OPS
+from codegen.operators.outside_calls import OutsideCall, PythonCall
 from codegen.operators.unchanged import same_value
+from profiler import recorders
 
 _logs: dict = {}                 # token of a PyFunc op -> the log of the graph run recording it
 _lock = threading.Lock()
@@ -67,17 +69,21 @@ def _call(self, token, device, args):
     log, watch = _logs.get(token, (None, None))
     if log is None or func is None or isinstance(func, script_ops.EagerFunc):
         return _registry_call(self, token, device, args)
+    target = _user_function(func)
+    outside = isinstance(target, PythonCall)
     try:
-        result = func(*args)
+        result = target.run(*args) if outside else func(*args)
     except Exception as exc:
-        log.append((_user_function(func), _Raised(exc)))
+        log.append((target.record if outside else target, _Raised(exc)))
         if watch is not None:
             watch.after_python()
         raise
     result = _kept(result)      # the graph's tensor must not share memory the Python changes later
-    log.append((_user_function(func), result))
+    log.append((target.record if outside else target, result))
     if watch is not None:
         watch.after_python()
+    if outside:
+        result = target.leaves(result)          # (raises the CALL_RESULT guard's message)
     message = watch.after_call() if watch is not None else None
     if message is not None:
         # State the graph reads after this call changed: the run fails here (an InvalidArgument
@@ -111,6 +117,8 @@ def _same_function(recorded, func) -> bool:
         return False
     if isinstance(func, types.MethodType):
         return recorded.__self__ is func.__self__ and _same_function(recorded.__func__, func.__func__)
+    if isinstance(func, types.BuiltinMethodType):
+        return recorded.__self__ is func.__self__ and recorded.__name__ == func.__name__
     if isinstance(func, functools.partial):
         return _same_function(recorded.func, func.func) and len(recorded.args) == len(func.args) and all(
             map(same_value, recorded.args, func.args)) and recorded.keywords.keys() == func.keywords.keys() \
@@ -140,12 +148,40 @@ def _py_func_common(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - 
     return _eager_numpy_function(func, inp, Tout, stateful=stateful, name=name)
 
 
+def _intercept(callee, filename, span):
+    """A call in the instrumented re-run (`profiler.recorders.intercept`): the next recorded
+    Python call the graph made at this span, to the same function, returns (or raises) what it
+    did instead of running again; any other call runs."""
+    replay = getattr(_local, "replay", None)
+    if not replay:
+        return callee
+    expected, result = replay[0]
+    if not isinstance(expected, OutsideCall) or expected.span != span or expected.filename != filename:
+        return callee
+    if not _same_function(expected.function, callee):
+        replay.clear()              # the re-run went another way: call for real from here on
+        if _local.watch is not None:
+            _local.watch.apply_final()
+        return callee
+    replay.pop(0)
+    if not replay and _local.watch is not None:
+        _local.watch.apply_final()
+    return result if isinstance(result, _Raised) else (lambda *_, **__: result)
+
+
+def replays_outside_calls() -> bool:
+    """Whether the current thread's re-run must answer calls the graph made at their call sites
+    (which only the profiler's instrumented code can: the re-run is then a profiled one)."""
+    return any(isinstance(expected, OutsideCall) for expected, _ in getattr(_local, "replay", None) or ())
+
+
 def install():
-    """Wrap TensorFlow's two entry points to Python functions (once; they delegate to
-    TensorFlow's own when nothing records or replays)."""
+    """Wrap TensorFlow's two entry points to Python functions, and answer replayed calls in
+    instrumented code (once; they delegate to TensorFlow's own when nothing records or replays)."""
     if script_ops.FuncRegistry.__call__ is not _call:
         script_ops.FuncRegistry.__call__ = _call
         script_ops.py_func_common = _py_func_common
+        recorders.CALL_HOOK = _intercept
 
 
 def python_ops(graph) -> list:

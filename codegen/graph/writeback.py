@@ -24,7 +24,7 @@ from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer
 from codegen.operators.weak_numbers import WeakNumber
-from codegen.operators.values import EitherKind, Undefined, is_symbolic as _is_symbolic
+from codegen.operators.values import EitherKind, OutsideValue, Undefined, is_symbolic as _is_symbolic
 
 
 def flatten(value, tensors: list, heap):
@@ -58,6 +58,8 @@ def flatten(value, tensors: list, heap):
     if isinstance(value, PyNumber) or (isinstance(value, WeakNumber) and value.ptype is not None):
         tensors.append(value.tensor)
         return ("tensor", len(tensors) - 1, value.ptype)     # a Python number again after the run
+    if isinstance(value, OutsideValue):                       # the graph has it only after its run
+        value.refuse()
     if isinstance(value, EitherKind):                         # the run's bit says which
         tensors += [value.tensor, value.python]
         return ("either", len(tensors) - 2, value.ptype)

@@ -22,7 +22,7 @@ from codegen.operators.state import del_attr, held_outside, ld_attr, outside_rea
 from codegen.operators.text import text_builtin
 from codegen.operators.trees import NodeClass, Pointer, class_test
 from codegen.operators.weak_numbers import WeakNumber
-from codegen.operators.values import BUILDER_CODE, EAGER, is_symbolic
+from codegen.operators.values import BUILDER_CODE, EAGER, OutsideValue, is_symbolic
 
 
 class TensorRange:
@@ -234,6 +234,8 @@ def _eager_type(value):
     """The type eager has where the graph holds a stand-in (a Python number fed as a tensor, a
     NumPy array, a tree attribute, a graph tensor for eager's `EagerTensor`); None for any other
     value."""
+    if isinstance(value, OutsideValue):
+        value.refuse()
     if is_symbolic(value):
         return EAGER
     if isinstance(value, PyNumber):
@@ -266,7 +268,7 @@ def _type(*args, **kwargs):
     return type(*args, **kwargs)
 
 
-def _pending_effects(ctx) -> bool:
+def pending_effects(ctx) -> bool:
     """Python state writes the graph defers to after its run, or text it prints after it."""
     heap = ctx.heap
     if heap.attrs or heap.names or ctx.prints:
@@ -286,7 +288,7 @@ def _python_function(real):
     follow it: then that statement runs in Python, between graph segments."""
     def call(func, *args, **kwargs):
         ctx = current()
-        if _pending_effects(ctx):
+        if pending_effects(ctx):
             raise ConversionError(Reason("python-call", ctx.user_line(), "a Python function the graph calls would "
                                          "run before the Python state writes or prints that come before it",
                                          "it runs in Python between graph segments"))
@@ -306,10 +308,10 @@ def _as_users(ctx, func):
     elif isinstance(func, functools.partial):
         parts = [func.func, *func.args, *func.keywords.values()]
     nested = [p for p in parts if isinstance(p, types.FunctionType) and p.__code__ in BUILDER_CODE]
-    fresh = [p for p in parts if p not in nested and _made_in_this_call(ctx, p)]
-    fresh += [c for p in nested for c in map(_contents, p.__closure__ or ()) if _made_in_this_call(ctx, c)]
+    fresh = [p for p in parts if p not in nested and made_in_this_call(ctx, p)]
+    fresh += [c for p in nested for c in map(_contents, p.__closure__ or ()) if made_in_this_call(ctx, c)]
     fresh += [d for p in nested for d in (p.__defaults__ or ()) + tuple((p.__kwdefaults__ or {}).values())
-              if _made_in_this_call(ctx, d)]
+              if made_in_this_call(ctx, d)]
     if fresh or (nested and func is not nested[0]):
         raise ConversionError(Reason("python-call", ctx.user_line(), "the Python function the graph would call uses "
                                      "an object made while the function runs, which the graph would keep from "
@@ -373,13 +375,13 @@ _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), types.ModuleTyp
               np.ufunc, np.generic)
 
 
-def _made_in_this_call(ctx, obj) -> bool:
+def made_in_this_call(ctx, obj) -> bool:
     """Whether `obj` may be an object the function made while it runs (janus knows every outside
     object the build read, and immutable values need no care)."""
     if isinstance(obj, _IMMUTABLE) or id(obj) in ctx.outside:
         return False
     if isinstance(obj, tuple):
-        return any(_made_in_this_call(ctx, x) for x in obj)
+        return any(made_in_this_call(ctx, x) for x in obj)
     if isinstance(obj, types.FunctionType):
         return obj.__code__ in BUILDER_CODE
     return True

@@ -25,6 +25,7 @@ from codegen.operators.context import Frame, current
 from codegen.operators.gradients import UnknownConnectivity, checked_gradient
 from codegen.operators.heap import NON_READING_MUTATORS
 from codegen.operators.lists import GrowList
+from codegen.operators.outside_calls import NOT_CONVERTED, try_call
 from codegen.operators.state import no_write_in_machine
 from codegen.operators.weak_numbers import WeakNumber
 
@@ -88,11 +89,15 @@ def call(f, *args, **kwargs):
     for a in args:
         ctx.heap.mark_read(a)
     fresh = _new_value_each_call(ctx, f, args)
+    foreign = _foreign(f)
+    if fresh or foreign:
+        stand_in = try_call(f, args, kwargs)        # the call runs in Python while the graph runs
+        if stand_in is not NOT_CONVERTED:
+            return stand_in
     if fresh:
         raise ConversionError(Reason("per-call-value", ctx.user_line(), f"`{fresh}` gives a new value on every call; "
                                      "a graph would repeat the value of the call that built it",
                                      "pass the value in as an argument, or use tf.random with a seed"))
-    foreign = _foreign(f)
     if foreign:
         raise ConversionError(Reason("python-call", ctx.user_line(), f"`{foreign}` is Python code of a library "
                                      "that is not TensorFlow; a graph would run it once, when it is built, not on "

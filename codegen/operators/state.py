@@ -471,6 +471,9 @@ def _read_attr(ctx, obj, name):
     value = getattr(obj, name)
     source = ctx.outside.get(id(obj))
     if source is None or (isinstance(obj, types.ModuleType) and is_library_module(obj.__name__)):
+        if source is not None and (callable(value) or isinstance(value, types.ModuleType)) \
+                and obj.__dict__.get(name) is value:
+            ctx.outside.setdefault(id(value), source.attr(name))    # a library's function: not the call's own
         return value                 # (a user module's own state, `config.LR`, is read as any other)
     if type(value) is list and name not in getattr(obj, "__dict__", {}):
         # Computed (a property): a fresh list per read, checked by its items, never written back.

@@ -94,3 +94,22 @@ for _name in ("str", "repr", "format", "bool", "int", "float", "index", "len", "
                               "xor", "lshift", "rshift") for r in ("", "r")):
     setattr(EitherKind, f"__{_name}__", EitherKind._used)
 del _name
+
+
+class OutsideValue:
+    """A value a Python call inside the graph returns that no tensor can carry (a dict, an
+    object): the graph only has it after its run, so any use of it while building stops the
+    build, and the statement that uses it runs in Python."""
+
+    __slots__ = ("type_name", "where")
+
+    def __init__(self, type_name: str, where: str):
+        self.type_name, self.where = type_name, where
+
+    def refuse(self, *_):
+        raise StagingError(Reason("python-value", self.where, f"the `{self.type_name}` a Python call inside the "
+                                  "graph returns is used; the graph has it only after its run",
+                                  "it runs in Python between graph segments"))
+
+    __bool__ = __len__ = __iter__ = __getitem__ = __getattr__ = __hash__ = __eq__ = __str__ = __repr__ = refuse
+    __format__ = __contains__ = __call__ = __index__ = __int__ = __float__ = refuse

@@ -9,7 +9,8 @@ helper, writes to attributes, lists, dicts, a global and a `tf.Variable`,
 ops that fail for some inputs after such writes (an out-of-range
 `tf.gather`, a `tf.debugging` assertion), `print` and f-strings, and
 returns a structure.  Some statements need Python between graph segments: a tensor's value in
-Python (`float(t)`, `t.numpy()`) and a call of a non-TensorFlow library (`queue.Queue.put`).
+Python (`float(t)`, `t.numpy()`); calls of a non-TensorFlow library (`queue.Queue.put`, an
+environment's `step`, a seeded `random.Random`) run inside the graph, once per call.
 Others test `isinstance`/`type` of the Python number `n`, call Python from inside the graph
 (`tf.numpy_function`, which must run once per call), `break`/`continue` on a tensor inside
 a loop over Python values, a float linear recursion, and a `tape.gradient` whose connection to
@@ -33,11 +34,16 @@ OPEN_BUG_RULES: dict[str, str] = {
 OPEN_STATEMENTS: list[str] = []
 
 HEADER = '''import queue
+import random
 
 import tensorflow as tf
 
+import toyenv      # tests/janus/library/site-packages: a library (the runner puts it on the path)
+
 COUNT = 0
 QUEUE = queue.Queue()
+ENV = toyenv.Env(int_reward_every=7)
+RNG = random.Random(0)
 LOG = []
 TABLE = {}
 
@@ -242,6 +248,11 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: 'print("value", t.numpy())',
         lambda: "if float(tf.reduce_mean(t)) > 0.5:\n    k = k + 1",
         lambda: "QUEUE.put(k)\nLOG.append(QUEUE.qsize())",
+        # Library calls run inside the graph once per call: an environment step (whose reward is
+        # an int now and then), its state read after it, and a seeded draw.
+        lambda: ("obs, rw, dn, info = ENV.step(abs(k) % 3)\nt = t + tf.reduce_sum(tf.convert_to_tensor(obs)) * rw\n"
+                 "LOG.append(ENV.steps)"),
+        lambda: f"s = s + RNG.random() * {draw(st.sampled_from(['1.0', 'n']))}",
         lambda: "t = tf.cast(t, tf.float64)",       # a dtype that changes inside a loop
         # The type of a Python number fed as a tensor (n is sometimes a float).
         lambda: "k = k + (1 if isinstance(n, int) else 2)",

@@ -24,6 +24,8 @@ from tests.harness import run_capturing
 FUZZ_MIN_WORK = 1
 
 _DIR = Path(tempfile.mkdtemp(prefix="janus_fuzz_"))
+# The programs import `toyenv`, a library that acts on the world (it lives under site-packages).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "janus" / "library" / "site-packages"))
 COUNTER = {"programs": 0, "calls": 0, "graph_runs": 0}
 # A long run appends its running totals to this file every 100 programs, so a run that is
 # stopped early still tells how far it got.
@@ -83,7 +85,8 @@ def _same_text(a: str, b: str) -> bool:
 def _state(module, box):
     return {"box.n": box.n, "box.t": box.t, "box.v": box.v.read_value(), "box.items": list(box.items),
             "LOG": list(module.LOG),
-            "TABLE": dict(module.TABLE), "COUNT": module.COUNT}
+            "TABLE": dict(module.TABLE), "COUNT": module.COUNT,
+            "ENV": (module.ENV.steps, module.ENV.state.tolist()), "RNG": module.RNG.getstate()}
 
 
 def run(source: str, calls: list) -> dict:

@@ -33,11 +33,11 @@ def next_of_global(x):
 
 @pytest.mark.parametrize("fn", [python_random, numpy_random, clock, next_of_global], ids=lambda f: f.__name__)
 def test_a_new_value_per_call_is_computed_per_call(fn):
+    """The call runs inside the graph, on every call (`tests/janus/test_outside_calls.py`)."""
     spec = janus.speculate(fn)
     outs = [float(spec(tf.constant(1.0))) for _ in range(8)]
     assert len(set(outs)) > 1, outs
-    assert spec.imperative is not None and spec.imperative.kind == "per-call-value", spec.report()
-    assert spec.imperative.where.endswith(f":{fn.__code__.co_firstlineno + 1}")
+    assert spec.stats()["graph_runs"] >= 4 and "CALL_RESULT" in spec.report(), spec.report()
 
 
 def next_of_local(x):

@@ -1,0 +1,212 @@
+"""A call into a Python library that is not TensorFlow (an environment's `step`, `random.random`)
+runs inside the graph, once per call of the function, as eager runs it: the graph calls it while
+it runs and holds its results as stand-ins.  When a guard or an op fails after the call, the
+call is not run again: the re-run in Python gets its recorded result.  The environment here is
+a library (`tests/janus/library/site-packages/toyenv.py`) that counts its steps."""
+import os
+import random
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import janus
+from tests.harness import assert_same, assert_same_outcome, run_capturing
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "library", "site-packages"))
+import toyenv  # noqa: E402
+
+
+def _env_state(env):
+    return env.steps, [a if isinstance(a, int) else ("tensor", a.numpy().tolist()) for a in env.actions], \
+        env.state.tolist()
+
+
+def run_both(fn, calls, int_reward_every=0, **options):
+    """Every call eagerly on one environment and speculated on another: equal outcomes, and
+    equal environments after every call (each step ran exactly once)."""
+    eager_env, janus_env = toyenv.Env(int_reward_every), toyenv.Env(int_reward_every)
+    spec = janus.speculate(fn, **options)
+    for args in calls:
+        eager = run_capturing(fn, (eager_env,) + args)
+        result = run_capturing(spec, (janus_env,) + args)
+        assert_same_outcome(eager, result)
+        assert _env_state(eager_env) == _env_state(janus_env)
+    return spec
+
+
+W = tf.constant([1.0, 2.0, 3.0])
+
+
+def step_once(env, w, a):
+    x = tf.reduce_sum(w) * 2.0
+    obs, reward, done, info = env.step(a)
+    y = tf.reduce_sum(tf.convert_to_tensor(obs)) + x * reward
+    return y, done
+
+
+def test_a_library_call_runs_inside_the_graph_once_per_call():
+    spec = run_both(step_once, [(W, k % 3) for k in range(10)])
+    stats = spec.stats()
+    assert stats["graph_runs"] >= 6 and not stats["segmented_runs"], spec.report()
+    assert "CALL_RESULT" in spec.report()
+
+
+def test_a_result_of_another_structure_fails_the_guard_and_the_step_runs_once():
+    spec = run_both(step_once, [(W, k % 3) for k in range(10)], int_reward_every=5)
+    assert spec.stats()["guard_failures"] >= 1, spec.report()
+    assert "guard-failed:call_result" in spec.report()
+
+
+def step_then_branch(env, w, a, limit):
+    obs, reward, done, info = env.step(a)
+    total = tf.reduce_sum(tf.convert_to_tensor(obs))
+    if total > limit:
+        total = total * 10.0
+    return total + tf.reduce_sum(w)
+
+
+def test_a_guard_failing_after_the_call_replays_it():
+    calls = [(W, 1, tf.constant(100.0))] * 5 + [(W, 2, tf.constant(0.0))] + [(W, 1, tf.constant(100.0))] * 2
+    spec = run_both(step_then_branch, calls)
+    assert spec.stats()["guard_failures"] >= 1 and spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def step_then_gather(env, w, a, i):
+    obs, reward, done, info = env.step(a)
+    return tf.gather(w, i) + tf.reduce_sum(tf.convert_to_tensor(obs))
+
+
+def test_an_op_failing_after_the_call_raises_eagers_error_with_one_step():
+    calls = [(W, 1, tf.constant(k % 3)) for k in range(6)] + [(W, 2, tf.constant(7)), (W, 1, tf.constant(0))]
+    spec = run_both(step_then_gather, calls)
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+def test_an_exception_the_library_raises_is_raised_once():
+    calls = [(W, k % 3) for k in range(6)] + [(W, -1), (W, 2)]
+    spec = run_both(step_once, calls)
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+def step_with_tensor_action(env, w):
+    action = tf.argmax(w)
+    obs, reward, done, info = env.step(action)
+    return tf.convert_to_tensor(obs) * w
+
+
+def test_a_tensor_argument_reaches_the_library_as_a_tensor():
+    spec = run_both(step_with_tensor_action, [(tf.constant([float(k % 3), 1.0, 0.5]),) for k in range(6)])
+    assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+class Counter:
+    def __init__(self):
+        self.n = 0
+
+
+def write_then_step(env, w, counter):
+    counter.n += 1
+    obs, reward, done, info = env.step(counter.n)
+    return tf.reduce_sum(tf.convert_to_tensor(obs)) + w
+
+
+def test_a_state_write_before_the_call_keeps_its_order():
+    eager_env, janus_env, c1, c2 = toyenv.Env(), toyenv.Env(), Counter(), Counter()
+    spec = janus.speculate(write_then_step)
+    for _ in range(6):
+        assert_same(write_then_step(eager_env, W, c1), spec(janus_env, W, c2))
+        assert (c1.n, _env_state(eager_env)) == (c2.n, _env_state(janus_env))
+
+
+def step_a_fresh_env(w):
+    env = toyenv.Env()
+    obs, reward, done, info = env.step(1)
+    return tf.convert_to_tensor(obs) + w
+
+
+def test_a_call_on_an_object_the_function_made_stays_in_python():
+    spec = janus.speculate(step_a_fresh_env)
+    for _ in range(6):
+        assert_same(step_a_fresh_env(W), spec(W))
+    assert spec.stats()["graph_runs"] == 0
+
+
+def draw(x):
+    y = x * 2.0
+    r = random.random()
+    return y + r, r
+
+
+def test_random_in_the_middle_draws_fresh_on_every_call_and_equals_eager():
+    random.seed(7)
+    eager = [draw(tf.constant(float(k))) for k in range(8)]
+    spec = janus.speculate(draw)
+    random.seed(7)
+    got = [spec(tf.constant(float(k))) for k in range(8)]
+    assert_same(eager, got)
+    assert len({r for _, r in got}) == 8 and spec.stats()["graph_runs"] >= 4, spec.report()
+
+
+def draw_then_fail(x, limit):
+    r = random.random()
+    y = x * r
+    if tf.reduce_sum(y) > limit:
+        y = -y
+    return y
+
+
+def test_a_draw_before_a_failing_guard_is_not_drawn_again():
+    calls = [(tf.constant(1.0), tf.constant(100.0))] * 5 + [(tf.constant(1.0), tf.constant(-1.0))] + \
+        [(tf.constant(1.0), tf.constant(100.0))] * 2
+    random.seed(3)
+    eager = [draw_then_fail(*c) for c in calls] + [random.random()]
+    spec = janus.speculate(draw_then_fail)
+    random.seed(3)
+    got = [spec(*c) for c in calls] + [random.random()]
+    assert_same(eager, got)
+    assert spec.stats()["guard_failures"] >= 1, spec.report()
+
+
+def episode(env, w, seed, n):
+    obs, info = env.reset(seed=seed)
+    total = tf.constant(0.0)
+    for t in range(n):
+        a = 1 if t % 2 else 2
+        obs, reward, done, info = env.step(a)
+        total = total + tf.reduce_sum(tf.convert_to_tensor(obs) * w) * reward
+        if done:
+            break
+    return total
+
+
+def test_an_episode_loop_in_python_steps_as_eager():
+    spec = run_both(episode, [(W, s, 4) for s in range(6)] + [(W, 1, 8), (W, 2, 3)])
+    assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def step_and_keep_info(env, w, a, log):
+    obs, reward, done, info = env.step(a)
+    log.append(info)
+    return tf.convert_to_tensor(obs) + w, info
+
+
+def test_a_result_no_tensor_carries_is_never_baked_into_the_graph():
+    eager_env, janus_env, eager_log, janus_log = toyenv.Env(), toyenv.Env(), [], []
+    spec = janus.speculate(step_and_keep_info)
+    for k in range(6):
+        assert_same(step_and_keep_info(eager_env, W, k, eager_log), spec(janus_env, W, k, janus_log))
+        assert eager_log == janus_log and _env_state(eager_env) == _env_state(janus_env)
+
+
+def reset_then_decide(env, w, seed):
+    obs, info = env.reset(seed=seed)
+    if info:
+        return w
+    return tf.convert_to_tensor(obs) * w
+
+
+def test_using_a_result_no_tensor_carries_keeps_that_statement_in_python():
+    spec = run_both(reset_then_decide, [(W, s) for s in range(6)])
+    assert spec.stats()["graph_runs"] == 0 or "python-value" in spec.report(), spec.report()

@@ -7,8 +7,6 @@ import os
 import random
 import sys
 
-import numpy as np
-import pytest
 import tensorflow as tf
 
 import janus

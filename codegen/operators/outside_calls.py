@@ -14,6 +14,7 @@ not run it again: the re-run in Python answers the call with its recorded result
 """
 from __future__ import annotations
 
+import dis
 import sys
 
 import numpy as np
@@ -139,8 +140,8 @@ def _call_site(ctx):
     frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_filename != filename:
         frame = frame.f_back
-    if frame is None:
-        return filename, None
+    if frame is None or frame.f_code.co_code[frame.f_lasti] == dis.opmap["CALL_FUNCTION_EX"]:
+        return filename, None           # (a call with `*args` or `**kwargs`: the re-run cannot answer it)
     lineno, end_lineno, col, end_col = list(frame.f_code.co_positions())[frame.f_lasti // 2]
     return filename, (lineno, col, end_lineno, end_col)
 

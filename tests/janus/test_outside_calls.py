@@ -208,3 +208,15 @@ def reset_then_decide(env, w, seed):
 def test_using_a_result_no_tensor_carries_keeps_that_statement_in_python():
     spec = run_both(reset_then_decide, [(W, s) for s in range(6)])
     assert spec.stats()["graph_runs"] == 0 or "python-value" in spec.report(), spec.report()
+
+
+def step_starred(env, w, a):
+    args = (a,)
+    obs, reward, done, info = env.step(*args)
+    return tf.convert_to_tensor(obs) + w
+
+
+def test_a_call_with_starred_arguments_stays_in_python():
+    """The re-run answers a recorded call only where the instrumented code can see its callable."""
+    spec = run_both(step_starred, [(W, k % 3) for k in range(6)])
+    assert "CALL_RESULT" not in spec.report(), spec.report()

@@ -16,12 +16,13 @@ from profiler.library import is_library_file
 
 from codegen.assumptions import Kind
 from codegen.operators import failing_ops
+from codegen.operators.arrays import PyArray
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
 from codegen.operators.numbers import PyNumber, python_kind, wide_tensor, wide_tensor_dtype
 from codegen.operators.lists import (GrowList, NeedsItemSpec, empty_lists_back, grow_lists, learn_item,
                                      reset_lists)
-from codegen.operators.values import NO_RETURN, UNDEF, is_composite
+from codegen.operators.values import NO_RETURN, UNDEF, OutsideValue, is_composite
 
 
 _NUMBERS = (bool, int, float)
@@ -41,8 +42,7 @@ def as_tensor(v, dtype=None):
 
 
 def _flat(v) -> list:
-    """The tensors of a carried value: composite tensors (ragged, sparse) by their components."""
-    return tf.nest.flatten(v, expand_composites=True)
+    return tf.nest.flatten(v, expand_composites=True)   # (composite tensors by their components)
 
 
 def _is_loop_state(v) -> bool:
@@ -53,7 +53,7 @@ def _is_loop_state(v) -> bool:
         return len(v) > 0 and all(_is_loop_state(x) for x in v)
     if isinstance(v, GrowList):
         return v.tensor is not None
-    return is_tensorlike(v) or isinstance(v, tf.TensorArray) or is_composite(v)
+    return is_tensorlike(v) or isinstance(v, (tf.TensorArray, PyArray)) or is_composite(v)
 
 
 def _loop_value(v, like=None):
@@ -328,9 +328,7 @@ def _invariant(v):
 
 
 def _zeros_like_spec(v):
-    if type(v) is tuple:
-        return tuple(_zeros_like_spec(x) for x in v)
-    return tf.zeros([d or 0 for d in v.shape], v.dtype)
+    return tuple(map(_zeros_like_spec, v)) if type(v) is tuple else tf.zeros([d or 0 for d in v.shape], v.dtype)
 
 
 def trace_iteration(ctx, run, get_state, init, names, where: str, fill: bool = False) -> list:
@@ -345,7 +343,8 @@ def trace_iteration(ctx, run, get_state, init, names, where: str, fill: bool = F
     if unfilled:
         raise _Unfilled(unfilled)
     for j, k in enumerate(init):
-        if not _is_loop_state(k) and k is not vals[j] and k is not None and k is not UNDEF:
+        if not _is_loop_state(k) and k is not vals[j] and k is not None and k is not UNDEF \
+                and not (type(k) is type(vals[j]) is OutsideValue and k.type_name == vals[j].type_name):
             ctx.fail("loop-state", f"the loop replaces the Python object in `{names[j]}`",
                      "keep Python objects fixed inside loops over tensors")
     return vals
@@ -488,8 +487,8 @@ def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: b
 
 def _carried(start, tensor, kind):
     """A loop variable from its tensor: a Python number's stand-in, its `GrowList`, or the tensor."""
-    if isinstance(start, GrowList):
-        return start.rebind(tensor)
+    if isinstance(start, (GrowList, PyArray)):
+        return start.rebind(tensor) if isinstance(start, GrowList) else PyArray(tensor)
     return PyNumber(tensor, kind) if kind is not None else tensor
 
 

@@ -7,6 +7,7 @@ import os
 import random
 import sys
 
+import numpy as np
 import tensorflow as tf
 
 import janus
@@ -220,3 +221,30 @@ def test_a_call_with_starred_arguments_stays_in_python():
     """The re-run answers a recorded call only where the instrumented code can see its callable."""
     spec = run_both(step_starred, [(W, k % 3) for k in range(6)])
     assert "CALL_RESULT" not in spec.report(), spec.report()
+
+
+def episode_with_lists(env, w, seed, u):
+    """The actor-critic shape: an observation replaced by every step, rewards (Python floats)
+    and values kept in lists, a `break` when the episode ends, returns by a Python loop."""
+    obs, _ = env.reset(seed=seed)
+    rewards, values = [], []
+    for t in range(len(u)):
+        v = tf.reduce_sum(tf.convert_to_tensor(obs) * w)
+        action = tf.cast(v > u[t], tf.int32)
+        obs, reward, done, info = env.step(action)
+        rewards.append(reward)
+        values.append(v)
+        if done:
+            break
+    returns, g = [], 0.0
+    for r in reversed(rewards):
+        g = r + 0.9 * g
+        returns.insert(0, g)
+    return tf.reduce_sum(tf.constant(returns, tf.float32) * tf.stack(values)), len(rewards)
+
+
+def test_an_episode_with_lists_steps_the_environment_inside_one_graph():
+    def uniforms(k):
+        return tf.constant(np.random.default_rng(k).uniform(size=4 if k % 3 == 0 else 10).astype(np.float32))
+    spec = run_both(episode_with_lists, [(W, k, uniforms(k)) for k in range(10)])
+    assert spec.stats()["graph_runs"] >= 5 and not spec.stats()["segmented_runs"], spec.report()

@@ -16,7 +16,7 @@ import tensorflow as tf
 from codegen.errors import ConversionError, NeedsPythonValue, Reason
 from codegen.operators.context import PrintEvent, current
 from codegen.operators.arrays import PyArray, as_numpy
-from codegen.operators.numbers import PyNumber, convert, convert_tensor
+from codegen.operators.numbers import PyNumber, convert, convert_tensor, is_computed
 from codegen.operators.lists import GrowList
 from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
@@ -31,6 +31,7 @@ class TensorRange:
     def __init__(self, *args):
         # range() of Python numbers that vary between calls yields Python ints, as eager's does.
         self.python = not any(is_symbolic(a) for a in args)
+        self.computed = is_computed(*args)
         args = [tf.cast(tf.convert_to_tensor(a), tf.int32) if is_symbolic(a) or isinstance(a, PyNumber)
                 else tf.constant(int(a), tf.int32) for a in args]
         if len(args) == 1:
@@ -49,7 +50,7 @@ class TensorRange:
 
     def value(self, tensor):
         """An item as the program sees it: a Python int (`PyNumber`) for a range of Python numbers."""
-        return PyNumber(tensor, int) if self.python else tensor
+        return PyNumber(tensor, int, self.computed) if self.python else tensor
 
 
 def py_iter(x):

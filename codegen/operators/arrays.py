@@ -179,6 +179,20 @@ _ARITH = {"add": _op.add, "sub": _op.sub, "mul": _op.mul, "truediv": _op.truediv
 _COMPARE = {"lt": _op.lt, "le": _op.le, "gt": _op.gt, "ge": _op.ge, "eq": tf.equal, "ne": tf.not_equal}
 
 
+def _python_int(value) -> bool:
+    return type(value) in (int, bool) or (isinstance(value, PyNumber) and value.ptype in (int, bool))
+
+
+def _may_not_fit(value, dtype) -> bool:
+    """A Python int that lies, or if it varies may lie, outside `dtype` (fed ints are below
+    2**31; a computed one may be any int64)."""
+    if type(value) is int:
+        return not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max
+    if not (isinstance(value, PyNumber) and value.ptype is int):
+        return False
+    return dtype.kind == "u" or dtype.itemsize < 4 or (value.computed and dtype.itemsize < 8)
+
+
 def _binary(name, op, reverse=False):
     def method(self, other):
         if isinstance(other, (tf.Tensor, tf.Variable)):
@@ -193,6 +207,10 @@ def _binary(name, op, reverse=False):
             result = np.result_type(result, np.float64)
         if name in ("floordiv", "mod") and result.kind in "iub":
             _numpy_code(f"integer `{name}`")          # NumPy gives 0 for a zero divisor, TensorFlow fails
+        if name in _COMPARE and result.kind in "iu" and result != np.uint64 and (_python_int(a) or _python_int(b)):
+            result = np.dtype(np.int64)     # NumPy 2 compares with a Python int exactly, even outside the dtype
+        elif result.kind in "iu" and any(_may_not_fit(v, result) for v in (a, b)):
+            _numpy_code("integer arithmetic with a Python int outside the array's dtype")   # NumPy raises
         dtype = tf.as_dtype(result)
         x, y = _as(a, dtype), _as(b, dtype)
         if name == "truediv" and not isinstance(b, PyArray) and _dtype_of(b) != 0 and result.kind in "fc":

@@ -299,3 +299,26 @@ def test_fancy_indexing_stays_numpys():
 
 def test_numpy_scalars_convert_like_eager():
     assert math.isclose(float(np.float32(0.1)), 0.10000000149011612)        # the value tests above rely on
+
+
+def int_comparisons(a, n):
+    return a[0] < n, a < n, a[1] == n, a[0] > 3
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_an_integer_array_compared_with_a_python_int_outside_its_dtype(dtype):
+    """NumPy 2 compares with a Python int exactly; the graph once cast 200 to int8 (-56)."""
+    calls = [(np.array([5, 100], dtype), n) for n in [1, 2, 3, 200, -200, 100, 5, 7, 1000, 300]]
+    spec = _differential(int_comparisons, calls)
+    assert _graph_runs(spec) >= 4, spec.report()
+
+
+def int_arithmetic(a, n):
+    return a + n, a[0] * n
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32])
+def test_integer_array_arithmetic_with_a_python_int_outside_its_dtype(dtype):
+    """NumPy 2 raises OverflowError for a Python int outside a narrow dtype; never a wrapped value."""
+    calls = [(np.array([5, 100], dtype), n) for n in [1, 2, 3, 200, -200, 100, 5, 7, 1000, 300]]
+    _differential(int_arithmetic, calls)

@@ -13,14 +13,13 @@ import copy
 import dataclasses
 import types
 
-import numpy as np
 import tensorflow as tf
 
 from profiler.library import is_library_module
 
 from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.heap import DELETED
-from codegen.operators.arrays import PyArray
+from codegen.operators.arrays import PyArray, as_numpy
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer
 from codegen.operators.weak_numbers import WeakNumber
@@ -54,7 +53,7 @@ def flatten(value, tensors: list, heap):
         if heap is not None and value.tensor.ref() in heap.arg_tensors:
             return ("arg", heap.arg_tensors[value.tensor.ref()])
         tensors.append(value.tensor)
-        return ("tensor", len(tensors) - 1, np.asarray)     # a NumPy array again after the run
+        return ("tensor", len(tensors) - 1, as_numpy(value))    # a NumPy array (or scalar) again after the run
     if isinstance(value, PyNumber) or (isinstance(value, WeakNumber) and value.ptype is not None):
         tensors.append(value.tensor)
         return ("tensor", len(tensors) - 1, value.ptype)     # a Python number again after the run

@@ -3,10 +3,17 @@
 A NumPy array argument is a graph input (one graph for every batch).  Inside
 the builder it is a `PyArray`: TensorFlow ops convert it as eager converts an
 array (to the other tensor's dtype in arithmetic with a tensor); arithmetic
-with Python numbers and other arrays follows NumPy's result dtypes; results,
-writes and prints come back as `numpy.ndarray`s.  Anything else NumPy would
-do with it (indexing, methods, `np.*` functions, text) is NumPy's own code:
-the function runs in Python (`numpy-array`), saying so.
+with Python numbers and other arrays follows NumPy's result dtypes (NumPy 2:
+a Python number is "weak", so `np.float32(u) < 0.3` compares in float32);
+basic indexing (ints, fed or computed Python ints, integer scalar tensors,
+constant slices, `None`, `...`) is a strided slice, whose index out of range
+fails the run, so the call runs in Python and raises eager's `IndexError`;
+`len()` is the first dimension; `tf.constant` of it is its tensor.  A result
+NumPy gives as a scalar (`a[1]`, arithmetic on 0-d values) is a 0-d
+`PyArray` marked `scalar`, handed back as that NumPy scalar.  Results,
+writes and prints come back as NumPy values.  Anything else NumPy would do
+with it (fancy indexing, methods, `np.*` functions, text) is NumPy's own
+code: the statement runs in Python (`numpy-array`), saying so.
 """
 from __future__ import annotations
 
@@ -29,10 +36,13 @@ def _numpy_code(what: str):
 
 
 class PyArray:
-    __slots__ = ("tensor",)
+    """`scalar`: the value is a NumPy scalar (`np.float32`), not a 0-d array."""
 
-    def __init__(self, tensor):
+    __slots__ = ("tensor", "scalar")
+
+    def __init__(self, tensor, scalar: bool = False):
         self.tensor = tensor
+        self.scalar = scalar
 
     def __tf_tensor__(self, dtype=None, name=None):
         if dtype is None or tf.as_dtype(dtype) == self.tensor.dtype:
@@ -43,7 +53,22 @@ class PyArray:
         _numpy_code("using the value")
 
     __bool__ = __index__ = __int__ = __float__ = __str__ = __repr__ = __format__ = __hash__ = _numpy_value
-    __iter__ = __len__ = __getitem__ = __array__ = _numpy_value
+    __iter__ = __array__ = _numpy_value
+
+    def __len__(self):
+        if not self.tensor.shape.rank:
+            _numpy_code("`len()` of an array without dimensions")
+        return guarded(self.tensor.shape)[0]
+
+    def __getitem__(self, spec):
+        return index(self, spec)
+
+    def constant(self, dtype=None, shape=None, name=None):
+        """`tf.constant(array)`: a tensor of the array's dtype (a new tensor, never the fed
+        argument itself, which janus would hand back as the caller's array)."""
+        if shape is not None or (dtype is not None and tf.as_dtype(dtype) != self.tensor.dtype):
+            _numpy_code("`tf.constant` with a shape or another dtype")
+        return tf.identity(self.tensor, name=name)
 
     def __getattr__(self, name):
         shape = self.tensor.shape
@@ -62,10 +87,74 @@ class PyArray:
         _numpy_code(f"`.{name}`")
 
     def __neg__(self):
-        return PyArray(-self.tensor)
+        return _result(-self.tensor)
 
     def __abs__(self):
-        return PyArray(tf.abs(self.tensor))
+        return _result(tf.abs(self.tensor))
+
+
+def as_numpy(array):
+    """How a graph output that stood for `array` becomes eager's value after the run."""
+    return _numpy_scalar if array.scalar else np.asarray
+
+
+def _numpy_scalar(value):
+    return np.asarray(value)[()]
+
+
+def _result(tensor):
+    """A NumPy operation's result: NumPy gives a scalar where the result has no dimensions."""
+    return PyArray(tensor, scalar=tensor.shape.rank == 0)
+
+
+def index(array, spec):
+    """`array[spec]` by NumPy's basic indexing, as a strided slice of the array's tensor."""
+    parts = spec if type(spec) is tuple else (spec,)
+    if array.tensor.shape.rank is None:
+        _numpy_code("indexing an array of unknown rank")
+    parts = tuple(_index_part(p) for p in parts)
+    consumed = [p for p in parts if p is not None and p is not Ellipsis]
+    ellipses = sum(p is Ellipsis for p in parts)           # (by identity: `in` would compare tensors)
+    if len(consumed) > array.tensor.shape.rank or ellipses > 1:
+        _numpy_code("indexing with more indices than dimensions")       # NumPy raises IndexError
+    if not ellipses:
+        parts = _out_of_range_at_run_time(array.tensor.shape, parts)
+    result = array.tensor[parts if type(spec) is tuple else parts[0]]
+    return PyArray(result, scalar=result.shape.rank == 0 and not ellipses)
+
+
+def _index_part(part):
+    """One item of a basic index as TensorFlow's slicing takes it; anything NumPy would read
+    otherwise (bools, lists, arrays, floats) stops the build."""
+    if part is None or part is Ellipsis:
+        return part
+    if isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_)):
+        return int(part)
+    if isinstance(part, PyNumber) and part.ptype is int:
+        return part.tensor
+    if isinstance(part, PyArray) and part.tensor.shape.rank == 0 and part.tensor.dtype.is_integer:
+        return part.tensor
+    if isinstance(part, tf.Tensor) and part.shape.rank == 0 and part.dtype.is_integer:
+        return part
+    if type(part) is slice and all(b is None or (isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_)))
+                                   for b in (part.start, part.stop, part.step)) and part.step != 0:
+        return slice(*(None if b is None else int(b) for b in (part.start, part.stop, part.step)))
+    _numpy_code(f"indexing with {type(part).__name__}")
+
+
+def _out_of_range_at_run_time(shape, parts):
+    """A constant index out of range of a known dimension (NumPy raises `IndexError`) is fed as
+    a tensor, so that the slice fails when the graph runs, not when it is built: janus then
+    runs the call in Python, which raises eager's error."""
+    axis, out = 0, []
+    for p in parts:
+        if p is not None:
+            n = shape[axis]
+            if type(p) is int and n is not None and not -n <= p < n:
+                p = tf.raw_ops.PlaceholderWithDefault(input=tf.constant(p, tf.int64), shape=[])
+            axis += 1
+        out.append(p)
+    return tuple(out)
 
 
 def _dtype_of(value):
@@ -90,6 +179,20 @@ _ARITH = {"add": _op.add, "sub": _op.sub, "mul": _op.mul, "truediv": _op.truediv
 _COMPARE = {"lt": _op.lt, "le": _op.le, "gt": _op.gt, "ge": _op.ge, "eq": tf.equal, "ne": tf.not_equal}
 
 
+def _python_int(value) -> bool:
+    return type(value) in (int, bool) or (isinstance(value, PyNumber) and value.ptype in (int, bool))
+
+
+def _may_not_fit(value, dtype) -> bool:
+    """A Python int that lies, or if it varies may lie, outside `dtype` (fed ints are below
+    2**31; a computed one may be any int64)."""
+    if type(value) is int:
+        return not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max
+    if not (isinstance(value, PyNumber) and value.ptype is int):
+        return False
+    return dtype.kind == "u" or dtype.itemsize < 4 or (value.computed and dtype.itemsize < 8)
+
+
 def _binary(name, op, reverse=False):
     def method(self, other):
         if isinstance(other, (tf.Tensor, tf.Variable)):
@@ -104,13 +207,17 @@ def _binary(name, op, reverse=False):
             result = np.result_type(result, np.float64)
         if name in ("floordiv", "mod") and result.kind in "iub":
             _numpy_code(f"integer `{name}`")          # NumPy gives 0 for a zero divisor, TensorFlow fails
+        if name in _COMPARE and result.kind in "iu" and result != np.uint64 and (_python_int(a) or _python_int(b)):
+            result = np.dtype(np.int64)     # NumPy 2 compares with a Python int exactly, even outside the dtype
+        elif result.kind in "iu" and any(_may_not_fit(v, result) for v in (a, b)):
+            _numpy_code("integer arithmetic with a Python int outside the array's dtype")   # NumPy raises
         dtype = tf.as_dtype(result)
         x, y = _as(a, dtype), _as(b, dtype)
         if name == "truediv" and not isinstance(b, PyArray) and _dtype_of(b) != 0 and result.kind in "fc":
             # A constant divisor: the graph optimiser would multiply by its reciprocal instead of
             # dividing as NumPy does; it is not zero, so divide_no_nan divides exactly.
-            return PyArray(tf.math.divide_no_nan(x, y))
-        return PyArray(op(x, y))
+            return _result(tf.math.divide_no_nan(x, y))
+        return _result(op(x, y))
     return method
 
 

@@ -15,8 +15,8 @@ import tensorflow as tf
 
 from codegen.errors import ConversionError, NeedsPythonValue, Reason
 from codegen.operators.context import PrintEvent, current
-from codegen.operators.arrays import PyArray
-from codegen.operators.numbers import PyNumber, convert
+from codegen.operators.arrays import PyArray, as_numpy
+from codegen.operators.numbers import PyNumber, convert, convert_tensor, is_computed
 from codegen.operators.lists import GrowList
 from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
@@ -31,6 +31,7 @@ class TensorRange:
     def __init__(self, *args):
         # range() of Python numbers that vary between calls yields Python ints, as eager's does.
         self.python = not any(is_symbolic(a) for a in args)
+        self.computed = is_computed(*args)
         args = [tf.cast(tf.convert_to_tensor(a), tf.int32) if is_symbolic(a) or isinstance(a, PyNumber)
                 else tf.constant(int(a), tf.int32) for a in args]
         if len(args) == 1:
@@ -49,7 +50,7 @@ class TensorRange:
 
     def value(self, tensor):
         """An item as the program sees it: a Python int (`PyNumber`) for a range of Python numbers."""
-        return PyNumber(tensor, int) if self.python else tensor
+        return PyNumber(tensor, int, self.computed) if self.python else tensor
 
 
 def py_iter(x):
@@ -100,7 +101,7 @@ def _deferred(ctx, a):
                  "print a tensor computed from it")
     if isinstance(a, PyArray):
         ctx.print_tensors.append(a.tensor)
-        return _Out(len(ctx.print_tensors) - 1, np.asarray)
+        return _Out(len(ctx.print_tensors) - 1, as_numpy(a))
     if isinstance(a, tf.TensorShape) and not (a.rank is not None and a.is_fully_defined()):
         ctx.fail("shape-read", "printing a shape whose dimensions vary between calls",
                  "janus keeps those dimensions specialised")
@@ -200,10 +201,17 @@ def _ptype(a):
 
 
 def _number(kind):
-    """`int(n)`, `float(n)`, `bool(n)`, `abs(n)`: Python's on a fed number, the builtin otherwise."""
+    """`int(n)`, `float(n)`, `bool(n)`, `abs(n)`: Python's on a fed number; `int(t)`, `float(t)`,
+    `bool(t)` of a scalar graph tensor: the Python number eager's conversion gives, computed in
+    the graph (a recursion machine's frames keep the builtin, which stops the build); the builtin
+    otherwise."""
     def fn(*args, **kwargs):
         if len(args) == 1 and not kwargs and isinstance(args[0], PyNumber):
             return abs(args[0]) if kind is abs else convert(kind, args[0])
+        if len(args) == 1 and not kwargs and kind is not abs and is_symbolic(args[0]) and not current().in_machine:
+            number = convert_tensor(kind, args[0])
+            if number is not None:
+                return number
         return kind(*args, **kwargs)
     return fn
 
@@ -241,7 +249,7 @@ def _eager_type(value):
     if isinstance(value, PyNumber):
         return value.ptype
     if isinstance(value, PyArray):
-        return np.ndarray
+        return np.dtype(value.tensor.dtype.as_numpy_dtype).type if value.scalar else np.ndarray
     if isinstance(value, WeakNumber):
         if value.ptype is None:
             raise ConversionError(Reason("node-class", current().user_line(), "the Python type of this tree attribute "

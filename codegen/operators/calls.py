@@ -20,6 +20,7 @@ from profiler import SiteKind, code_key
 from profiler.library import is_library_file, is_library_module, is_user_function
 
 from codegen.errors import ConversionError, Reason
+from codegen.operators.arrays import PyArray
 from codegen.operators.builtins import BUILTINS
 from codegen.operators.context import Frame, current
 from codegen.operators.gradients import UnknownConnectivity, checked_gradient
@@ -121,6 +122,8 @@ def call(f, *args, **kwargs):
             ctx.fail("list-conversion", "tf.constant of a list a loop grows, other than of Python floats",
                      "use tf.stack")        # (eager's tf.constant of a list of scalar tensors raises)
         return args[0].__tf_tensor__(args[1] if len(args) == 2 else kwargs.get("dtype"))  # as eager converts it
+    if f is tf.constant and args and isinstance(args[0], PyArray):
+        return args[0].constant(*args[1:], **kwargs)
     if isinstance(f, types.MethodType) and isinstance(f.__self__, tf.GradientTape) and f.__name__ == "gradient":
         try:
             return checked_gradient(f, args, kwargs)

@@ -11,14 +11,15 @@ from __future__ import annotations
 import tensorflow as tf
 
 from codegen.assumptions import Kind
+from codegen.errors import NeedsPythonValue, Reason
 from codegen.operators.builtins import TensorRange, py_iter
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
 from codegen.operators.dataset_loops import run_dataset
-from codegen.operators.general import run_cond, run_while
+from codegen.operators.general import no_writes_inside, run_cond, run_while, state_before
 from codegen.operators.lists import GrowList
 from codegen.operators.logical import as_bool as _as_bool, test_value
-from codegen.operators.numbers import PyNumber
+from codegen.operators.numbers import PyNumber, is_computed, python_kind, wide_tensor
 from codegen.operators.values import NO_RETURN, is_symbolic
 
 
@@ -54,19 +55,62 @@ def if_stmt(test, body, orelse, get_state, set_state, names, site, lists=()):
 
 
 def if_exp(test, body, orelse, site):
+    computed = not isinstance(test, PyNumber) or test.computed
     test = test_value(test)
     if not is_symbolic(test):
         return body() if test else orelse()
     side, assumption = _branch_decision(site)
     if side is None:
-        ctx = current()
-        ctx.general_depth += 1
-        try:
-            return tf.cond(_as_bool(test), body, orelse)
-        finally:
-            ctx.general_depth -= 1
+        return _cond_value(test, body, orelse, computed)
     emit_guard(_as_bool(test) if side else tf.logical_not(_as_bool(test)), assumption)
     return body() if side else orelse()
+
+
+def _cond_value(test, body, orelse, computed):
+    """`a if test else b` as a `tf.cond`.  Python numbers of one type on both sides give a Python
+    number of that type (`1 if u < p else 0` is an int whichever side runs); Python numbers
+    of different types, or a Python value on one side only, would give eager a type that
+    depends on the tensor, so the build stops.  Python state written by a side stops it too
+    (tracing runs both sides)."""
+    ctx = current()
+    values, kinds = {}, {}
+    before = state_before(ctx, ())
+
+    def branch(fn, side):
+        def run():
+            values[side] = value = fn()
+            kinds[side] = python_kind(value)
+            if kinds[side] is None and not all(leaf is None or is_symbolic(leaf) for leaf in
+                                               tf.nest.flatten(value, expand_composites=True)):
+                _needs_test_value(ctx, f"a side gives a Python value ({type(value).__name__}) that tf.cond "
+                                  "would turn into tensors")
+            if len(kinds) == 2 and kinds[True] is not kinds[False]:
+                _needs_test_value(ctx, f"it gives a {(kinds[True] or type(values[True])).__name__} on one side "
+                                  f"and a {(kinds[False] or type(values[False])).__name__} on the other")
+            return wide_tensor(value) if kinds[side] is not None else value
+        return run
+
+    ctx.general_depth += 1
+    try:
+        result = tf.cond(_as_bool(test), branch(body, True), branch(orelse, False))
+    finally:
+        ctx.general_depth -= 1
+    no_writes_inside(ctx, before, "tf.cond")
+    kind = kinds[True]
+    if kind is None:
+        return result
+    a, b = values[True], values[False]
+    if type(a) in (int, float, bool) and type(a) is type(b) and repr(a) == repr(b):
+        return a                                   # the same constant either way (-0.0 is not 0.0)
+    return PyNumber(result, kind, computed or is_computed(a, b))
+
+
+def _needs_test_value(ctx, what: str):
+    """A conditional expression whose result type eager takes from the tensor's value: the
+    statement runs in Python between graph segments."""
+    raise NeedsPythonValue(Reason("python-value-of-tensor", ctx.user_line(), "a conditional expression on a "
+                                  f"tensor needs its value: {what}", "give both sides the same type, or use "
+                                  "tf.where on tensors"))
 
 
 def returned(value, flag):

@@ -131,8 +131,8 @@ def _builder_locals() -> list:
     return list(frame.f_locals.values()) if frame is not None else []
 
 
-def _state_before(ctx, values) -> tuple:
-    """What `_no_writes_inside` compares with: the deferred writes, and the contents of the
+def state_before(ctx, values) -> tuple:
+    """What `no_writes_inside` compares with: the deferred writes, and the contents of the
     lists and dicts the function's own variables hold (`r = []`, then `r.append(1)` in a branch)."""
     containers, stack = {}, list(values) + _builder_locals()
     while stack:
@@ -143,7 +143,7 @@ def _state_before(ctx, values) -> tuple:
     return _heap_state(ctx.heap), containers
 
 
-def _no_writes_inside(ctx, before, construct: str):
+def no_writes_inside(ctx, before, construct: str):
     """Python state written inside a tf.cond branch or a tf.while_loop body would be written
     once per trace, not per taken branch or iteration: stop the build (the call runs in Python)."""
     heap, containers = before
@@ -187,9 +187,9 @@ def _cond(test, body, orelse, get_state, set_state, names):
             set_state(init)
             for i, rows in grown.items():       # each side grows the list from the rows before the `if`
                 init[i].rebind(rows)
-            before = _state_before(ctx, init)
+            before = state_before(ctx, init)
             fn()
-            _no_writes_inside(ctx, before, "tf.cond")
+            no_writes_inside(ctx, before, "tf.cond")
             vals = get_state()
             seen[which] = vals
             out = []
@@ -335,9 +335,9 @@ def trace_iteration(ctx, run, get_state, init, names, where: str, fill: bool = F
     """Trace one iteration of a loop body (`run`); the loop's variables after it.  A Python write
     inside, or a Python object replaced, is refused: the graph runs the body once per iteration.
     With `fill`, a result a `return` inside sets for the first time raises `_Unfilled`."""
-    before = _state_before(ctx, get_state())
+    before = state_before(ctx, get_state())
     run()
-    _no_writes_inside(ctx, before, where)
+    no_writes_inside(ctx, before, where)
     vals = get_state()
     unfilled = {j: vals[j] for j, k in enumerate(init) if fill and k is NO_RETURN and _fillable(vals[j])}
     if unfilled:

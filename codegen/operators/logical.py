@@ -6,7 +6,8 @@ import operator
 
 import tensorflow as tf
 
-from codegen.operators.numbers import PyNumber
+from codegen.operators.arrays import PyArray
+from codegen.operators.numbers import PyNumber, is_computed
 from codegen.operators.trees import NodeClass, Pointer, is_none
 from codegen.operators.values import is_symbolic
 from codegen.operators.weak_numbers import WeakNumber
@@ -18,9 +19,13 @@ def as_bool(x):
 
 def test_value(x):
     """The value an `if`/`while` tests: a varying Python number (or a recursion's Python-number
-    result) becomes its truth as a boolean tensor (Python's truth of a number is `!= 0`),
-    anything else is itself."""
-    return as_bool(x.tensor) if isinstance(x, PyNumber) or _weak_python(x) else x
+    result) or a NumPy scalar becomes its truth as a boolean tensor (Python's truth of a number
+    is `!= 0`), anything else is itself."""
+    return as_bool(x.tensor) if isinstance(x, PyNumber) or _weak_python(x) or _numpy_scalar(x) else x
+
+
+def _numpy_scalar(x) -> bool:
+    return isinstance(x, PyArray) and x.tensor.shape.rank == 0
 
 
 def _weak_python(x) -> bool:
@@ -37,8 +42,9 @@ def _both_bools(a, b) -> bool:
 
 def _bool_number(op, a, b):
     """`a and b` / `a or b` on two bools, one of them varying: a varying bool."""
+    computed = is_computed(a, b)
     a, b = (as_bool(v.tensor) if _varying_bool(v) else tf.constant(v) for v in (a, b))
-    return PyNumber(op(a, b), bool)
+    return PyNumber(op(a, b), bool, computed)
 
 
 # -- boolean operators -------------------------------------------------------------------
@@ -87,8 +93,8 @@ def or_(*thunks):
 def not_(x):
     if _weak_python(x):
         return WeakNumber(tf.cast(tf.logical_not(test_value(x)), tf.int32), bool)
-    if isinstance(x, PyNumber):
-        return PyNumber(tf.logical_not(test_value(x)), bool)
+    if isinstance(x, PyNumber) or _numpy_scalar(x):
+        return PyNumber(tf.logical_not(test_value(x)), bool, not isinstance(x, PyNumber) or x.computed)
     return tf.logical_not(as_bool(x)) if is_symbolic(x) else not x
 
 

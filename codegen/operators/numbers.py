@@ -11,8 +11,13 @@ overflow) — are in-graph guards of kind `EXACT`, so such a call falls back to
 Python and raises or computes exactly as eager does.  With a tensor, a
 `PyNumber` converts as eager converts a Python number: to the tensor's dtype,
 or int32 / float32 alone.  Whatever Python needs as a concrete value
-(`bool(n)`, `str(n)`, `lst[n]`) fails the trace, and janus specialises on the
-value instead.  Results, writes and prints come back as Python numbers.
+(`str(n)`, `lst[n]`) fails the trace, and janus specialises on the value
+instead.  Results, writes and prints come back as Python numbers.
+
+`float(t)`, `int(t)` and `bool(t)` of a scalar graph tensor are `PyNumber`s
+too, marked `computed`: no fed value stands behind them, so where Python
+needs the value the statement runs in Python between graph segments
+(`python-value-of-tensor`) instead of specialising.
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ import operator as _op
 import tensorflow as tf
 
 from codegen.assumptions import Kind
+from codegen.errors import NeedsPythonValue, Reason
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
 
@@ -30,10 +36,14 @@ _INT64_SAFE = 2.0 ** 62          # float64 estimates below this cannot have over
 
 
 class PyNumber:
-    __slots__ = ("tensor", "ptype")
+    """`computed`: the number was computed from a graph tensor (or from such a number) rather
+    than fed, so specialising on a fed value cannot give Python its value."""
 
-    def __init__(self, tensor, ptype: type):
+    __slots__ = ("tensor", "ptype", "computed")
+
+    def __init__(self, tensor, ptype: type, computed: bool = False):
         self.ptype = ptype
+        self.computed = computed
         self.tensor = tensor if tensor.dtype == _WIDE[ptype] else tf.cast(tensor, _WIDE[ptype])
 
     def __tf_tensor__(self, dtype=None, name=None):
@@ -41,20 +51,37 @@ class PyNumber:
         return self.tensor if self.tensor.dtype == dtype else tf.cast(self.tensor, dtype)
 
     def _python_value(self, *_):
-        current().fail("python-number", f"a Python {self.ptype.__name__} that varies between calls is used "
-                       "where Python needs its value", "janus specialises on its value instead")
+        needs_value(self.computed, f"a Python {self.ptype.__name__} that varies between calls is used where "
+                    "Python needs its value")
 
     __bool__ = __index__ = __int__ = __float__ = __str__ = __repr__ = __format__ = __hash__ = _python_value
     __iter__ = __len__ = __getitem__ = _python_value
 
     def __neg__(self):
-        return PyNumber(-self.tensor, int if self.ptype is bool else self.ptype)
+        return PyNumber(-self.tensor, int if self.ptype is bool else self.ptype, self.computed)
 
     def __pos__(self):
-        return PyNumber(self.tensor, int if self.ptype is bool else self.ptype)
+        return PyNumber(self.tensor, int if self.ptype is bool else self.ptype, self.computed)
 
     def __abs__(self):
-        return PyNumber(tf.abs(self.tensor), int if self.ptype is bool else self.ptype)
+        return PyNumber(tf.abs(self.tensor), int if self.ptype is bool else self.ptype, self.computed)
+
+
+def needs_value(computed: bool, what: str):
+    """Stop the build where Python needs a varying number's value: a fed number is specialised
+    on (`python-number`); one computed from a tensor has no value to specialise on, so its
+    statement runs in Python between graph segments."""
+    if computed:
+        ctx = current()
+        raise NeedsPythonValue(Reason("python-value-of-tensor", ctx.user_line(),
+                                      what.replace("that varies between calls", "computed from a tensor"),
+                                      "it runs in Python between graph segments"))
+    current().fail("python-number", what, "janus specialises on the number's value instead")
+
+
+def is_computed(*values) -> bool:
+    """Whether any of `values` is a number computed from a tensor (see `PyNumber.computed`)."""
+    return any(isinstance(v, PyNumber) and v.computed for v in values)
 
 
 def _ptype(value):
@@ -79,42 +106,43 @@ def exact_constant(value, dtype):
     return tf.raw_ops.PlaceholderWithDefault(input=constant, shape=[])
 
 
-def _require(ok, what: str):
-    """Guard that Python arithmetic stayed exact; where no guard may be emitted, specialise instead."""
+def _require(ok, what: str, computed: bool = False):
+    """Guard that Python arithmetic stayed exact; where no guard may be emitted, specialise instead
+    (or, for a number computed from a tensor, run the statement in Python)."""
     ctx = current()
     where = ctx.user_line()
     key = (ctx.frame.converted.key if ctx.frames else "", Kind.EXACT.name, where, len(ctx.assumptions))
     if ctx.in_machine or ctx.dry_run or not ctx.may_speculate(key):
-        ctx.fail("python-number", f"{what} cannot be guarded here (after a variable write or inside tf.cond / "
-                 "tf.while_loop)", "janus specialises on the number's value instead")
+        needs_value(computed, f"{what} cannot be guarded here (after a variable write or inside tf.cond / "
+                    "tf.while_loop)")
     emit_guard(ok, ctx.assume(Kind.EXACT, key, what, True, where))
 
 
 def _arith(name, op, a, b):
     pa, pb = _ptype(a), _ptype(b)
+    computed = is_computed(a, b)
     both_int = pa in (int, bool) and pb in (int, bool)
     result = float if name == "truediv" or not both_int else int
     if name == "pow":
         if both_int and not (type(b) in (int, bool) and b >= 0):
-            current().fail("python-number", "an int power whose exponent varies between calls",
-                           "janus specialises on the number's value instead")
+            needs_value(computed, "an int power whose exponent varies between calls")
     wide = int if both_int and name != "truediv" else float
     x, y = _tensor(a, wide), _tensor(b, wide)
     if name in ("truediv", "floordiv", "mod"):
         ok = tf.not_equal(y, tf.zeros_like(y))
         if name == "truediv" and both_int:
             x, y = tf.cast(x, tf.float64), tf.cast(y, tf.float64)
-        _require(ok, f"divisor of `{name}` is not zero")
+        _require(ok, f"divisor of `{name}` is not zero", computed)
         if name == "truediv":
             # Not `x / y`: with a constant divisor, TensorFlow's graph optimiser multiplies by its
             # reciprocal, which is not Python's correctly rounded quotient (the divisor is not 0).
-            return PyNumber(tf.math.divide_no_nan(x, y), float)
-    if both_int and name in ("add", "sub") and _small_constant(a, b):
+            return PyNumber(tf.math.divide_no_nan(x, y), float, computed)
+    if both_int and name in ("add", "sub") and _small_constant(a, b) and not computed:
         pass        # fed ints are below 2**31: a constant step needs 2**32 iterations to leave int64
     elif both_int and name in ("add", "sub", "mul", "pow"):
         estimate = op(tf.cast(x, tf.float64), tf.cast(y, tf.float64))
-        _require(tf.abs(estimate) < _INT64_SAFE, f"int `{name}` stays inside int64")
-    return PyNumber(op(x, y), result)
+        _require(tf.abs(estimate) < _INT64_SAFE, f"int `{name}` stays inside int64", computed)
+    return PyNumber(op(x, y), result, computed)
 
 
 def _small_constant(a, b) -> bool:
@@ -140,7 +168,7 @@ def _compare(op, a, b):
     """A comparison of Python numbers, one of them fed: a Python bool that varies (eager's `n > 2`
     is a bool, whose `or` with a tensor gives the bool itself or the tensor)."""
     wide = int if _ptype(a) in (int, bool) and _ptype(b) in (int, bool) else float
-    return PyNumber(op(_tensor(a, wide), _tensor(b, wide)), bool)
+    return PyNumber(op(_tensor(a, wide), _tensor(b, wide)), bool, is_computed(a, b))
 
 
 _ARITH = {"add": _op.add, "sub": _op.sub, "mul": _op.mul, "truediv": _op.truediv,
@@ -151,8 +179,7 @@ def _with_tensor(number, tensor):
     """`number` as eager converts a Python number meeting `tensor`: to the tensor's dtype (a
     float meeting an integer tensor does not convert: eager raises, so the trace fails)."""
     if number.ptype is float and not (tensor.dtype.is_floating or tensor.dtype.is_complex):
-        current().fail("python-number", f"a Python float meets a {tensor.dtype.name} tensor",
-                       "janus specialises on the number's value instead")
+        needs_value(number.computed, f"a Python float that varies between calls meets a {tensor.dtype.name} tensor")
     return tf.cast(number.tensor, tensor.dtype)
 
 
@@ -189,11 +216,35 @@ del _name, _fn
 
 def convert(kind: type, value):
     """`int(n)`, `float(n)`, `bool(n)` of a fed number, as Python computes them."""
+    return _converted(kind, value.tensor, value.computed)
+
+
+def _converted(kind: type, tensor, computed: bool):
+    """`kind` of a scalar tensor's value, as Python converts the number it holds: `int` of a
+    float truncates toward zero, and is guarded to be finite and inside int64 (Python raises on
+    NaN and infinity, and gives an int past 64 bits); `bool` is `!= 0` (NaN is true)."""
     if kind is int:
-        return PyNumber(tf.cast(value.tensor, tf.int64) if value.ptype is float else value.tensor, int)
+        if tensor.dtype.is_floating:
+            limit = tf.constant(2.0 ** 63, tensor.dtype)
+            _require(tf.abs(tensor) < limit, "`int()` of a float is finite and inside int64", computed)
+        return PyNumber(tf.cast(tensor, tf.int64), int, computed)
     if kind is float:
-        return PyNumber(value.tensor, float)
-    return PyNumber(tf.not_equal(value.tensor, tf.zeros_like(value.tensor)), bool)
+        return PyNumber(tf.cast(tensor, tf.float64), float, computed)
+    zero = tf.zeros_like(tensor)
+    return PyNumber(tensor if tensor.dtype == tf.bool else tf.not_equal(tensor, zero), bool, computed)
+
+
+_CONVERTIBLE = (tf.bool, tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8, tf.uint16, tf.uint32,
+                tf.float16, tf.bfloat16, tf.float32, tf.float64)
+
+
+def convert_tensor(kind: type, tensor):
+    """`int(t)`, `float(t)`, `bool(t)` of a scalar graph tensor as a computed `PyNumber` (a
+    float32 value widened exactly to float64, as eager's `float()` gives it); None where janus
+    does not follow eager (not a scalar, a dtype such as string, complex or uint64)."""
+    if tensor.shape.rank != 0 or tensor.dtype not in _CONVERTIBLE:
+        return None
+    return _converted(kind, tensor, True)
 
 
 _tensor_getitem = tf.Tensor.__getitem__

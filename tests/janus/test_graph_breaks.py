@@ -47,9 +47,24 @@ def test_a_training_step_that_logs_its_loss_with_numpy():
 
 
 def test_a_python_decision_on_float_of_a_tensor_midway():
+    """`float()` of a scalar tensor is a Python float the graph computes: no break."""
     def f(x):
         y = tf.tanh(x) * 3.0
         if float(tf.reduce_sum(y)) > 0:
+            y = y + 1.0
+        else:
+            y = y * -2.0
+        return tf.reduce_sum(y * y)
+
+    spec = differential(f, [(x_of(k),) for k in range(12)])
+    stats = spec.stats()
+    assert stats["graph_runs"] >= 6 and stats["segment_graph_runs"] == 0, spec.report()
+
+
+def test_a_python_decision_on_a_tensors_numpy_value_midway():
+    def f(x):
+        y = tf.tanh(x) * 3.0
+        if float(tf.reduce_sum(y).numpy()) > 0:
             y = y + 1.0
         else:
             y = y * -2.0
@@ -86,7 +101,7 @@ def test_break_inside_a_python_loop_with_state_around_it():
         def f(x):
             for i in range(3):
                 x = tf.tanh(x) + 0.5
-                t.history.append(float(tf.reduce_mean(x)))       # needs the value in Python
+                t.history.append(float(tf.reduce_mean(x).numpy()))       # needs the value in Python
                 x = x * 1.5
                 t.total = t.total + 1.0
             return x
@@ -103,7 +118,7 @@ def test_break_inside_a_called_helper_splits_at_the_call():
     w = tf.Variable([[1.0], [2.0]])
 
     def log_value(t):
-        print("value", float(tf.reduce_sum(t)))
+        print("value", float(tf.reduce_sum(t).numpy()))
 
     def step(x):
         h = x @ w
@@ -121,7 +136,7 @@ def test_a_later_segments_guard_fails_and_the_earlier_segment_stays_committed():
         def f(x):
             v.assign_add(tf.reduce_sum(x))
             log.append("first")
-            print("mid", float(v.read_value()))
+            print("mid", float(v.read_value().numpy()))
             if tf.reduce_sum(x) > 0:
                 out = x * 2.0
             else:
@@ -150,7 +165,7 @@ def test_two_breaks_a_segment_meets_the_second_and_the_function_is_split_again()
         a = tf.tanh(x) * 2.0
         seen.append(a.numpy().sum())
         b = a + 1.0
-        seen.append(float(tf.reduce_sum(b)))
+        seen.append(float(tf.reduce_sum(b).numpy()))
         return b * 3.0
 
     spec = differential(f, [(x_of(k),) for k in range(14)])
@@ -174,7 +189,7 @@ def test_a_variable_only_some_paths_bind_keeps_that_part_in_python():
 
 def test_strict_still_raises_instead_of_splitting():
     def f(x):
-        return float(tf.reduce_sum(x)) + 1.0
+        return float(tf.reduce_sum(x).numpy()) + 1.0
 
     spec = janus.speculate(f, strict=True, profile_runs=1)
     spec(tf.constant([1.0]))
@@ -230,7 +245,7 @@ def test_a_short_run_between_breaks_stays_python(monkeypatch):
 
     def f(x, log):
         y = x + 1.0
-        log.append(float(tf.reduce_sum(y)))
+        log.append(float(tf.reduce_sum(y).numpy()))
         h = tf.tanh(tf.matmul(x[None, :], tf.ones([3, 3]))) * 2.0 + tf.reduce_mean(x) - tf.reduce_max(x)
         return h
 

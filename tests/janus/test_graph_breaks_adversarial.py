@@ -41,7 +41,7 @@ def test_an_op_failing_in_a_segment_after_python_wrote_state():
     def make(log):
         def f(x):
             log.append("start")
-            print("sum", float(tf.reduce_sum(x)))
+            print("sum", float(tf.reduce_sum(x).numpy()))
             y = tf.gather(x, 3) * 2.0
             log.append("end")
             return y
@@ -126,7 +126,7 @@ def test_gradient_through_segments_recorded_by_a_tape_held_in_python():
         def step(x):
             with tf.GradientTape() as tape:
                 y = tf.tanh(x @ w)
-                print("y", float(tf.reduce_sum(y)))
+                print("y", float(tf.reduce_sum(y).numpy()))
                 loss = tf.reduce_sum(y * y)
             g = tape.gradient(loss, w)
             w.assign_sub(0.1 * g)
@@ -148,7 +148,7 @@ def test_a_nonlocal_counter_written_in_a_segment():
             nonlocal count
             count += 1
             y = tf.tanh(tf.matmul(x[None, :], tf.ones([2, 2]))) * 2.0 + tf.reduce_mean(x)
-            print("y", float(tf.reduce_sum(y)), count)
+            print("y", float(tf.reduce_sum(y).numpy()), count)
             return tf.reduce_sum(y * y) + tf.reduce_max(y) * count, count
         return f
     eager, plain = outer(), outer()
@@ -185,7 +185,7 @@ def test_annotations_naming_nothing_do_not_break_the_split():
     driver is made without evaluating them."""
     def f(x: NotDefinedAnywhere, k: int = 2) -> AlsoMissing:  # noqa: F821
         y = tf.tanh(tf.matmul(x[None, :], tf.ones([2, 2]))) * k + tf.reduce_mean(x)
-        print("v", float(tf.reduce_sum(y)))
+        print("v", float(tf.reduce_sum(y).numpy()))
         return tf.reduce_sum(y * y) + tf.reduce_max(y) + tf.reduce_min(y)
 
     spec = differential(f, [(tf.constant([1.0, float(k)]),) for k in range(10)])

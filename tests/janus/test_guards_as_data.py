@@ -111,7 +111,7 @@ def test_an_op_error_is_not_mistaken_for_a_guard():
 
 
 def needs_value(x):
-    return x * float(tf.reduce_sum(x))
+    return x * float(tf.reduce_sum(x).numpy())
 
 
 def test_python_needing_a_tensor_value_is_a_typed_staging_error():

@@ -189,17 +189,17 @@ def _probes_for(ins, items, index, ops, meta, offset_of, loop_roles, pending):
 def _interception(ins, items, index, ops, meta, span) -> list:
     """Before a call's keyword names (or its PRECALL when it has none): the callable passes
     through ``recorders.intercept``, where a replaying re-run can answer the call itself."""
+    precall = ins
     if ins.name == ops.kw_names:
         precall = _next_instr(items, index)
         if precall is None or precall.name != ops.precall:
             return []
-        nargs = precall.arg
+        span = _span(precall.location)          # the call's span, as its CALL site has it
     else:
         previous = items[index - 1] if index else None
         if isinstance(previous, Instr) and previous.name == ops.kw_names:
             return []
-        nargs = ins.arg
-    return ops.intercept(rec.intercept, Probe(meta, SiteKind.CALL, span), nargs, ins.location)
+    return ops.intercept(rec.intercept, Probe(meta, SiteKind.CALL, span), precall.arg, ins.location)
 
 
 def _rewritten(ins, ops) -> list:

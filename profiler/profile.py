@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import json
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -64,6 +65,9 @@ class ValueFact:
     lengths: set = field(default_factory=set)
     #: ``values.structure`` of the tuples, lists, NumPy values and Python numbers seen
     structures: set = field(default_factory=set)
+    #: a NumPy array seen again while an earlier observation still held it (a buffer the callee keeps)
+    repeated: bool = False
+    _alive: list = field(default_factory=list, repr=False, compare=False)
     count: int = 0
     other: int = 0
     overflow: bool = False
@@ -98,6 +102,10 @@ class ValueFact:
             self.lengths.add(n)
         if len(self.structures) < MAX_VALUES:
             self.structures.add(_values.structure(value))
+        for array in _values.arrays_in(value):
+            self._alive = [r for r in self._alive if r() is not None][-MAX_VALUES:]
+            self.repeated |= any(r() is array for r in self._alive)
+            self._alive.append(weakref.ref(array))
 
     def _add_scalar(self, value) -> None:
         for seen in self.values:
@@ -114,6 +122,7 @@ class ValueFact:
         self.shapes |= other.shapes
         self.lengths |= other.lengths
         self.structures |= other.structures
+        self.repeated |= other.repeated
         self.count += other.count
         self.other += other.other
         self.overflow |= other.overflow
@@ -138,7 +147,7 @@ class ValueFact:
         return {"types": dict(self.types), "dtypes": sorted(self.dtypes),
                 "shapes": [None if s is None else list(s) for s in self.shapes],
                 "values": list(self.values), "lengths": sorted(self.lengths),
-                "structures": [_to_lists(x) for x in sorted(self.structures, key=repr)],
+                "structures": [_to_lists(x) for x in sorted(self.structures, key=repr)], "repeated": self.repeated,
                 "count": self.count, "other": self.other, "overflow": self.overflow}
 
     @classmethod
@@ -146,7 +155,7 @@ class ValueFact:
         return cls(types=Counter(d["types"]), dtypes=set(d["dtypes"]),
                    shapes={None if s is None else tuple(s) for s in d["shapes"]},
                    values=list(d["values"]), lengths=set(d["lengths"]),
-                   structures={_to_tuples(x) for x in d.get("structures", ())},
+                   structures={_to_tuples(x) for x in d.get("structures", ())}, repeated=d.get("repeated", False),
                    count=d["count"], other=d["other"], overflow=d["overflow"])
 
     def __str__(self) -> str:

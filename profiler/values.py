@@ -146,8 +146,29 @@ def structure(value, depth: int = 0):
             return None
         children = tuple(structure(v, depth + 1) for v in value)
         return None if None in children else (cls.__name__, children)
-    if (getattr(cls, "__module__", None) or "").split(".", 1)[0] == "numpy":
+    if getattr(cls, "__module__", None) == "numpy":     # (not a subclass such as numpy.ma's MaskedArray)
         info = array_info(value)
-        if info is not None and info[1] is not None:
-            return ("array", info[0], info[1]) if cls.__name__ == "ndarray" else ("scalar", info[0])
+        if info is not None and info[1] is not None and info[0] in _NUMERIC_DTYPES:
+            if cls.__name__ == "ndarray":
+                return ("array", info[0], info[1])
+            if info[1] == ():                           # a NumPy scalar (np.float32, np.bool_)
+                return ("scalar", info[0])
     return ("other", type_name(value))
+
+
+#: NumPy dtypes a graph holds as they are (strings, objects, dates and the like are "other").
+_NUMERIC_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                             "float16", "float32", "float64", "complex64", "complex128"})
+
+
+def arrays_in(value) -> list:
+    """The NumPy arrays `value` is, or its tuple or list holds (one level deep)."""
+    cls = type(value)
+    if cls in (tuple, list):
+        return [v for v in value[:MAX_STRUCTURE_ITEMS] if _is_ndarray(v)]
+    return [value] if _is_ndarray(value) else []
+
+
+def _is_ndarray(value) -> bool:
+    cls = type(value)
+    return cls.__name__ == "ndarray" and getattr(cls, "__module__", None) == "numpy"

@@ -16,6 +16,7 @@ call again.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import threading
 import types
@@ -66,14 +67,14 @@ def _call(self, token, device, args):
     """The registry's call (TensorFlow's own, for `tf.py_function`), recording what a plain
     Python function returned (or raised), before TensorFlow converts it to arrays."""
     func = self.get(token, None)
-    log, watch = _logs.get(token, (None, None))
+    log, watch, context = _logs.get(token, (None, None, None))
     if log is None or func is None or isinstance(func, script_ops.EagerFunc):
         return _registry_call(self, token, device, args)
     target = _user_function(func)
     outside = isinstance(target, PythonCall)
     try:
-        result = target.run(*args) if outside else func(*args)
-    except Exception as exc:
+        result = _in_context(context, target.run if outside else func, args)
+    except BaseException as exc:      # (KeyboardInterrupt, a library's own BaseException: replayed too)
         log.append((target.record if outside else target, _Raised(exc)))
         if watch is not None:
             watch.after_python()
@@ -94,6 +95,29 @@ def _call(self, token, device, args):
     if isinstance(result, (tuple, list)):
         return [self._convert(x) for x in result]
     return self._convert(result)
+
+
+def _in_context(context, func, args):
+    """`func(*args)` in the context variables of the thread that runs the graph, as eager calls it
+    there (NumPy's `errstate`, `decimal`'s context, the program's own `ContextVar`s); TensorFlow
+    calls it on a thread of its own.  (A `threading.local` stays that thread's.)"""
+    try:
+        return context.run(func, *args)
+    except RuntimeError as exc:
+        if "cannot enter context" not in str(exc):
+            raise
+        return func(*args)          # (entered already by a call running beside it)
+
+
+def _context_back(context):
+    """What the Python the graph called set in its context variables, set in the caller's."""
+    for var, value in context.items():
+        try:
+            if var.get() is value:
+                continue
+        except LookupError:
+            pass
+        var.set(value)
 
 
 def _kept(result):
@@ -204,15 +228,17 @@ def recording(tokens, watch=None):
 @contextlib.contextmanager
 def _recording(tokens, watch):
     log: list = []
+    context = contextvars.copy_context()
     with _lock:
         for token in tokens:
-            _logs[token] = (log, watch)
+            _logs[token] = (log, watch, context)
     try:
         yield log
     finally:
         with _lock:
             for token in tokens:
                 _logs.pop(token, None)
+        _context_back(context)
 
 
 @contextlib.contextmanager

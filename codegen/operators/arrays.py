@@ -55,6 +55,12 @@ class PyArray:
     __bool__ = __index__ = __int__ = __float__ = __str__ = __repr__ = __format__ = __hash__ = _numpy_value
     __iter__ = __array__ = _numpy_value
 
+    def _in_place(self, *_):
+        _numpy_code("changing the array in place")    # (eager changes the caller's or library's array)
+
+    __setitem__ = __delitem__ = __iadd__ = __isub__ = __imul__ = __itruediv__ = __ifloordiv__ = _in_place
+    __imod__ = __ipow__ = __iand__ = __ior__ = __ixor__ = __ilshift__ = __irshift__ = __imatmul__ = _in_place
+
     def __len__(self):
         if not self.tensor.shape.rank:
             _numpy_code("`len()` of an array without dimensions")

@@ -105,13 +105,14 @@ def try_call(f, args, kwargs):
         return NOT_CONVERTED
     filename, span = _call_site(ctx)
     fprof = ctx.profile.functions.get(ctx.frame.converted.key) if ctx.profile is not None else None
-    site = fprof.site(SiteKind.CALL, span) if fprof is not None and span is not None else None
+    site = _profiled_site(fprof, span) if fprof is not None and span is not None else None
     if site is None or len(site.value.structures) != 1:
         return NOT_CONVERTED
+    span = site.span                # (the span the instrumented re-run sees at the call)
     expected = next(iter(site.value.structures))
     key = (ctx.frame.converted.key, Kind.CALL_RESULT.name, span)
-    if expected is None or key in ctx.relaxed:     # (checked by the call itself, in loops too)
-        return NOT_CONVERTED
+    if expected is None or key in ctx.relaxed or _holds_list(expected) or site.value.repeated:
+        return NOT_CONVERTED        # (a list, or an array returned again, is the library's own object)
     where = ctx.user_line()
     if pending_effects(ctx) or _made_by_the_call(ctx, f):
         raise ConversionError(Reason("python-call", where, "a Python call inside the graph would run before the "
@@ -146,6 +147,17 @@ def _call_site(ctx):
     return filename, (lineno, col, end_lineno, end_col)
 
 
+def _profiled_site(fprof, span):
+    """The profile's site of the call at `span`.  The builder's position of a call written over
+    several lines, or made inside a lowering's `lambda`, may start elsewhere, but a call ends at
+    its own closing parenthesis, which no other call shares."""
+    site = fprof.site(SiteKind.CALL, span)
+    if site is None:
+        ends = [s for s in fprof.sites_of(SiteKind.CALL) if s.span[2:] == span[2:]]
+        site = ends[0] if len(ends) == 1 else None
+    return site
+
+
 def _made_by_the_call(ctx, f) -> bool:
     if id(f) in ctx.outside:        # read from outside (a module's function, a bound method it holds)
         return False
@@ -169,6 +181,10 @@ def _template(ctx, value, inputs):
             or made_in_this_call(ctx, value):
         return None                 # a stand-in, the build's copy, or an object this call made
     return ("const", value)
+
+
+def _holds_list(expected) -> bool:
+    return expected[0] == "list" or expected[0] == "tuple" and any(map(_holds_list, expected[1]))
 
 
 def _leaf_dtypes(expected, out):
@@ -195,7 +211,7 @@ def _stand_in(expected, outs, where):
         tensor.set_shape([])
         return PyNumber(tensor, _NUMBERS[kind][0])
     tensor.set_shape(expected[2] if kind == "array" else [])
-    return PyArray(tensor)
+    return PyArray(tensor, scalar=kind == "scalar")
 
 
 def _describe(expected) -> str:

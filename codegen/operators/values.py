@@ -6,7 +6,7 @@ import tensorflow as tf
 from tensorflow.python.framework.ops import EagerTensor
 
 from codegen.errors import Reason, StagingError
-from codegen.operators.context import current
+from codegen.operators.context import active, current
 
 # The class itself, not `type(tf.constant(0))`: creating a tensor at import would initialise
 # TensorFlow's runtime, after which the user can no longer configure devices.
@@ -107,9 +107,11 @@ class OutsideValue:
         self.type_name, self.where = type_name, where
 
     def refuse(self, *_):
-        raise StagingError(Reason("python-value", self.where, f"the `{self.type_name}` a Python call inside the "
-                                  "graph returns is used; the graph has it only after its run",
-                                  "it runs in Python between graph segments"))
+        ctx = active()
+        where = ctx.user_line() if ctx is not None else self.where
+        raise StagingError(Reason("python-call", where or self.where, f"the `{self.type_name}` a Python call "
+                                  f"inside the graph returns ({self.where}) is used; the graph has it only after "
+                                  "its run", "it runs in Python between graph segments"))
 
     __bool__ = __len__ = __iter__ = __getitem__ = __getattr__ = __hash__ = __eq__ = __str__ = __repr__ = refuse
     __format__ = __contains__ = __call__ = __index__ = __int__ = __float__ = refuse

@@ -36,6 +36,8 @@ OPEN_STATEMENTS: list[str] = []
 HEADER = '''import queue
 import random
 
+import numpy as np
+
 import tensorflow as tf
 
 import toyenv      # tests/janus/library/site-packages: a library (the runner puts it on the path)
@@ -44,6 +46,8 @@ COUNT = 0
 QUEUE = queue.Queue()
 ENV = toyenv.Env(int_reward_every=7)
 RNG = random.Random(0)
+SRC = toyenv.Source([np.float64(0.5), np.float64(1.5)])
+BUF = toyenv.Buffer()
 LOG = []
 TABLE = {}
 
@@ -253,6 +257,12 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: ("obs, rw, dn, info = ENV.step(abs(k) % 3)\nt = t + tf.reduce_sum(tf.convert_to_tensor(obs)) * rw\n"
                  "LOG.append(ENV.steps)"),
         lambda: f"s = s + RNG.random() * {draw(st.sampled_from(['1.0', 'n']))}",
+        # A keyword-argument call with a guard after it (replayed at the call's span), a NumPy
+        # scalar result, and an array the library keeps and returns again.
+        lambda: (f"obs, rw, dn, info = ENV.step(action=abs(n) % 2)\nif {draw(tensor_test())}:\n"
+                 "    t = t * 2.0 + tf.reduce_sum(tf.convert_to_tensor(obs))"),
+        lambda: "s = s + (0.5 if isinstance(SRC.next(), float) else 0.25)",
+        lambda: "ba = BUF.get()\nbb = BUF.get()\nt = t + float(ba[0]) + float(bb[0])",
         lambda: "t = tf.cast(t, tf.float64)",       # a dtype that changes inside a loop
         # The type of a Python number fed as a tensor (n is sometimes a float).
         lambda: "k = k + (1 if isinstance(n, int) else 2)",

@@ -86,7 +86,8 @@ def _state(module, box):
     return {"box.n": box.n, "box.t": box.t, "box.v": box.v.read_value(), "box.items": list(box.items),
             "LOG": list(module.LOG),
             "TABLE": dict(module.TABLE), "COUNT": module.COUNT,
-            "ENV": (module.ENV.steps, module.ENV.state.tolist()), "RNG": module.RNG.getstate()}
+            "ENV": (module.ENV.steps, module.ENV.state.tolist()), "RNG": module.RNG.getstate(),
+            "SRC": module.SRC.calls, "BUF": (module.BUF.calls, module.BUF.array.tolist())}
 
 
 def run(source: str, calls: list) -> dict:

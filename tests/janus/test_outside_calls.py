@@ -8,6 +8,7 @@ import random
 import sys
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import janus
@@ -248,3 +249,187 @@ def test_an_episode_with_lists_steps_the_environment_inside_one_graph():
         return tf.constant(np.random.default_rng(k).uniform(size=4 if k % 3 == 0 else 10).astype(np.float32))
     spec = run_both(episode_with_lists, [(W, k, uniforms(k)) for k in range(10)])
     assert spec.stats()["graph_runs"] >= 5 and not spec.stats()["segmented_runs"], spec.report()
+
+
+# Regression tests from an adversarial round: each is a way a program could tell the call ran
+# twice, or saw another value than eager's.
+
+def run_pair(fn, make, calls, state):
+    """Every call eagerly on one `make()` and speculated on another: equal outcomes and state."""
+    eager_obj, janus_obj = make(), make()
+    spec = janus.speculate(fn)
+    for args in calls:
+        assert_same_outcome(run_capturing(fn, (eager_obj,) + args), run_capturing(spec, (janus_obj,) + args))
+        assert state(eager_obj) == state(janus_obj)
+    return spec
+
+
+def keyword_then_branch(src, x, limit):
+    a = src.next(k=2)
+    y = x * a
+    if y > limit:
+        y = -y
+    return y
+
+
+def test_a_call_with_keyword_arguments_is_replayed_not_run_again():
+    calls = [(tf.constant(1.0), tf.constant(1e9 if i not in (4, 6) else 0.5)) for i in range(9)]
+    spec = run_pair(keyword_then_branch, lambda: toyenv.Source([1.0, 2.0, 3.0]), calls, lambda s: s.calls)
+    assert spec.stats()["guard_failures"] >= 1 and spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+def next_value(src, x):
+    return x * src.next()
+
+
+def test_a_base_exception_the_library_raises_is_raised_once():
+    values = [1.0] * 5 + [toyenv.Cancelled("stop")] + [1.0] * 5
+
+    def outcome(fn, *args):
+        try:
+            return fn(*args)
+        except toyenv.Cancelled as exc:
+            return "cancelled " + str(exc)
+    eager_src, janus_src, spec = toyenv.Source(values), toyenv.Source(values), janus.speculate(next_value)
+    for k in range(8):
+        assert_same(outcome(next_value, eager_src, tf.constant(float(k))),
+                    outcome(spec, janus_src, tf.constant(float(k))))
+        assert eager_src.calls == janus_src.calls
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+def bump_buffer(buf, x):
+    a = buf.get()
+    b = buf.get()
+    return x * tf.reduce_sum(tf.convert_to_tensor(a)), tf.convert_to_tensor(b)
+
+
+def test_an_array_the_library_keeps_and_returns_again_stays_in_python():
+    spec = run_pair(bump_buffer, toyenv.Buffer, [(tf.constant(float(k)),) for k in range(6)],
+                    lambda b: (b.calls, b.array.tolist()))
+    assert "CALL_RESULT" not in spec.report(), spec.report()
+
+
+def a_list_result(src, x):
+    xs = src.next()
+    xs[0] = xs[0] + 1.0
+    return x * xs[0]
+
+
+def test_a_list_the_library_returns_is_its_own_object():
+    shared = [0.0, 0.0]
+    spec = run_pair(a_list_result, lambda: toyenv.Source([list(shared)]), [(tf.constant(float(k)),) for k in range(6)],
+                    lambda s: (s.calls, s.values))
+    assert "CALL_RESULT" not in spec.report(), spec.report()
+
+
+def scalar_type(src, x):
+    r = src.next()
+    return (x + 1.0 if isinstance(r, float) else x - 1.0), r
+
+
+def test_a_numpy_scalar_result_is_a_numpy_scalar():
+    for value in (np.float64(0.5), np.float32(0.25), np.int32(3)):
+        spec = run_pair(scalar_type, lambda: toyenv.Source([value]), [(tf.constant(float(k)),) for k in range(6)],
+                        lambda s: s.calls)
+        assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def masked_sum(src, x):
+    m = src.next()
+    return x * 2.0, tf.reduce_sum(tf.convert_to_tensor(m))
+
+
+def test_an_array_subclass_result_is_not_taken_for_an_array():
+    masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+    run_pair(masked_sum, lambda: toyenv.Source([masked]), [(tf.constant(float(k)),) for k in range(6)],
+             lambda s: s.calls)
+
+
+def scaled(src, x):
+    src.next()
+    return x * toyenv.scale()
+
+
+def test_the_library_sees_the_callers_context_variables():
+    token = toyenv.MODE.set(2.0)
+    try:
+        spec = run_pair(scaled, lambda: toyenv.Source([1.0]), [(tf.constant(float(k)),) for k in range(6)],
+                        lambda s: s.calls)
+        assert spec.stats()["graph_runs"] >= 2, spec.report()
+    finally:
+        toyenv.MODE.reset(token)
+
+
+def sets_scale(src, x):
+    y = x * toyenv.set_scale(3.0)
+    src.next()
+    return y
+
+
+def test_a_context_variable_the_library_sets_is_set_for_the_caller():
+    token = toyenv.MODE.set(1.0)
+    try:
+        spec = janus.speculate(sets_scale)
+        for k in range(6):
+            toyenv.MODE.set(1.0)
+            spec(toyenv.Source([1.0]), tf.constant(float(k)))
+            assert toyenv.MODE.get() == 3.0
+        assert spec.stats()["graph_runs"] >= 2, spec.report()
+    finally:
+        toyenv.MODE.reset(token)
+
+
+def multi_line(src, x):
+    r = src.next(
+        1)
+    return x * r
+
+
+def in_a_range_loop(src, x):
+    total = x
+    for i in range(3):
+        total = total + src.next(1) * i
+    return total
+
+
+@pytest.mark.parametrize("fn", [multi_line, in_a_range_loop], ids=lambda f: f.__name__)
+def test_calls_the_builder_places_elsewhere_still_run_inside_the_graph(fn):
+    spec = run_pair(fn, lambda: toyenv.Source([1.0, 2.5]), [(tf.constant(float(k)),) for k in range(6)],
+                    lambda s: s.calls)
+    assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def uses_info(env, x):
+    obs, reward, done, info = env.step(1)
+    y = tf.convert_to_tensor(obs) * x
+    n = info["steps"]
+    return y * 2.0, n
+
+
+def test_using_an_opaque_result_is_a_graph_break_at_that_line():
+    spec = run_both(uses_info, [(tf.constant(float(k)),) for k in range(8)])
+    assert not spec.stats()["imperative"], spec.report()
+
+
+def in_place(src, x):
+    a = src.next()
+    a += 1.0
+    return x * tf.reduce_sum(tf.convert_to_tensor(a))
+
+
+def test_changing_a_returned_array_in_place_stays_in_python():
+    spec = run_pair(in_place, lambda: toyenv.Source([np.ones(2, np.float32)]), [(tf.constant(float(k)),) for k in range(6)],
+                    lambda s: (s.calls, s.values[0].tolist()))
+    assert spec.stats()["graph_runs"] == 0 or "numpy-array" in spec.report(), spec.report()
+
+
+def int_of_result(src, x):
+    r = src.next()
+    return x * 2.0, int(r)
+
+
+def test_int_of_a_float_result_is_pythons_for_nan_infinity_and_big_values():
+    values = [1.5, 2.5, 3.5, 4.5, float("nan"), 1e19, 5.5, float("inf"), -7.9]
+    spec = run_pair(int_of_result, lambda: toyenv.Source(values), [(tf.constant(1.0),)] * 9, lambda s: s.calls)
+    assert spec.stats()["graph_runs"] >= 2, spec.report()

@@ -24,6 +24,7 @@ import tensorflow as tf
 
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
+from codegen.operators.exact_arith import float_divmod
 from codegen.operators.numbers import PyNumber, exact_constant
 from codegen.operators.shapes import guarded
 
@@ -223,6 +224,12 @@ def _binary(name, op, reverse=False):
             # A constant divisor: the graph optimiser would multiply by its reciprocal instead of
             # dividing as NumPy does; it is not zero, so divide_no_nan divides exactly.
             return _result(tf.math.divide_no_nan(x, y))
+        if name in ("floordiv", "mod") and result.kind == "f":
+            # NumPy's divmod is Python's (from fmod); a zero divisor gives x / y and fmod's NaN
+            quotient, remainder = float_divmod(x, y)
+            if name == "mod":
+                return _result(remainder)
+            return _result(tf.where(tf.equal(y, tf.zeros_like(y)), x / y, quotient))
         return _result(op(x, y))
     return method
 

@@ -190,8 +190,11 @@ def _minmax(py, tf_fn):
                 return PyNumber(tf_fn(*(tf.cast(a.tensor, tf.int8) if isinstance(a, PyNumber) else tf.constant(a, tf.int8)
                                         for a in args)) > 0, bool)
             wide = tf.float64 if kind is float else tf.int64
+            computed = any(isinstance(x, PyNumber) and x.computed for x in args)
             a, b = (tf.cast(a.tensor, wide) if isinstance(a, PyNumber) else tf.constant(a, wide) for a in args)
-            return PyNumber(tf_fn(a, b), kind)
+            # Python keeps the first unless the second is greater (max) or less (min): with a NaN
+            # that is the first, where tf.maximum gives NaN.
+            return PyNumber(tf.where(b > a if py is max else b < a, b, a), kind, computed)
         return py(*args, **kwargs)
     return fn
 
@@ -222,6 +225,12 @@ _NO_DEFAULT = object()
 def _getattr(obj, name, default=_NO_DEFAULT):
     if type(name) is not str:
         return getattr(obj, name) if default is _NO_DEFAULT else getattr(obj, name, default)
+    if isinstance(obj, (PyNumber, PyArray)) and name not in ("shape", "ndim", "dtype"):
+        if not hasattr(_eager_type(obj), name):          # (the stand-in has no attributes of its own)
+            if default is _NO_DEFAULT:
+                raise AttributeError(f"'{_eager_type(obj).__name__}' object has no attribute '{name}'")
+            return default
+        obj._python_value() if isinstance(obj, PyNumber) else obj._numpy_value()
     try:
         return ld_attr(obj, name)
     except AttributeError:
@@ -231,6 +240,8 @@ def _getattr(obj, name, default=_NO_DEFAULT):
 
 
 def _hasattr(obj, name):
+    if isinstance(obj, (PyNumber, PyArray)) and type(name) is str:
+        return hasattr(_eager_type(obj), name)      # (answered by the type eager's value has)
     try:
         _getattr(obj, name)
         return True

@@ -28,6 +28,7 @@ import tensorflow as tf
 from codegen.assumptions import Kind
 from codegen.errors import NeedsPythonValue, Reason
 from codegen.operators.context import current
+from codegen.operators.exact_arith import float_divmod, int_float_compare
 from codegen.operators.guards import emit_guard
 
 _WIDE = {int: tf.int64, float: tf.float64, bool: tf.bool}
@@ -58,13 +59,21 @@ class PyNumber:
     __iter__ = __len__ = __getitem__ = _python_value
 
     def __neg__(self):
+        _no_int64_min(self)
         return PyNumber(-self.tensor, int if self.ptype is bool else self.ptype, self.computed)
 
     def __pos__(self):
         return PyNumber(self.tensor, int if self.ptype is bool else self.ptype, self.computed)
 
     def __abs__(self):
+        _no_int64_min(self)
         return PyNumber(tf.abs(self.tensor), int if self.ptype is bool else self.ptype, self.computed)
+
+
+def _no_int64_min(number):
+    """`-n` and `abs(n)` of an int computed from a tensor: Python's leave int64 at its minimum."""
+    if number.ptype is int and number.computed:
+        _require(tf.not_equal(number.tensor, tf.int64.min), "`-n` of an int stays inside int64", True)
 
 
 def needs_value(computed: bool, what: str):
@@ -130,9 +139,19 @@ def _arith(name, op, a, b):
     x, y = _tensor(a, wide), _tensor(b, wide)
     if name in ("truediv", "floordiv", "mod"):
         ok = tf.not_equal(y, tf.zeros_like(y))
+        if name == "truediv" and both_int and computed:
+            # Python divides ints exactly, then rounds once: float64 operands are exact to 2**53.
+            exact, xi, yi = tf.constant(2 ** 53, tf.int64), _tensor(a, int), _tensor(b, int)
+            _require(tf.logical_and(tf.abs(xi) <= exact, tf.abs(yi) <= exact), "int `/` operands are exact in "
+                     "float64", computed)
         if name == "truediv" and both_int:
             x, y = tf.cast(x, tf.float64), tf.cast(y, tf.float64)
         _require(ok, f"divisor of `{name}` is not zero", computed)
+        if name != "truediv" and not both_int:         # Python's from fmod, not floor(x / y)
+            return PyNumber(float_divmod(x, y)[name == "mod"], float, computed)
+        if name != "truediv" and both_int and computed:   # (-2**63 // -1 leaves int64)
+            _require(tf.logical_or(tf.not_equal(x, x.dtype.min), tf.not_equal(y, -1)), "int `//` and `%` stay "
+                     "inside int64", computed)
         if name == "truediv":
             # Not `x / y`: with a constant divisor, TensorFlow's graph optimiser multiplies by its
             # reciprocal, which is not Python's correctly rounded quotient (the divisor is not 0).
@@ -142,7 +161,22 @@ def _arith(name, op, a, b):
     elif both_int and name in ("add", "sub", "mul", "pow"):
         estimate = op(tf.cast(x, tf.float64), tf.cast(y, tf.float64))
         _require(tf.abs(estimate) < _INT64_SAFE, f"int `{name}` stays inside int64", computed)
+    elif name == "pow":
+        _require(_float_pow_is_pythons(x, y), "a float `**` gives Python's float (no complex result, no zero "
+                 "to a negative power, no overflow)", computed)
     return PyNumber(op(x, y), result, computed)
+
+
+def _float_pow_is_pythons(x, y):
+    """Where Python's float `x ** y` is a float: not a negative base to a fractional power (a
+    complex number), not zero to a negative power (ZeroDivisionError), no overflow (OverflowError)."""
+    finite = tf.logical_and(tf.math.is_finite(x), tf.math.is_finite(y))
+    fractional = tf.logical_and(tf.math.is_finite(y), tf.not_equal(y, tf.floor(y)))
+    complex_result = tf.logical_and(x < 0.0, fractional)
+    zero_to_negative = tf.logical_and(tf.equal(x, 0.0), y < 0.0)
+    overflow = tf.logical_and(finite, tf.logical_not(tf.math.is_finite(tf.pow(x, y))))
+    return tf.logical_not(tf.logical_or(tf.logical_or(complex_result, zero_to_negative),
+                                        tf.logical_and(overflow, tf.logical_not(complex_result))))
 
 
 def _small_constant(a, b) -> bool:
@@ -167,8 +201,16 @@ def wide_tensor_dtype(value):
 def _compare(op, a, b):
     """A comparison of Python numbers, one of them fed: a Python bool that varies (eager's `n > 2`
     is a bool, whose `or` with a tensor gives the bool itself or the tensor)."""
-    wide = int if _ptype(a) in (int, bool) and _ptype(b) in (int, bool) else float
+    ints = (_ptype(a) in (int, bool), _ptype(b) in (int, bool))
+    if ints[0] != ints[1]:              # an int and a float: compared exactly, as Python compares them
+        i, f = (a, b) if ints[0] else (b, a)
+        name = op.__name__ if ints[0] else _SWAPPED[op.__name__]
+        return PyNumber(int_float_compare(name, _tensor(i, int), _tensor(f, float)), bool, is_computed(a, b))
+    wide = int if all(ints) else float
     return PyNumber(op(_tensor(a, wide), _tensor(b, wide)), bool, is_computed(a, b))
+
+
+_SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 
 
 _ARITH = {"add": _op.add, "sub": _op.sub, "mul": _op.mul, "truediv": _op.truediv,
@@ -244,7 +286,7 @@ def convert_tensor(kind: type, tensor):
     does not follow eager (not a scalar, a dtype such as string, complex or uint64)."""
     if tensor.shape.rank != 0 or tensor.dtype not in _CONVERTIBLE:
         return None
-    return _converted(kind, tensor, True)
+    return _converted(kind, tf.stop_gradient(tensor), True)     # (eager's Python number has no gradient)
 
 
 _tensor_getitem = tf.Tensor.__getitem__

@@ -209,7 +209,7 @@ def _stand_in(expected, outs, where):
     tensor = outs.pop(0)
     if kind in _NUMBERS:
         tensor.set_shape([])
-        return PyNumber(tensor, _NUMBERS[kind][0])
+        return PyNumber(tensor, _NUMBERS[kind][0], computed=True)     # (no fed value to specialise on)
     tensor.set_shape(expected[2] if kind == "array" else [])
     return PyArray(tensor, scalar=kind == "scalar")
 

@@ -263,6 +263,15 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  "    t = t * 2.0 + tf.reduce_sum(tf.convert_to_tensor(obs))"),
         lambda: "s = s + (0.5 if isinstance(SRC.next(), float) else 0.25)",
         lambda: "ba = BUF.get()\nbb = BUF.get()\nt = t + float(ba[0]) + float(bb[0])",
+        # Python arithmetic on numbers computed from tensors: floor division and remainder from
+        # fmod, an int against a float, max with the first kept, float powers, a gradient cut.
+        lambda: f"s = s + float(tf.reduce_sum(t)) // {draw(st.sampled_from(['0.1', '-3.0', 's + 0.5']))}",
+        lambda: f"s = s + float(tf.reduce_sum(t)) % {draw(st.sampled_from(['3.0', '-0.7', '(abs(k) + 1)']))}",
+        lambda: "k = k + (1 if int(tf.reduce_sum(x)) < s else 0)",
+        lambda: f"s = s + max(float(tf.reduce_mean(t)), {draw(st.sampled_from(['0.5', 's', 'n']))})",
+        lambda: f"s = s + float(tf.reduce_sum(t)) ** {draw(st.sampled_from(['2', '0.5', '-1.0']))}",
+        lambda: ("with tf.GradientTape() as tape:\n    tape.watch(t)\n    g = float(tf.reduce_sum(t)) * t\n"
+                 "t = t + tape.gradient(g, t)"),
         lambda: "t = tf.cast(t, tf.float64)",       # a dtype that changes inside a loop
         # The type of a Python number fed as a tensor (n is sometimes a float).
         lambda: "k = k + (1 if isinstance(n, int) else 2)",

@@ -141,7 +141,8 @@ class Check:
     expected: object         # the value (CONSTANT, ID_MATCH), type, items, (dtype, shape)(s)
     holder: object           # the dict, cell or object the value is read from
     name: str                # key / attribute name ("" for a cell)
-    access: str              # "global", "closure", "attr", "item" (of a container), "method" (its function)
+    access: str              # "global", "closure", "attr", "item" (of a container), "method" (its function),
+                             # "bound" (the object a C method is bound to)
     where: str = ""          # the user's file:line of the read
 
     def describe(self) -> str:
@@ -156,4 +157,6 @@ class Check:
             return self.holder.cell_contents
         if self.access == "method":
             return getattr(getattr(self.holder, self.name), "__func__", None)
+        if self.access == "bound":
+            return getattr(getattr(self.holder, self.name), "__self__", None)
         return getattr(self.holder, self.name)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import enum
 import json
-import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -65,9 +64,9 @@ class ValueFact:
     lengths: set = field(default_factory=set)
     #: ``values.structure`` of the tuples, lists, NumPy values and Python numbers seen
     structures: set = field(default_factory=set)
-    #: a NumPy array seen again while an earlier observation still held it (a buffer the callee keeps)
+    #: a call returned a NumPy array some call had returned before, still alive (a buffer the
+    #: callee keeps; set by ``recorders.record_value``)
     repeated: bool = False
-    _alive: list = field(default_factory=list, repr=False, compare=False)
     count: int = 0
     other: int = 0
     overflow: bool = False
@@ -102,10 +101,6 @@ class ValueFact:
             self.lengths.add(n)
         if len(self.structures) < MAX_VALUES:
             self.structures.add(_values.structure(value))
-        for array in _values.arrays_in(value):
-            self._alive = [r for r in self._alive if r() is not None][-MAX_VALUES:]
-            self.repeated |= any(r() is array for r in self._alive)
-            self._alive.append(weakref.ref(array))
 
     def _add_scalar(self, value) -> None:
         for seen in self.values:

@@ -13,12 +13,13 @@ instrumented ``__hash__``), the nested probes do nothing.
 from __future__ import annotations
 
 import sys
+import weakref
 from dataclasses import dataclass, field
 
 from profiler.library import is_library_file
 from profiler.profile import (MAX_TRIPS, FunctionProfile, Profile, Site, SiteKind,
                               ValueFact)
-from profiler.values import safe_truth, type_name
+from profiler.values import arrays_in, safe_truth, type_name
 
 #: How many library frames a callee's entry probe looks through for the
 #: instrumented frame whose call led to it (e.g. ``model(x)`` -> ``call``).
@@ -212,6 +213,26 @@ def record_value(session, site, frame, probe, value):
     """CALL results, RETURN values and LOAD_ATTR results."""
     site.count += 1
     site.value.observe(value)
+    if probe.kind is SiteKind.CALL:
+        _note_returned_arrays(site, value)
+
+
+#: id -> (weak reference, the call site's facts) of each NumPy array a call returned, across calls
+#: and sites: a call that returns one of them again, still alive, returns a buffer its callee keeps.
+_RETURNED: dict = {}
+
+
+def _note_returned_arrays(site, value):
+    """Both calls that returned the same alive array are marked (either may read it stale)."""
+    for array in arrays_in(value):
+        seen = _RETURNED.get(id(array))
+        if seen is not None and seen[0]() is array:
+            site.value.repeated = seen[1].repeated = True
+            continue
+        if len(_RETURNED) > 4096:
+            for key in [k for k, (r, _) in _RETURNED.items() if r() is None]:
+                del _RETURNED[key]
+        _RETURNED[id(array)] = (weakref.ref(array), site.value)
 
 
 @_recorder

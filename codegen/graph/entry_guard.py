@@ -141,6 +141,8 @@ def check_access(check) -> str:
         return ".cell_contents"
     if check.access == "method":
         return f".{check.name}.__func__"
+    if check.access == "bound":
+        return f".{check.name}.__self__"
     return f".{check.name}"
 
 

@@ -59,8 +59,7 @@ class PyArray:
     def _in_place(self, *_):
         _numpy_code("changing the array in place")    # (eager changes the caller's or library's array)
 
-    __setitem__ = __delitem__ = __iadd__ = __isub__ = __imul__ = __itruediv__ = __ifloordiv__ = _in_place
-    __imod__ = __ipow__ = __iand__ = __ior__ = __ixor__ = __ilshift__ = __irshift__ = __imatmul__ = _in_place
+    __setitem__ = __delitem__ = __iand__ = __ior__ = __ixor__ = __ilshift__ = __irshift__ = __imatmul__ = _in_place
 
     def __len__(self):
         if not self.tensor.shape.rank:
@@ -234,9 +233,20 @@ def _binary(name, op, reverse=False):
     return method
 
 
+def _augmented(name):
+    """`a += b`: a NumPy scalar is immutable, so Python rebinds `a` to `a + b`; an array changes
+    in place, which the caller or the library that holds it would see."""
+    def method(self, other):
+        if not self.scalar:
+            self._in_place()
+        return getattr(self, f"__{name}__")(other)
+    return method
+
+
 for _name, _fn in _ARITH.items():
     setattr(PyArray, f"__{_name}__", _binary(_name, _fn))
     setattr(PyArray, f"__r{_name}__", _binary(_name, _fn, reverse=True))
+    setattr(PyArray, f"__i{_name}__", _augmented(_name))
 for _name, _fn in _COMPARE.items():
     setattr(PyArray, f"__{_name}__", _binary(_name, _fn))
 del _name, _fn

@@ -211,8 +211,11 @@ def _number(kind):
     def fn(*args, **kwargs):
         if len(args) == 1 and not kwargs and isinstance(args[0], PyNumber):
             return abs(args[0]) if kind is abs else convert(kind, args[0])
-        if len(args) == 1 and not kwargs and kind is not abs and is_symbolic(args[0]) and not current().in_machine:
-            number = convert_tensor(kind, args[0])
+        value = args[0] if len(args) == 1 else None
+        if isinstance(value, PyArray) and value.tensor.shape.rank == 0:
+            value = value.tensor                # a NumPy scalar or 0-d array: converted as its value
+        if len(args) == 1 and not kwargs and kind is not abs and is_symbolic(value) and not current().in_machine:
+            number = convert_tensor(kind, value)
             if number is not None:
                 return number
         return kind(*args, **kwargs)

@@ -287,6 +287,5 @@ class BuildContext:
         self.observers.append((callback, list(tensors)))
 
     def fail(self, kind: str, explanation: str, hint: str = "", lineno=None):
-        where = self.where(lineno) if (lineno and self.frames) else (
-            self.frame.converted.filename if self.frames else "")
+        where = self.where(lineno) if (lineno and self.frames) else (self.user_line() if self.frames else "")
         raise StagingError(Reason(kind, where, explanation, hint))

@@ -120,8 +120,8 @@ class GrowList:
 
     def length(self):
         if self.array and self.tensor is not None:
-            return PyNumber(tf.cast(self.tensor.size(), tf.int64), int)
-        return PyNumber(tf.shape(self._rows(), out_type=tf.int64)[0], int)
+            return PyNumber(tf.cast(self.tensor.size(), tf.int64), int, computed=True)
+        return PyNumber(tf.shape(self._rows(), out_type=tf.int64)[0], int, computed=True)   # (not fed)
 
     def reversed(self):
         return GrowList(tf.reverse(self._rows(), [0]), self.kind, source=self)
@@ -133,7 +133,7 @@ class GrowList:
 
     def item(self, i):
         value = self.tensor.read(i) if self.array else tf.gather(self._rows(), i)
-        return PyNumber(value, self.kind) if self.kind is not None else value
+        return PyNumber(value, self.kind, computed=True) if self.kind is not None else value
 
     def _rows(self):
         if self.tensor is None:

@@ -390,6 +390,11 @@ def read_outside(access, holder, name, value, source):
         return PyNumber(heap.fed[key], type(value))
     if type(value) is np.ndarray and value.dtype.kind in "biuf":
         return PyArray(_fed(ctx, access, holder, name, value, source, Kind.ARRAY_MATCH))
+    if isinstance(value, types.BuiltinMethodType) and access == "attr" and value.__self__ is holder:
+        # A C method bound to the object (a NumPy Generator's `random`): a new object on every
+        # read, so what is checked is that the name still gives a method bound to the object.
+        ctx.check("bound", holder, name, holder, source, kind=Kind.ID_MATCH, expected=holder)
+        return value
     if isinstance(value, types.MethodType) and access == "attr" and not isinstance(value.__self__, type):
         # A bound method: its owner is checked by identity, and the function behind the name
         # must be the same one (a method patched on the instance or the class is seen).

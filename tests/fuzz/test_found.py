@@ -1,11 +1,17 @@
 """Bugs the differential fuzzer found, each as a named regression test (minimised program,
 the call sequence that exposed it)."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import tensorflow as tf
 
 import janus
 from tests.harness import differential
 from tests.janus.test_recursion_kinds import mixed
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "janus" / "library" / "site-packages"))
+import toyenv  # noqa: E402  (a library that acts on the world; see tests/janus/test_outside_calls.py)
 
 BRANCH_FLIPS = [tf.constant([-2.0, -2.0]), tf.constant([-2.0, -2.0]), tf.constant([-2.0, 3.0]),
                 tf.constant([-2.0, -2.0]), tf.constant([3.0, 3.0])]
@@ -609,3 +615,20 @@ def test_state_read_before_a_numpy_function_in_a_tensor_loop_sees_each_iteration
         return out
     spec = janus.speculate(read_before_numpy_function_in_a_loop)
     assert run(read_before_numpy_function_in_a_loop) == run(spec)
+
+
+def two_reads_of_a_kept_buffer(x, buf):
+    ba = buf.get()
+    bb = buf.get()
+    return x + float(ba[0]) + float(bb[0])
+
+
+def test_a_buffer_a_library_returns_at_two_sites_reads_as_eagers():
+    """Found by the fuzzer: `BUF.get()` returns the array it keeps and changes on every call; with
+    one profiled call the first site ran in the graph and read its copy, one step stale."""
+    eager_buf, janus_buf = toyenv.Buffer(), toyenv.Buffer()
+    spec = janus.speculate(two_reads_of_a_kept_buffer, profile_runs=1)
+    for _ in range(4):
+        x = tf.constant([-2.0, -2.0])
+        np.testing.assert_array_equal(two_reads_of_a_kept_buffer(x, eager_buf).numpy(),
+                                      spec(x, janus_buf).numpy())

@@ -433,3 +433,83 @@ def test_int_of_a_float_result_is_pythons_for_nan_infinity_and_big_values():
     values = [1.5, 2.5, 3.5, 4.5, float("nan"), 1e19, 5.5, float("inf"), -7.9]
     spec = run_pair(int_of_result, lambda: toyenv.Source(values), [(tf.constant(1.0),)] * 9, lambda s: s.calls)
     assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def accumulate_scalars(src, x):
+    total = 0.0
+    for _ in range(3):
+        total += src.next()          # a NumPy scalar: `+=` rebinds, as for a Python float
+    return x * total, total
+
+
+def test_adding_numpy_scalar_results_with_plus_equals_stays_in_the_graph():
+    spec = run_pair(accumulate_scalars, lambda: toyenv.Source([np.float64(0.5), np.float64(-1.25)]),
+                    [(tf.constant(float(k)),) for k in range(6)], lambda s: s.calls)
+    assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def episode_length_in_text(env, x):
+    rewards = []
+    for t in range(8):
+        obs, reward, done, info = env.step(1)
+        rewards.append(reward)
+        if done:
+            break
+    n = len(rewards)
+    print(f"episode of {n} steps")
+    return x * tf.reduce_sum(tf.constant(rewards, tf.float32)), n
+
+
+def test_text_of_a_grown_lists_length_is_a_graph_break_at_its_line():
+    spec = run_both(episode_length_in_text, [(tf.constant(float(k)),) for k in range(8)])
+    breaks = [fb.reason for fb in spec.fallbacks.values()]
+    assert not spec.stats()["imperative"], spec.report()
+    line = episode_length_in_text.__code__.co_firstlineno + 8
+    assert any(r.where.endswith(f":{line}") for r in breaks), spec.report()
+
+
+def epsilon_greedy(rng, q, eps):
+    if rng.random() < eps:
+        action = int(rng.integers(2))
+    else:
+        action = int(tf.argmax(q))
+    return action, q * 2.0
+
+
+def epsilon_greedy_stdlib(rng, q, eps):
+    if rng.random() < eps:
+        action = rng.randrange(2)
+    else:
+        action = int(tf.argmax(q))
+    return action, q * 2.0
+
+
+def _generator_state(rng):
+    return rng.bit_generator.state["state"]["state"] if hasattr(rng, "bit_generator") else rng.getstate()
+
+
+@pytest.mark.parametrize("fn, make", [(epsilon_greedy, lambda: np.random.default_rng(3)),
+                                      (epsilon_greedy_stdlib, lambda: random.Random(3))],
+                         ids=["numpy-generator", "random-instance"])
+def test_a_generators_draws_run_inside_the_graph(fn, make):
+    """A C method bound to the object (`rng.random`) is a new object on every read: the entry
+    check is on the object it is bound to."""
+    spec = run_pair(fn, make, [(tf.constant([0.1, float(k % 3)]), 0.3) for k in range(12)], _generator_state)
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+def buffer_at_two_sites(buf, x):
+    a = buf.get()
+    b = buf.get()
+    return x + float(a[0]) + float(b[0])
+
+
+@pytest.mark.parametrize("profile_runs", [1, 3])
+def test_a_buffer_the_library_returns_at_two_sites_stays_in_python(profile_runs):
+    eager_buf, janus_buf = toyenv.Buffer(), toyenv.Buffer()
+    spec = janus.speculate(buffer_at_two_sites, profile_runs=profile_runs)
+    for _ in range(6):
+        x = tf.constant([-2.0, -2.0])
+        assert_same_outcome(run_capturing(buffer_at_two_sites, (eager_buf, x)), run_capturing(spec, (janus_buf, x)))
+        assert eager_buf.array.tolist() == janus_buf.array.tolist()
+    assert "CALL_RESULT" not in spec.report(), spec.report()

@@ -62,7 +62,7 @@ class ValueFact:
     shapes: set = field(default_factory=set)
     values: list = field(default_factory=list)
     lengths: set = field(default_factory=set)
-    #: ``values.structure`` of the tuples, lists, NumPy values and Python numbers seen
+    #: at a call: ``values.structure`` of the results seen (set by ``recorders.record_value``)
     structures: set = field(default_factory=set)
     #: a call returned a NumPy array some call had returned before, still alive (a buffer the
     #: callee keeps; set by ``recorders.record_value``)
@@ -99,8 +99,6 @@ class ValueFact:
         n = _values.length(value)
         if n is not None:
             self.lengths.add(n)
-        if len(self.structures) < MAX_VALUES:
-            self.structures.add(_values.structure(value))
 
     def _add_scalar(self, value) -> None:
         for seen in self.values:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from profiler.library import is_library_file
 from profiler.profile import (MAX_TRIPS, FunctionProfile, Profile, Site, SiteKind,
                               ValueFact)
-from profiler.values import arrays_in, safe_truth, type_name
+from profiler.values import arrays_in, safe_truth, structure, type_name
 
 #: How many library frames a callee's entry probe looks through for the
 #: instrumented frame whose call led to it (e.g. ``model(x)`` -> ``call``).
@@ -213,9 +213,14 @@ def record_value(session, site, frame, probe, value):
     """CALL results, RETURN values and LOAD_ATTR results."""
     site.count += 1
     site.value.observe(value)
-    if probe.kind is SiteKind.CALL:
+    if probe.kind is SiteKind.CALL:        # (what a graph needs to call the callee itself)
+        if len(site.value.structures) < MAX_STRUCTURES:
+            site.value.structures.add(structure(value))
         _note_returned_arrays(site, value)
 
+
+#: How many result structures a call site keeps (more than one already keeps the call in Python).
+MAX_STRUCTURES = 8
 
 #: id -> (weak reference, the call site's facts) of each NumPy array a call returned, across calls
 #: and sites: a call that returns one of them again, still alive, returns a buffer its callee keeps.

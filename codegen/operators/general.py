@@ -488,7 +488,7 @@ def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: b
 def _carried(start, tensor, kind):
     """A loop variable from its tensor: a Python number's stand-in, its `GrowList`, or the tensor."""
     if isinstance(start, (GrowList, PyArray)):
-        return start.rebind(tensor) if isinstance(start, GrowList) else PyArray(tensor)
+        return start.rebind(tensor) if isinstance(start, GrowList) else PyArray(tensor, start.scalar)
     return PyNumber(tensor, kind) if kind is not None else tensor
 
 

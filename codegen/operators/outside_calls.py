@@ -63,7 +63,7 @@ class PythonCall:
         if structure(result) != self.expected:
             raise ValueError(self.guard_message)
         out = []
-        _leaves(result, out)
+        _leaves(result, self.expected, out)
         for x in out:
             if type(x) is int and not -2 ** 63 <= x < 2 ** 63:
                 raise ValueError(self.guard_message)
@@ -73,11 +73,11 @@ class PythonCall:
         return self.leaves(self.run(*arrays))
 
 
-def _leaves(value, out):
-    if type(value) in (tuple, list):
-        for v in value:
-            _leaves(v, out)
-    elif value is not None and _carried(structure(value)):
+def _leaves(value, expected, out):
+    if expected[0] in ("tuple", "list"):
+        for v, e in zip(value, expected[1]):
+            _leaves(v, e, out)
+    elif _carried(expected):
         out.append(value)
 
 

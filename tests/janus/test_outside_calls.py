@@ -513,3 +513,18 @@ def test_a_buffer_the_library_returns_at_two_sites_stays_in_python(profile_runs)
         assert_same_outcome(run_capturing(buffer_at_two_sites, (eager_buf, x)), run_capturing(spec, (janus_buf, x)))
         assert eager_buf.array.tolist() == janus_buf.array.tolist()
     assert "CALL_RESULT" not in spec.report(), spec.report()
+
+
+def last_scalar_of_a_loop(src, x, n):
+    r = src.next()
+    for _ in range(n):
+        r = src.next()
+        if tf.reduce_sum(x) > 100.0:
+            break
+    return x * float(r), type(r).__name__
+
+
+def test_a_numpy_scalar_carried_by_a_tensor_loop_stays_a_scalar():
+    spec = run_pair(last_scalar_of_a_loop, lambda: toyenv.Source([np.float32(0.5), np.float32(2.0)]),
+                    [(tf.constant(float(k)), 3 + k % 2) for k in range(8)], lambda s: s.calls)
+    assert spec.stats()["graph_runs"] >= 2, spec.report()

@@ -372,7 +372,7 @@ def _leaf_value(leaf, inputs):
     if leaf.kind is Feed.FOREST:
         n = len(leaf.value.schema.columns)
         tables = Tables(leaf.value.schema, inputs[leaf.input_index:leaf.input_index + n])
-        roots = inputs[leaf.input_index + n]
+        roots = tf.unstack(inputs[leaf.input_index + n], num=leaf.value.size)    # one op, not a slice each
         pointers = []
         for i in range(leaf.value.size):
             same = leaf.value.aliases[i] if leaf.value.aliases else i

@@ -180,9 +180,10 @@ def run(m: Machine, calls, limit) -> list:
             for var in block_reads(ops_since(before)):
                 reads.setdefault(var, []).append(tf.size(idx))
     height = tf.reduce_max(tf.concat([tf.gather(level, roots), [0]], 0))
+    key = tf.where(tf.logical_and(reached, calling), level, 0)     # the step each calling node runs at
 
     def body(step, results):
-        idx = _where(tf.logical_and(tf.logical_and(reached, calling), tf.equal(level, step)))
+        idx = _where(tf.equal(key, step))
         vals = _receive(m, shape, idx, children, results, n if none_chain is not None else None)
         before = op_count()
         results = _run_chain(m, shape, shape.post, idx, vals, results, {}, some=True)
@@ -199,7 +200,8 @@ def run(m: Machine, calls, limit) -> list:
         results = [tf.identity(r) for r in results]
     m.ctx.observe(m.cycle.observe, [height, frames, tf.stack([tf.cast(c, tf.int32) for c in counts]),
                                      walked])
-    per_root = [take(r, _none_row(every_root, n, none_chain)) for r in results]
+    # One Unpack per leaf (its gradient one Pack), not a slice and a slice gradient per root.
+    per_root = [tf.unstack(take(r, _none_row(every_root, n, none_chain)), num=len(calls)) for r in results]
     return [pack(m.returns[f], [leaf[i] for leaf in per_root]) for i in range(len(calls))]
 
 
@@ -337,12 +339,13 @@ def _receive(m: Machine, shape: _Shape, idx, children, results, none_row=None) -
     """The frame values of the calling nodes `idx` after their calls: the node, and each call's
     temporary holding the result of the child it passed (row `none_row` for a None child)."""
     vals = {shape.param: [idx]}
+    dense = [tf.reshape(r, tf.shape(r)) for r in results]      # once per step: see `take`
     for call, child in zip(shape.group.term.calls, children):
         below = tf.gather(child, idx)
         if none_row is not None:
             below = tf.where(below < 0, none_row, below)
         specs = leaves(m.specs[(shape.f, call.target)])
-        vals[call.target] = [cast(take(r, below), spec) for r, spec in zip(results, specs)]
+        vals[call.target] = [cast(tf.gather(r, below), spec) for r, spec in zip(dense, specs)]
     return vals
 
 

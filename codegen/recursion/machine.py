@@ -119,11 +119,25 @@ def _joined_trees(calls):
 
 
 # -- the machine -------------------------------------------------------------------------------------
+_LIMITS: dict = {}          # recursion limit -> its eager tensor, fed on every call of a machine's graph
+
+
+def _recursion_limit():
+    """The interpreter's recursion limit as a tensor, fed on every call; made once per value
+    rather than converted on every call."""
+    limit = sys.getrecursionlimit()
+    if not tf.executing_eagerly():             # fed inside another trace: a tensor of that graph
+        return tf.constant(limit)
+    if limit not in _LIMITS:
+        _LIMITS[limit] = tf.constant(limit)
+    return _LIMITS[limit]
+
+
 def _run(ctx, cycle, entry, calls, kind):
     """Build the machine's loop into the current graph; returns the result of each call."""
     m = build_machine(ctx, cycle, entry, calls, kind)
     with ctx.outer_graph.as_default():         # the limit when the call runs, not when it was built
-        limit = ctx.outer_graph.capture_call_time_value(lambda: tf.constant(sys.getrecursionlimit()),
+        limit = ctx.outer_graph.capture_call_time_value(_recursion_limit,
                                                         tf.TensorSpec([], tf.int32))
     done, why = _other_strategy(m, calls, limit)
     if done is not None:

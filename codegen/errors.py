@@ -94,11 +94,12 @@ class ReplicaSync(StagingError):
 
 class JoinBroken(StagingError):
     """Calls joined into one machine before a loop were not independent of the loop's body (it wrote
-    a variable or state after them): rebuild without that join."""
+    a variable or state after them), or a comprehension's element built once for all items did
+    more than compute tensors: rebuild without that join (or that batching)."""
 
-    def __init__(self, key):
-        super().__init__(Reason("join", key[1], "the loop writes state its joined recursive calls may read",
-                                "the calls run one machine each"))
+    def __init__(self, key, explanation="the loop writes state its joined recursive calls may read",
+                 hint="the calls run one machine each"):
+        super().__init__(Reason("join", key[1], explanation, hint))
         self.key = key
 
 

@@ -264,7 +264,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
                 if exc.key in self.relaxations.assumptions:
                     return self._make_imperative(exc.reason)
                 self.relaxations.assumptions.add(exc.key)      # these calls run one machine each from now on
-                log("recursion", self, f"{exc.reason.where}: {exc.reason.explanation}; not joined")
+                log("recursion", self, f"{exc.reason.where}: {exc.reason.explanation}; {exc.reason.hint}")
             except codegen.StagingError as exc:
                 narrowed = None if sig is None else self.relaxations.after_staging_error(sig, exc.reason.kind)
                 if narrowed is None:

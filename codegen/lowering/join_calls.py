@@ -24,7 +24,7 @@ import ast
 import copy
 
 from codegen.lowering.base import Lowering
-from codegen.syntax.analysis import assigned_names
+from codegen.syntax.analysis import assigned_names, parameter_names
 from codegen.syntax.templates import JN, replace, replace_expr
 
 _LOOP_EXITS = (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom, ast.Await)
@@ -105,10 +105,13 @@ class JoinCalls(Lowering):
             it = self.namer.new("join_items")
             before += replace("it = items", stmt, it=it, items=gen.iter)
             gen.iter = ast.copy_location(ast.Name(id=it, ctx=ast.Load()), gen.iter)
+            batchable = len(calls) == 1 and self._pure_element(comp.elt, calls[0], gen.target.id)
             for call in calls:
-                b, a = self._join(stmt, call, gen.target.id, it)
+                b, a, joined = self._join(stmt, call, gen.target.id, it)
                 before += b
                 after += a
+            if batchable:
+                self._each(stmt, comp, joined, it)
         if not before:
             return stmt
         if isinstance(stmt, ast.Return):          # the joins end before the function returns
@@ -124,6 +127,42 @@ class JoinCalls(Lowering):
 
     visit_Assign = visit_AugAssign = visit_AnnAssign = visit_Expr = visit_Return = _statement
 
+    def _pure_element(self, elt, call, target) -> bool:
+        """Whether the element may run once for all items (`jn.each`): it reads the item only as
+        `item.attr` (or in the joined call), and no local variable of the function, which a
+        callee could change without the build seeing it (parameters never rebound are watched
+        as arguments); what else it does is checked when it is built."""
+        top = self._top
+        rebound = set(assigned_names(top.body))
+        local = (set(parameter_names(top)) & rebound) | (rebound - set(parameter_names(top)))
+        inside_call = {id(n) for n in ast.walk(call)}
+        parents = {id(c): p for p in ast.walk(elt) for c in ast.iter_child_nodes(p)}
+        for node in ast.walk(elt):
+            if id(node) in inside_call or not isinstance(node, ast.Name):
+                continue
+            if node.id == target:
+                parent = parents.get(id(node))
+                if not (isinstance(parent, ast.Attribute) and parent.value is node):
+                    return False
+            elif node.id in local or isinstance(node.ctx, ast.Store):
+                return False
+        return not any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Lambda))
+                       for n in ast.walk(elt))
+
+    def _each(self, stmt, comp, joined, it):
+        """Replace `comp` in `stmt` by `jn.each(joined, it, lambda item: element, lambda: comp)`."""
+        target = comp.generators[0].target.id
+        args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=target)], vararg=None, kwonlyargs=[],
+                             kw_defaults=[], kwarg=None, defaults=[])
+        none = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                             defaults=[])
+        element = ast.Lambda(args=args, body=copy.deepcopy(comp.elt))
+        plain = ast.Lambda(args=none, body=comp)
+        new = replace_expr(f"{JN}.each(j, it, element, plain)", comp, j=joined, it=it, element=element,
+                           plain=plain)
+        _replace_node(stmt, comp, new)
+        ast.fix_missing_locations(new)
+
     @staticmethod
     def _simple_comprehension(comp) -> bool:
         if len(comp.generators) != 1:
@@ -134,7 +173,8 @@ class JoinCalls(Lowering):
                 and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(comp.elt)))
 
     def _join(self, stmt, call, target, it):
-        """(statements before, after) that join `call` over `it`; replaces the call in `stmt`."""
+        """(statements before, after, the joined name) that join `call` over `it`; replaces the call
+        in `stmt`."""
         j = self.namer.new("joined")
         spec = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=target)], vararg=None,
                                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
@@ -148,7 +188,7 @@ class JoinCalls(Lowering):
                                               kw_defaults=[], kwarg=None, defaults=[]),
                            body=ast.Call(func=call.func, args=call.args, keywords=[]))
         _replace_node(stmt, call, replace_expr(f"{JN}.joined(j, thunk)", call, j=j, thunk=thunk))
-        return before, after
+        return before, after, j
 
     def visit_For(self, node):
         self.generic_visit(node)
@@ -170,7 +210,7 @@ class JoinCalls(Lowering):
         after = []
         node.iter = ast.copy_location(ast.Name(id=it, ctx=ast.Load()), node.iter)
         for stmt, call in joins:
-            b, a = self._join(stmt, call, target, it)
+            b, a, _ = self._join(stmt, call, target, it)
             before += b
             after += a
         for new in before + after:

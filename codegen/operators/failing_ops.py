@@ -21,6 +21,8 @@ the iterations it unrolled, writes included.
 """
 from __future__ import annotations
 
+import weakref
+
 import tensorflow as tf
 
 _ALWAYS_SAFE = frozenset({
@@ -69,7 +71,7 @@ def may_fail(op, memo=None) -> bool:
         return _bodies_may_fail(op, memo)
     if op.type in _REDUCTIONS and _axes_in_range(op):
         return False
-    if op.type == "Range" and _counts_up_to_a_size(op):
+    if op.type == "Range" and (_counts_up_to_a_size(op) or _constant_range(op)):
         return False
     if not _static_shapes(op):
         return True
@@ -154,6 +156,16 @@ def may_fail_through(graph) -> list:
     return [op for op in graph.get_operations() if op.name in tainted]
 
 
+_TRACED_ONLY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()    # graph -> names of ops
+
+
+def traced_only(graph, ops) -> None:
+    """Mark `ops` as a trace that other ops compute in full (`tf.vectorized_map` traces its function
+    once on item 0 and converts that trace into ops on every item): when unused, they are not
+    kept as outputs, as the converted ops raise whatever they would."""
+    _TRACED_ONLY.setdefault(graph, set()).update(op.name for op in ops)
+
+
 def unused_failing(graph, outputs) -> list:
     """The values of `graph` that nothing uses (`outputs` aside) and that may fail or use one
     that may: the graph optimiser would prune them, and eager runs them.  Only those are kept
@@ -162,7 +174,8 @@ def unused_failing(graph, outputs) -> list:
     the same gather that may fail, needs no output of its own)."""
     used = {t.ref() for t in outputs if isinstance(t, tf.Tensor)}
     memo: dict = {}
-    leaves = [t for op in may_fail_through(graph) for t in op.outputs
+    traced = _TRACED_ONLY.get(graph, ())
+    leaves = [t for op in may_fail_through(graph) if op.name not in traced for t in op.outputs
               if t.dtype not in (tf.resource, tf.variant) and not t.consumers() and t.ref() not in used]
     if not leaves:
         return []
@@ -245,6 +258,12 @@ def _counts_up_to_a_size(op) -> bool:
     start, delta = tf.get_static_value(op.inputs[0]), tf.get_static_value(op.inputs[2])
     return start is not None and delta is not None and start <= 0 < delta \
         and op.inputs[1].op.type in ("Rank", "Size")
+
+
+def _constant_range(op) -> bool:
+    """`tf.range` of build-time constants that counts up by a positive step."""
+    start, limit, delta = (tf.get_static_value(t) for t in op.inputs)
+    return start is not None and limit is not None and delta is not None and delta > 0
 
 
 def _static_shapes(op) -> bool:

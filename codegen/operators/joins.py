@@ -8,7 +8,10 @@ import tensorflow as tf
 
 from codegen.errors import JoinBroken
 from codegen.operators.calls import user_callee
+from codegen.operators import failing_ops
 from codegen.operators.context import VARIABLE_WRITES, current
+from codegen.operators.trees import Pointer
+from codegen.operators.values import is_symbolic
 
 
 class Joined:
@@ -17,6 +20,8 @@ class Joined:
     def __init__(self, results, where, graph, ops, writes):
         self.results, self.where = list(results), where
         self.graph, self.ops, self.writes = graph, ops, writes   # graph size and deferred writes when joined
+        self.item = None            # while `each` builds its element once: the item's result
+        self.cycle = None           # the machine's cycle, whose report names a batched element
 
 
 def join(items, spec, where):
@@ -32,18 +37,45 @@ def join(items, spec, where):
     fn = calls[0][0]
     if not all(ctx.compiler.wants_machine(fn, args) for _, args in calls):
         return None
+    machines = len(ctx.recursion)
     results = ctx.compiler.run_machine(fn, [args for _, args in calls])
     if results is None:
         return None
     graph = tf.compat.v1.get_default_graph()           # the graph the loop is built in (maybe a branch's)
-    return Joined(results, where, graph, len(graph.get_operations()), len(ctx.heap.writes))
+    joined = Joined(results, where, graph, len(graph.get_operations()), len(ctx.heap.writes))
+    joined.cycle = ctx.recursion[-1] if len(ctx.recursion) > machines else None
+    return joined
 
 
 def joined(j, thunk):
     """The next joined result (the loop makes its calls in the order they were joined), or the call."""
     if j is None:
         return thunk()
+    if j.item is not None:
+        return j.item
     return j.results.pop(0)
+
+
+def each(j, items, element, plain):
+    """`[element(t) for t in items]` (`plain()` builds it), where the element takes the joined
+    call's result: built once for all items when it only computes tensors from the item's
+    attributes and the result (`tf.vectorized_map`), so the graph runs its ops once per batch
+    instead of once per item, as the machine runs the calls.  Built per item otherwise; a
+    batched build that did more (wrote or printed anything, asserted, called Python, made a
+    stateful op, or returned what is not a tensor) is redone per item (`JoinBroken`)."""
+    key = ("each", j.where) if j is not None else None
+    if j is None or key in current().relaxed or not _same_tables(items) or len(j.results) != len(items):
+        return plain()
+    results = [tf.nest.flatten(r) for r in j.results]
+    if not all(_is_tensor(leaf) for leaf in results[0]) or any(len(r) != len(results[0]) for r in results):
+        return plain()
+    try:
+        return batched(j, items, element, results)
+    except JoinBroken:
+        raise
+    except Exception as exc:            # the per-item build makes or reports it where it belongs
+        raise JoinBroken(key, f"a list comprehension's element could not be built once for all items "
+                              f"({type(exc).__name__}: {exc})", "it is built per item") from exc
 
 
 def join_end(j):
@@ -60,3 +92,77 @@ def join_end(j):
         for op in graph.get_operations()[j.ops:])
     if wrote or j.results:
         raise JoinBroken(("join", j.where))
+
+
+_READ_ONLY = ("ReadVariableOp", "VarHandleOp", "VariableShape")
+
+
+def batched(j, items, element, results):
+    """The list of `element(t)` for every item, built once on all items through `tf.vectorized_map`
+    (see `each`); raises JoinBroken when the build did more than compute tensors."""
+    ctx = current()
+    k = len(items)
+    tables = items[0].tables
+    roots = stacked([t.index for t in items])
+    columns = [stacked([r[x] for r in results]) for x in range(len(results[0]))]
+    structure, before = j.results[0], _effects(ctx)
+    graph = tf.compat.v1.get_default_graph()
+    start = len(graph.get_operations())
+    shape: list = []
+
+    def one(row):
+        j.item = tf.nest.pack_sequence_as(structure, list(row[1:]))
+        traced = len(graph.get_operations())
+        try:
+            out = element(Pointer(row[0], tables))
+        finally:
+            j.item = None
+            failing_ops.traced_only(graph, graph.get_operations()[traced:])
+        leaves = tf.nest.flatten(out)
+        if not leaves or not all(_is_tensor(leaf) for leaf in leaves):
+            raise JoinBroken(("each", j.where), "a list comprehension's element is not a tensor or a "
+                                                "structure of tensors", "it is built per item")
+        shape[:] = [out]
+        return leaves
+
+    out = tf.vectorized_map(one, [roots] + columns, fallback_to_while_loop=False)
+    # Its gathers of item 0's rows, before the element's trace, are trace too.
+    failing_ops.traced_only(graph, [op for op in graph.get_operations()[start:]
+                                    if "loop_body" in op.name.split("/")])
+    stateful = sorted({op.type for op in graph.get_operations()[start:]
+                       if op._is_stateful and op.type not in _READ_ONLY})
+    if stateful or _effects(ctx) != before:
+        what = f"makes stateful ops ({', '.join(stateful)})" if stateful else "writes, prints or asserts"
+        raise JoinBroken(("each", j.where), f"a list comprehension's element {what}", "it is built per item")
+    j.results = []
+    if j.cycle is not None and j.cycle.strategy is not None:
+        j.cycle.strategy.batched.append(j.where)
+    rows = [tf.unstack(leaf, num=k) for leaf in out]
+    return [tf.nest.pack_sequence_as(shape[0], [r[i] for r in rows]) for i in range(k)]
+
+
+def stacked(rows):
+    """The tensor whose rows are `rows`: the one they were unstacked from when they are its rows
+    in order (the machine hands out its roots' results so), else their stack."""
+    op = rows[0].op
+    if (op.type == "Unpack" and len(op.outputs) == len(rows) and op.get_attr("axis") == 0
+            and all(r is out for r, out in zip(rows, op.outputs))):
+        return op.inputs[0]
+    return tf.stack(rows)
+
+
+def _effects(ctx) -> tuple:
+    """What a build has done beyond making ops and reading state: in-graph assumptions, prints,
+    deferred writes, observers, machines, Python ints it checks.  (A call into Python is a
+    stateful op.)"""
+    return (len(ctx.assumptions), len(ctx.prints), len(ctx.print_tensors), len(ctx.heap.writes),
+            len(ctx.observers), len(ctx.recursion), len(ctx.int_sources))
+
+
+def _same_tables(items) -> bool:
+    return (type(items) in (list, tuple) and len(items) > 1 and all(type(t) is Pointer for t in items)
+            and all(t.tables is items[0].tables for t in items))
+
+
+def _is_tensor(value) -> bool:
+    return is_symbolic(value) and not isinstance(value, tf.Variable)

@@ -316,6 +316,11 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "s = s + tsum(tree)",
         lambda: 'print("leaf", leafw(tree))',
         lambda: "t = t * tpick(tree)",
+        # A list comprehension over joined recursive calls: an element of tensors built once for
+        # all items, one of Python numbers and one that prints (both built per item).
+        lambda: "t = t + tf.add_n([tpick(q) * q.tv + 1.0 for q in [tree, tree]])",
+        lambda: "s = s + sum([tsum(q) * 2 for q in [tree, tree]])",
+        lambda: 'k = k + len([print("tp", tpick(q) * 0.5) for q in [tree, tree]])',
         # A recursion whose result is a tensor on some paths and a Python int on others.
         lambda: 'print("mixed", mixed(tf.constant(abs(n) % 4)))',
         # One that passes a Python literal where its root passed a tensor: ackish(tensor 1, j) is

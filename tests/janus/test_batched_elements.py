@@ -1,0 +1,182 @@
+"""A list comprehension over a batch of trees whose element takes a joined recursive call's result
+(`[m.out(encode(t)) for t in trees]`) builds the element once for all trees: values, gradients,
+prints, state and errors equal eager's, and an element that does more than compute tensors from
+the result and the tree's attributes is built per tree."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import janus
+from tests.janus.test_recursion_trees import H, Cells, balanced, chain, random_tree, tree_rnn
+
+
+class Scored(Cells):
+    def __init__(self, seed=0):
+        super().__init__(seed)
+        self.V = tf.Variable(np.random.default_rng(seed + 1).normal(0, 0.4, (H, 3)).astype(np.float32))
+        self.calls = 0
+
+    def out(self, h):
+        return tf.matmul(h[None, :], self.V)
+
+    def both(self, h):
+        return {"h": h, "out": (self.out(h), h * 2)}
+
+    def counted(self, h):
+        self.calls += 1
+        return self.out(h)
+
+    def noisy(self, h):
+        print("scored")
+        return self.out(h)
+
+
+def logits(m, trees):
+    return tf.concat([m.out(tree_rnn(m, t)) for t in trees], 0)
+
+
+def weighted(m, trees):
+    return tf.stack([tf.reduce_sum(m.out(tree_rnn(m, t))) * t.weight for t in trees])
+
+
+def pairs(m, trees):
+    return [m.both(tree_rnn(m, t)) for t in trees]
+
+
+def trained(m, trees):
+    with tf.GradientTape() as tape:
+        loss = tf.add_n([tf.reduce_sum(tf.square(m.out(tree_rnn(m, t)))) for t in trees])
+    return loss, tape.gradient(loss, [m.E, m.W, m.V])
+
+
+def counted(m, trees):
+    return tf.concat([m.counted(tree_rnn(m, t)) for t in trees], 0)
+
+
+def noisy(m, trees):
+    return tf.concat([m.noisy(tree_rnn(m, t)) for t in trees], 0)
+
+
+def picked(m, trees):
+    return tf.stack([tf.gather(tree_rnn(m, t), t.pick) for t in trees])
+
+
+def with_local(m, trees):
+    scale = tf.constant(2.0)
+    return tf.stack([tree_rnn(m, t) * scale for t in trees])
+
+
+def item_passed(m, trees):
+    return tf.stack([leaf_word(t, tree_rnn(m, t)) for t in trees])
+
+
+def leaf_word(t, h):
+    return h * tf.cast(t.word, tf.float32)
+
+
+def as_numbers(m, trees):
+    return [float(tf.reduce_sum(tree_rnn(m, t))) for t in trees]
+
+
+def _batch(rng, k=4, **attrs):
+    trees = [balanced(2, rng), chain(4, rng)] + [random_tree(int(rng.integers(1, 9)), rng) for _ in range(k - 2)]
+    for i, t in enumerate(trees):
+        for name, values in attrs.items():
+            setattr(t, name, values[i % len(values)])
+    return trees
+
+
+def _batched(spec) -> bool:
+    """Whether the graph built an element once for all items (`tf.vectorized_map` names its ops)."""
+    return any("pfor" in op.name.split("/") for op in spec.graphs[0].concrete.graph.get_operations())
+
+
+def _close(a, b):
+    for x, y in zip(tf.nest.flatten(a), tf.nest.flatten(b)):
+        assert type(x) is type(y)
+        x, y = (tf.convert_to_tensor(v) if isinstance(v, tf.IndexedSlices) else v for v in (x, y))
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [logits, pairs])
+def test_an_element_on_a_joined_result_is_built_once_and_equals_eager(fn):
+    m, spec, rng = Scored(), janus.speculate(fn), np.random.default_rng(1)
+    for _ in range(6):
+        trees = _batch(rng)
+        expected, got = fn(m, trees), spec(m, trees)
+        _close(expected, got)
+        assert type(got) is type(expected) and len(tf.nest.flatten(got)) == len(tf.nest.flatten(expected))
+    assert spec.stats()["graph_runs"] >= 3 and _batched(spec), spec.report()
+
+
+def test_an_element_reading_tree_attributes_equals_eager():
+    m, spec, rng = Scored(), janus.speculate(weighted), np.random.default_rng(2)
+    for _ in range(6):
+        trees = _batch(rng, 5, weight=[0.5, 2.0, -1.0])
+        _close(weighted(m, trees), spec(m, trees))
+    assert _batched(spec), spec.report()
+
+
+def test_gradients_through_a_batched_element_equal_eager():
+    m, spec, rng = Scored(), janus.speculate(trained), np.random.default_rng(3)
+    for _ in range(5):
+        trees = _batch(rng)
+        _close(trained(m, trees), spec(m, trees))
+    assert _batched(spec), spec.report()
+
+
+def test_an_element_writing_state_is_built_per_item():
+    me, mj, spec, rng = Scored(), Scored(), janus.speculate(counted), np.random.default_rng(4)
+    for _ in range(5):
+        trees = _batch(rng)
+        _close(counted(me, trees), spec(mj, trees))
+        assert me.calls == mj.calls
+    assert spec.stats()["graph_runs"] >= 1 and not _batched(spec), spec.report()
+
+
+def test_an_element_that_prints_prints_once_per_item(capsys):
+    m, spec, rng = Scored(), janus.speculate(noisy), np.random.default_rng(5)
+    for _ in range(5):
+        trees = _batch(rng)
+        expected = noisy(m, trees)
+        eager_out = capsys.readouterr().out
+        _close(expected, spec(m, trees))
+        assert capsys.readouterr().out == eager_out == "scored\n" * len(trees)
+    assert not spec.graphs or not _batched(spec), spec.report()
+
+
+def test_an_element_that_fails_on_one_tree_raises_as_eager():
+    m, spec, rng = Scored(), janus.speculate(picked), np.random.default_rng(6)
+    for _ in range(4):
+        trees = _batch(rng, 4, pick=[0, 3, 5])
+        _close(picked(m, trees), spec(m, trees))
+    trees = _batch(rng, 4, pick=[0, 3, H + 5])
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        picked(m, trees)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        spec(m, trees)
+    trees = _batch(rng, 4, pick=[1, 2])
+    _close(picked(m, trees), spec(m, trees))
+
+
+@pytest.mark.parametrize("fn", [with_local, item_passed, as_numbers])
+def test_elements_that_do_not_qualify_equal_eager(fn):
+    m, spec, rng = Scored(), janus.speculate(fn), np.random.default_rng(7)
+    for _ in range(5):
+        trees = _batch(rng)
+        expected, got = fn(m, trees), spec(m, trees)
+        _close(expected, got)
+        assert [type(x) for x in tf.nest.flatten(got)] == [type(x) for x in tf.nest.flatten(expected)]
+
+
+def test_a_comprehension_over_one_tree_or_a_tuple_equals_eager():
+    m, spec, rng = Scored(), janus.speculate(logits), np.random.default_rng(8)
+    for trees in ([balanced(1, rng)], tuple(_batch(rng)), _batch(rng), [balanced(3, rng)] * 3):
+        _close(logits(m, trees), spec(m, trees))
+
+
+def test_the_report_names_the_comprehension_built_once():
+    m, spec, rng = Scored(), janus.speculate(logits), np.random.default_rng(9)
+    for _ in range(4):
+        spec(m, _batch(rng))
+    assert "computes its element once for all calls" in spec.report()

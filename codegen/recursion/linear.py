@@ -22,13 +22,14 @@ and need none.
 """
 from __future__ import annotations
 
+import ast
 from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
-from codegen.recursion.blocks import Machine, block_reads, block_vars, op_count, ops_since, run_builder
+from codegen.recursion.blocks import Machine, block_reads, block_vars, is_bare, op_count, ops_since, run_builder
 from codegen.recursion.constants import share_constants
 from codegen.recursion.frame_specs import leaves, pack
 from codegen.recursion.frames import cast, cast_all
@@ -77,6 +78,16 @@ def _paths(cf, start) -> tuple[set, int | None]:
     return seen, count(start, frozenset())
 
 
+_PLAIN = (ast.Name, ast.Load, ast.Constant, ast.Compare, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Attribute,
+          ast.Subscript, ast.Slice, ast.Tuple, ast.cmpop, ast.operator, ast.unaryop, ast.boolop)
+
+
+def _plain_test(test) -> bool:
+    """Whether a branch test only computes from values (no call): evaluating it again, in the
+    loop's condition and its body, does nothing eager's one evaluation would not."""
+    return all(isinstance(node, _PLAIN) for node in ast.walk(test))
+
+
 class _End(NamedTuple):
     """Where one path through a frame's blocks ends: whether it calls, the next frame's values
     (the callee's, or this frame's on a return), the values the frame keeps across its call, the
@@ -106,8 +117,10 @@ class _Linear:
     def zeros(self, specs) -> list:
         return [tf.zeros(s.shape, s.dtype) for s in specs]
 
-    def trace(self, block_id, local: dict, ran, delta) -> _End:
-        """Run the frame whose values are `local` from `block_id` to its call or a return."""
+    def trace(self, block_id, local: dict, ran, delta, side=None, paths=None) -> _End:
+        """Run the frame whose values are `local` from `block_id` to its call or a return (at the
+        entry's branch, the side `side` when given: the loop's condition has tested it).  `paths`
+        collects each traced path's block counts."""
         m, f, cf = self.m, self.f, self.cf
         block = cf.blocks[block_id]
         gid = m.cycle.offsets[f] + block.id
@@ -122,12 +135,16 @@ class _Linear:
         delta[gid] += 1
         t = block.term
         if isinstance(t, Goto):
-            return self.trace(t.target, local, ran, delta)
+            return self.trace(t.target, local, ran, delta, paths=paths)
+        if isinstance(t, Branch) and side is not None and block_id == cf.entry:
+            return self.trace(t.if_true if side else t.if_false, local, ran, delta, paths=paths)
         if isinstance(t, Branch):
             if not isinstance(term, (tf.Tensor, tf.Variable)):
-                return self.trace(t.if_true if term else t.if_false, local, ran, delta)
-            return _End(*tf.cond(tf.cast(term, tf.bool), lambda: self.trace(t.if_true, local, ran, delta),
-                                 lambda: self.trace(t.if_false, local, ran, delta)))
+                return self.trace(t.if_true if term else t.if_false, local, ran, delta, paths=paths)
+            return _End(*tf.cond(tf.cast(term, tf.bool), lambda: self.trace(t.if_true, local, ran, delta, paths=paths),
+                                 lambda: self.trace(t.if_false, local, ran, delta, paths=paths)))
+        if paths is not None:
+            paths.append(delta)
         ran = ran + tf.constant(delta)
         frame = [local[j] for j in range(len(self.specs))]
         saved = [local[j] for j in self.saved]
@@ -141,9 +158,51 @@ class _Linear:
         value = cast_all(term if t.value is not None else 0, m.returns[f])
         return _End(tf.constant(False), frame, saved, value, ran)
 
+    def base_case(self):
+        """The side of the entry's branch that calls, when the entry is a bare test (no statements)
+        whose one side reaches only the call and the other only returns (`if n == 0: return ...`):
+        the descending loop then tests it in its condition instead of a `tf.cond` per frame."""
+        entry = self.cf.blocks[self.cf.entry]
+        if not isinstance(entry.term, Branch) or not is_bare(entry) or not _plain_test(entry.term.test):
+            return None
+        ends = [self._ends(entry.term.if_true), self._ends(entry.term.if_false)]
+        if ends == [{"call"}, {"return"}]:
+            return True
+        return False if ends == [{"return"}, {"call"}] else None
+
+    def _ends(self, start) -> set:
+        """How the paths from block `start` end before the next call: "call", "return", "loop"."""
+        out, seen, todo = set(), set(), [start]
+        while todo:
+            b = todo.pop()
+            if b in seen or b == self.cf.entry:
+                out.add("loop")
+                continue
+            seen.add(b)
+            t = self.cf.blocks[b].term
+            if isinstance(t, CallGroup):
+                out.add("call")
+            elif isinstance(t, Return):
+                out.add("return")
+            else:
+                todo += [t.target] if isinstance(t, Goto) else [t.if_true, t.if_false]
+        return out
+
+    def test(self, frame):
+        """The entry's branch test on `frame`, as a boolean tensor."""
+        m, f, cf = self.m, self.f, self.cf
+        block = cf.blocks[cf.entry]
+        table_vars, written = block_vars(m, f, cf, block)
+        before = op_count()
+        _, term = run_builder(m, f, cf, block, table_vars, written, [frame[j] for v in table_vars
+                                                                     for j in m.index[(f, v)]])
+        for var in block_reads(ops_since(before)):
+            m.reads.setdefault(var, set()).add(m.cycle.offsets[f] + block.id)
+        return tf.cast(term, tf.bool) if isinstance(term, (tf.Tensor, tf.Variable)) else tf.constant(bool(term))
+
     def descend(self, args, limit):
-        """The descending loop from the root call: (depth of the frame that returned, its value, the
-        stacks of saved values, block counts)."""
+        """The descending loop from the root call: (depth of the frame that returned, whether one
+        returned within the limit, block counts, its value, the stacks of saved values)."""
         m, f, cf = self.m, self.f, self.cf
         frame = self.zeros(self.specs)
         for p, a in zip(cf.params, args):
@@ -152,6 +211,9 @@ class _Linear:
         stacks = [tf.TensorArray(self.specs[j].dtype, size=0, dynamic_size=True, clear_after_read=False,
                                  element_shape=self.specs[j].shape) for j in self.saved]
         zero_delta = np.zeros([m.cycle.n_blocks], np.int32)
+        calls = self.base_case()
+        if calls is not None:
+            return self._descend_tested(calls, frame, stacks, limit, zero_delta)
 
         def body(depth, done, ran, frame, value, stacks):
             end = self.trace(cf.entry, dict(enumerate(frame)), ran, zero_delta)
@@ -161,7 +223,38 @@ class _Linear:
 
         state = (tf.constant(0), tf.constant(False), tf.zeros([m.cycle.n_blocks], tf.int32), frame,
                  self.zeros(self.returns), stacks)
-        return tf.while_loop(lambda depth, done, *_: ~done & (depth <= limit), body, state)
+        depth, done, ran, _, value, stacks = tf.while_loop(lambda depth, done, *_: ~done & (depth <= limit),
+                                                            body, state)
+        return depth, done, ran, value, stacks
+
+    def _descend_tested(self, calls, frame, stacks, limit, zero_delta):
+        """The descending loop whose condition is the entry's test: its body runs only the calling
+        side, and the returning side runs once after it, on the frame that returns (under a
+        `tf.cond` on whether one did within the limit, so it never runs where eager does not)."""
+        m = self.m
+
+        def cond(depth, ran, frame, stacks):
+            return (depth <= limit) & tf.equal(self.test(frame), calls)
+
+        paths: list = []
+
+        def body(depth, ran, frame, stacks):
+            end = self.trace(self.cf.entry, dict(enumerate(frame)), ran, zero_delta, side=calls, paths=paths)
+            stacks = [s.write(depth, v) for s, v in zip(stacks, end.saved)]
+            share_constants(tf.compat.v1.get_default_graph())
+            return depth + 1, ran if len(paths) == 1 else end.ran, end.frame, stacks
+
+        state = (tf.constant(0), tf.zeros([m.cycle.n_blocks], tf.int32), frame, stacks)
+        depth, ran, frame, stacks = tf.while_loop(cond, body, state)
+        ran = _counted(ran, paths, depth)
+        done = depth <= limit
+
+        def returned():
+            end = self.trace(self.cf.entry, dict(enumerate(frame)), ran, zero_delta, side=not calls)
+            return end.ran, end.value
+
+        ran, value = tf.cond(done, returned, lambda: (ran, self.zeros(self.returns)))
+        return depth, done, ran, value, stacks
 
     def ascend(self, depth, value, ran, stacks):
         """The ascending loop: every waiting frame, deepest first, resumes with its callee's value."""
@@ -169,22 +262,33 @@ class _Linear:
         target = leaves(m.specs[(f, self.call.target)])
         zero_delta = np.zeros([m.cycle.n_blocks], np.int32)
 
+        paths: list = []
+
         def body(i, value, ran):
             local = dict(enumerate(self.zeros(self.specs)))
             local.update(zip(self.saved, [s.read(i - 1) for s in stacks]))
             local.update(zip(m.index.get((f, self.call.target), []),
                              [cast(v, s) for v, s in zip(value, target)]))
-            end = self.trace(self.group.term.resume, local, ran, zero_delta)
+            end = self.trace(self.group.term.resume, local, ran, zero_delta, paths=paths)
             share_constants(tf.compat.v1.get_default_graph())
-            return i - 1, end.value, end.ran
+            return i - 1, end.value, ran if len(paths) == 1 else end.ran
 
-        return tf.while_loop(lambda i, *_: i > 0, body, (depth, value, ran))
+        i, value, ran = tf.while_loop(lambda i, *_: i > 0, body, (depth, value, ran))
+        return i, value, _counted(ran, paths, depth)
+
+
+def _counted(ran, paths: list, frames):
+    """The block counts after a loop whose body traced `paths`: with one path, the loop leaves them
+    alone (an add per frame fewer) and they are added here, once per frame."""
+    if len(paths) != 1:
+        return ran
+    return ran + frames * tf.constant(paths[0])
 
 
 def run(m: Machine, args, limit):
     """Build the two loops for the one call `entry(*args)` into the current graph; its result."""
     lin = _Linear(m)
-    depth, done, ran, _, value, stacks = lin.descend(args, limit)
+    depth, done, ran, value, stacks = lin.descend(args, limit)
     _, value, ran = lin.ascend(depth, value, ran, stacks)
     with tf.control_dependencies([tf.debugging.Assert(done, [
             "recursion deeper than the interpreter's recursion limit", limit])] + m.guards(lambda g: ran[g])):

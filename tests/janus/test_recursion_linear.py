@@ -219,3 +219,36 @@ def test_threads_share_a_linear_recursion():
 def test_explain_names_the_strategy():
     text = str(janus.explain(power, tf.constant(1.5), tf.constant(3)))
     assert "recursion power: runs as linear (down the calls, then up the returns)" in text, text
+
+
+def power_up(x, n):
+    if n > 0:
+        return x * power_up(x, n - 1)
+    return tf.ones_like(x)
+
+
+def is_base(n):
+    return n == 0
+
+
+def called_test(x, n):
+    if is_base(n):
+        return x
+    return called_test(x * 0.5, n - 1) + 1.0
+
+
+def stated_test(x, n):
+    m = n - 1
+    if m < 0:
+        return x
+    return stated_test(x * 0.5, m) + 1.0
+
+
+@pytest.mark.parametrize("fn", [power_up, called_test, stated_test],
+                         ids=["call-on-the-true-side", "test-calls-a-function", "statements-before-the-test"])
+def test_an_entry_test_the_loop_tests_or_the_body_branches_on_equals_eager(fn):
+    spec = _same_calls(fn, [(_vec(1.0, 2.0), tf.constant(3)), (_vec(0.5, -1.0), tf.constant(0)),
+                            (_vec(3.0, 0.25), tf.constant(12)), (_vec(1.0, 1.0), tf.constant(1))])
+    cycle = spec.graphs[0].recursion[0]
+    assert cycle.last_frames == 2, spec.report()          # one calling frame, then the base case
+

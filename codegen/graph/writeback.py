@@ -36,6 +36,8 @@ def flatten(value, tensors: list, heap):
         return (t.__name__, [flatten(v, tensors, heap) for v in value])
     if isinstance(value, tuple) and hasattr(t, "_fields"):
         return ("namedtuple", t, [flatten(v, tensors, heap) for v in value])
+    if isinstance(value, (dict, list, tuple)) and t not in (dict, list, tuple):
+        return _subclass(value, tensors, heap)
     if _made_by_the_build(value, heap):
         # An object the function created: eager returns a new one per call, holding values.
         heap.rebuilt.add(id(value))             # a cycle back to it stays this object
@@ -74,6 +76,29 @@ def flatten(value, tensors: list, heap):
     if isinstance(value, Undefined):
         raise StagingError(Reason("undefined-value", "", "a value written or returned is undefined on some path"))
     return ("const", value)
+
+
+def _subclass(value, tensors, heap):
+    """A dict or list of a subclass (`OrderedDict`, `defaultdict`, a user's list type): a copy of
+    it holds the values after the run, as eager's holds tensors; a tuple subclass, or one whose
+    copy would not be the same kind of object, only when it holds no graph value."""
+    parts = [flatten(v, tensors, heap) for v in value.values()] if isinstance(value, dict) else \
+        [flatten(v, tensors, heap) for v in value]
+    if all(p[0] == "const" for p in parts) and not _holds_symbolic(getattr(value, "__dict__", {})):
+        return ("const", value)
+    try:
+        ok = not isinstance(value, tuple) and type(copy.copy(value)) is type(value)
+    except Exception:           # noqa: BLE001 - any failure to copy means it cannot be rebuilt
+        ok = False
+    if not ok or _holds_symbolic(getattr(value, "__dict__", {})):
+        raise ConversionError(Reason("result-container", "", f"a {type(value).__name__} holding graph values "
+                                     "leaves the function, and janus cannot make a new one holding their values",
+                                     "return a dict, list or tuple"))
+    return ("subclass", value, list(value) if isinstance(value, dict) else None, parts)
+
+
+def _holds_symbolic(attrs: dict) -> bool:
+    return any(_is_symbolic(v) for v in tf.nest.flatten(list(attrs.values())))
 
 
 def _made_by_the_build(value, heap) -> bool:
@@ -117,6 +142,15 @@ def unflatten(template, outs, args=(), kwargs=None):
         return template[2](value.numpy()) if outs[template[1] + 1].numpy() else value
     if tag == "namedtuple":
         return template[1](*(unflatten(t, outs, args, kwargs) for t in template[2]))
+    if tag == "subclass":
+        new, keys = copy.copy(template[1]), template[2]
+        values = [unflatten(t, outs, args, kwargs) for t in template[3]]
+        if keys is None:
+            new[:] = values
+        else:
+            new.clear()
+            new.update(zip(keys, values))
+        return new
     if tag == "object":
         new = copy.copy(template[1])
         vars(new).update({k: unflatten(t, outs, args, kwargs) for k, t in template[2].items()})

@@ -156,8 +156,8 @@ class JoinCalls(Lowering):
                              kw_defaults=[], kwarg=None, defaults=[])
         none = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
                              defaults=[])
-        element = ast.Lambda(args=args, body=copy.deepcopy(comp.elt))
-        plain = ast.Lambda(args=none, body=comp)
+        element = _inline(ast.Lambda(args=args, body=copy.deepcopy(comp.elt)))
+        plain = _inline(ast.Lambda(args=none, body=comp))
         new = replace_expr(f"{JN}.each(j, it, element, plain)", comp, j=joined, it=it, element=element,
                            plain=plain)
         _replace_node(stmt, comp, new)
@@ -176,17 +176,17 @@ class JoinCalls(Lowering):
         """(statements before, after, the joined name) that join `call` over `it`; replaces the call
         in `stmt`."""
         j = self.namer.new("joined")
-        spec = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=target)], vararg=None,
+        spec = _inline(ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=target)], vararg=None,
                                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
                           body=ast.Tuple(elts=[copy.deepcopy(call.func),
                                                ast.Tuple(elts=copy.deepcopy(call.args), ctx=ast.Load())],
-                                         ctx=ast.Load()))
+                                         ctx=ast.Load())))
         where = ast.Constant(f"{self.filename}:{call.lineno}")
         before = replace(f"j = {JN}.join(it, spec, where)", stmt, j=j, it=it, spec=spec, where=where)
         after = replace(f"{JN}.join_end(j)", stmt, j=j)
-        thunk = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
-                                              kw_defaults=[], kwarg=None, defaults=[]),
-                           body=ast.Call(func=call.func, args=call.args, keywords=[]))
+        thunk = _inline(ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                                      kw_defaults=[], kwarg=None, defaults=[]),
+                                   body=ast.Call(func=call.func, args=call.args, keywords=[])))
         _replace_node(stmt, call, replace_expr(f"{JN}.joined(j, thunk)", call, j=j, thunk=thunk))
         return before, after, j
 
@@ -239,6 +239,14 @@ class JoinCalls(Lowering):
             return False
         used = set().union(*(_names(a) for a in call.args))
         return target in used and not (used - {target}) & varying
+
+
+def _inline(node: ast.Lambda) -> ast.Lambda:
+    """Mark a lambda that holds the function's own code, moved there by this lowering: the later
+    lowerings treat its body as the function's (`x[k]` loads become `jn.ld_item`), not as a
+    nested user function's."""
+    node.janus_inline = True
+    return node
 
 
 def _replace_node(root, old, new):

@@ -47,6 +47,11 @@ class StateWrites(Lowering):
 
     visit_Nonlocal = visit_Global
 
+    def visit_Lambda(self, node):
+        if getattr(node, "janus_inline", False):        # the function's own code, moved into a lambda
+            self.generic_visit(node)
+        return node
+
     # -- loads ------------------------------------------------------------------------------
     def visit_Subscript(self, node):
         self.generic_visit(node)

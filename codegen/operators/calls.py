@@ -221,9 +221,12 @@ _GRAPH_SAFE = ("tensorflow", "keras", "tf_keras", "numpy", "builtins", "math", "
 
 def _foreign(f) -> str:
     """The name of `f` when it is a library's Python code janus may not run at build time; else ""."""
-    if isinstance(f, types.BuiltinMethodType) and not isinstance(getattr(f, "__self__", None), types.ModuleType):
-        return ""                               # a method of a built-in type: the heap tracks it
-    if isinstance(f, types.MethodType):
+    owner = getattr(f, "__self__", None)
+    if isinstance(f, types.BuiltinMethodType) and not isinstance(owner, types.ModuleType):
+        if type(owner) in (list, dict, set):
+            return ""                           # the heap tracks these
+        module = type(owner).__module__ or ""   # a C method of a library's object (a file's `write`)
+    elif isinstance(f, types.MethodType):
         module = getattr(f.__func__, "__module__", None) or ""
     elif isinstance(f, (types.FunctionType, types.BuiltinFunctionType, type)):
         module = getattr(f, "__module__", None) or ""

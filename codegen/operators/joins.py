@@ -4,6 +4,8 @@ See `codegen.lowering.join_calls` for the code that calls these operators.
 """
 from __future__ import annotations
 
+import logging
+
 import tensorflow as tf
 
 from codegen.errors import JoinBroken
@@ -125,7 +127,12 @@ def batched(j, items, element, results):
         shape[:] = [out]
         return leaves
 
-    out = tf.vectorized_map(one, [roots] + columns, fallback_to_while_loop=False)
+    log = logging.getLogger("tensorflow")
+    log.addFilter(_pfor_failures)
+    try:
+        out = tf.vectorized_map(one, [roots] + columns, fallback_to_while_loop=False)
+    finally:
+        log.removeFilter(_pfor_failures)
     # Its gathers of item 0's rows, before the element's trace, are trace too.
     failing_ops.traced_only(graph, [op for op in graph.get_operations()[start:]
                                     if "loop_body" in op.name.split("/")])
@@ -139,6 +146,12 @@ def batched(j, items, element, results):
         j.cycle.strategy.batched.append(j.where)
     rows = [tf.unstack(leaf, num=k) for leaf in out]
     return [tf.nest.pack_sequence_as(shape[0], [r[i] for r in rows]) for i in range(k)]
+
+
+def _pfor_failures(record) -> bool:
+    """Drops the log lines `tf.vectorized_map` writes about an op it cannot convert: the build is
+    redone per item then (`JoinBroken`), and the user's program logs nothing (eager's does not)."""
+    return "parallel_for" not in (record.pathname or "")
 
 
 def stacked(rows):

@@ -33,7 +33,9 @@ OPEN_BUG_RULES: dict[str, str] = {
 # The statements of those rules (generated only under --fuzz-open).
 OPEN_STATEMENTS: list[str] = []
 
-HEADER = '''import queue
+HEADER = '''import collections
+import io
+import queue
 import random
 
 import numpy as np
@@ -50,6 +52,7 @@ SRC = toyenv.Source([np.float64(0.5), np.float64(1.5)])
 BUF = toyenv.Buffer()
 LOG = []
 TABLE = {}
+SINK = io.StringIO()
 
 
 class Box:
@@ -321,6 +324,10 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = t + tf.add_n([tpick(q) * q.tv + 1.0 for q in [tree, tree]])",
         lambda: "s = s + sum([tsum(q) * 2 for q in [tree, tree]])",
         lambda: 'k = k + len([print("tp", tpick(q) * 0.5) for q in [tree, tree]])',
+        # ... one reading a container item the calls between may change (`box.layers[0].w`).
+        lambda: "t = t + tf.add_n([tpick(q) * box.layers[0].w for q in [tree, tree]])",
+        # A C method of a library object with an effect (a file's write), on every call.
+        lambda: "LOG.append(SINK.write('x'))",
         # A recursion whose result is a tensor on some paths and a Python int on others.
         lambda: 'print("mixed", mixed(tf.constant(abs(n) % 4)))',
         # One that passes a Python literal where its root passed a tensor: ackish(tensor 1, j) is
@@ -403,7 +410,8 @@ def statement(draw, depth: int, in_loop: bool, open_rules: bool):
 @st.composite
 def program(draw, open_rules: bool = False):
     body = draw(block(depth=2, open_rules=open_rules))
-    result = draw(st.sampled_from(["t, k, s", "{'t': t, 'k': k}", "[t, s]", "t", "k, s, len(LOG)"]))
+    result = draw(st.sampled_from(["t, k, s", "{'t': t, 'k': k}", "[t, s]", "t", "k, s, len(LOG)",
+                                   "collections.OrderedDict(t=t, k=k)"]))
     rec_write = draw(st.sampled_from(["pass", "box.n += 1", "LOG.append(m)", "COUNT += 1"]))
     return HEADER.replace("REC_WRITE", rec_write) + _indent(body) + f"\n    return {result}\n"
 

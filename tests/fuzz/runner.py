@@ -87,7 +87,8 @@ def _state(module, box):
             "LOG": list(module.LOG),
             "TABLE": dict(module.TABLE), "COUNT": module.COUNT,
             "ENV": (module.ENV.steps, module.ENV.state.tolist()), "RNG": module.RNG.getstate(),
-            "SRC": module.SRC.calls, "BUF": (module.BUF.calls, module.BUF.array.tolist())}
+            "SRC": module.SRC.calls, "BUF": (module.BUF.calls, module.BUF.array.tolist()),
+            "SINK": module.SINK.getvalue()}
 
 
 def run(source: str, calls: list) -> dict:

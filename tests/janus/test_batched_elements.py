@@ -2,6 +2,8 @@
 (`[m.out(encode(t)) for t in trees]`) builds the element once for all trees: values, gradients,
 prints, state and errors equal eager's, and an element that does more than compute tensors from
 the result and the tree's attributes is built per tree."""
+import logging
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -180,3 +182,52 @@ def test_the_report_names_the_comprehension_built_once():
     for _ in range(4):
         spec(m, _batch(rng))
     assert "computes its element once for all calls" in spec.report()
+
+
+class Held(Scored):
+    def __init__(self, seed=0):
+        super().__init__(seed)
+        self.f, self.d, self.ts = [1.0], {"s": 1.0}, [tf.constant(1.0)]
+        self.heads = [tf.Variable(tf.ones([H, 3]))]
+
+
+def held_items(m, trees):
+    return [m.out(tree_rnn(m, t)) * m.f[0] * m.d["s"] * m.ts[0] + tf.reduce_sum(m.heads[0]) for t in trees]
+
+
+@pytest.mark.parametrize("batched", [True, False], ids=["built-once", "built-per-item"])
+def test_container_items_the_element_reads_are_read_at_every_call(batched):
+    """`m.f[0]` in the element is a read of the model's list, checked or fed like any other: the
+    list, dict and list of variables change in place between calls."""
+    m, spec, rng = Held(), janus.speculate(held_items), np.random.default_rng(10)
+    if not batched:
+        spec.relaxations.assumptions.add(("each", f"{__file__}:{held_items.__code__.co_firstlineno + 1}"))
+    for i in range(6):
+        v = float(i) + 0.5
+        m.f[0], m.d["s"], m.ts[0] = v, v, tf.constant(v)
+        m.heads[0] = tf.Variable(tf.ones([H, 3]) * v)
+        trees = _batch(rng)
+        _close(held_items(m, trees), spec(m, trees))
+    assert _batched(spec) == batched, spec.report()
+
+
+def repeated(m, trees):
+    return [tf.repeat(tree_rnn(m, t), t.reps, axis=0) for t in trees]
+
+
+def test_an_element_vectorized_map_cannot_convert_is_built_per_item_without_logging():
+    """Rows of different lengths per tree: `tf.vectorized_map` fails to convert the element, which
+    is then built per item, and TensorFlow's log of that failure is not the user's business."""
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("tensorflow").addHandler(handler)
+    try:
+        m, spec, rng = Scored(), janus.speculate(repeated), np.random.default_rng(11)
+        for _ in range(5):
+            trees = _batch(rng, 3, reps=[1, 2, 3])
+            _close(repeated(m, trees), spec(m, trees))
+    finally:
+        logging.getLogger("tensorflow").removeHandler(handler)
+    assert spec.stats()["graph_runs"] >= 1 and not _batched(spec), spec.report()
+    assert not records, [r.getMessage()[:200] for r in records]

@@ -4,6 +4,7 @@ runs in Python (the report names the line); `print` of a tensor stays deferred."
 import collections
 import dataclasses
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -105,3 +106,45 @@ def test_tensorflow_still_formats_its_own_graph_tensors():
     def traced(x):
         return tf.constant(str(x * 2.0).startswith("Tensor("))
     assert bool(traced(tf.constant(1.0)))
+
+
+def _ordered(x):
+    return collections.OrderedDict(z=x * 2.0, k=3)
+
+
+def _defaulted(x):
+    out = collections.defaultdict(list)
+    out["a"].append(x + 1.0)
+    out["b"] = x * 3.0
+    return out
+
+
+class _Items(list):
+    pass
+
+
+def _listed(x):
+    return _Items([x * 2.0, x + 1.0])
+
+
+def _tupled(x):
+    return _Pair((x, x * 2.0))
+
+
+class _Pair(tuple):
+    pass
+
+
+@pytest.mark.parametrize("fn", [_ordered, _defaulted, _listed, _tupled])
+def test_a_dict_or_list_subclass_returned_holds_eager_tensors(fn):
+    spec = janus.speculate(fn)
+    for i in range(6):
+        x = tf.constant([1.0, float(i)])
+        expected, got = fn(x), spec(x)
+        assert type(got) is type(expected)
+        for e, g in zip(tf.nest.flatten(dict(expected) if isinstance(expected, dict) else list(expected)),
+                        tf.nest.flatten(dict(got) if isinstance(got, dict) else list(got))):
+            assert type(g) is type(e), (type(g), type(e))
+            np.testing.assert_allclose(np.asarray(g), np.asarray(e))
+    if isinstance(expected, collections.defaultdict):
+        assert got.default_factory is list

@@ -3,6 +3,7 @@ runs inside the graph, once per call of the function, as eager runs it: the grap
 it runs and holds its results as stand-ins.  When a guard or an op fails after the call, the
 call is not run again: the re-run in Python gets its recorded result.  The environment here is
 a library (`tests/janus/library/site-packages/toyenv.py`) that counts its steps."""
+import io
 import os
 import random
 import sys
@@ -528,3 +529,36 @@ def test_a_numpy_scalar_carried_by_a_tensor_loop_stays_a_scalar():
     spec = run_pair(last_scalar_of_a_loop, lambda: toyenv.Source([np.float32(0.5), np.float32(2.0)]),
                     [(tf.constant(float(k)), 3 + k % 2) for k in range(8)], lambda s: s.calls)
     assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+
+class _Holder:
+    def __init__(self):
+        self.buf = io.StringIO()
+        self.w = tf.constant(2.0)
+
+
+def _written(m, x):
+    y = x * m.w
+    m.buf.write("x")
+    return y + 1.0
+
+
+def _to_stdout(m, x):
+    y = x * m.w
+    sys.stdout.write("w\n")
+    return y + 1.0
+
+
+def test_a_c_method_of_a_library_object_runs_on_every_call(capsys):
+    """`m.buf.write` of an `io.StringIO` and `sys.stdout.write` are library code with effects, not
+    list methods the heap tracks: each call writes, as eager's does."""
+    spec, out = janus.speculate(_written), janus.speculate(_to_stdout)
+    me, mj = _Holder(), _Holder()
+    for i in range(6):
+        x = tf.constant(float(i))
+        np.testing.assert_allclose(_written(me, x).numpy(), spec(mj, x).numpy())
+        assert me.buf.getvalue() == mj.buf.getvalue() == "x" * (i + 1)
+        np.testing.assert_allclose(_to_stdout(me, x).numpy(), out(mj, x).numpy())
+        assert capsys.readouterr().out == "w\n" * 2
+    assert spec.stats()["graph_runs"] >= 1, spec.report()          # the write is a Python call in the graph

@@ -283,8 +283,12 @@ class BuildContext:
             self.checks[key] = Check(Kind.ITEMS_MATCH, shadow.source, shadow.snapshot, holder, name, access)
 
     def observe(self, callback, tensors):
-        """Hand `tensors` out of the graph; `callback(*values)` runs after a successful call."""
-        self.observers.append((callback, list(tensors)))
+        """Hand `tensors` out of the graph; `callback(*values)` runs after a successful call.  Only
+        from the function's own graph: tensors made inside a branch or loop body cannot leave it
+        (what they would report, a machine's step counts, is then not reported)."""
+        tensors = list(tensors)
+        if all(not hasattr(t, "graph") or t.graph is self.outer_graph for t in tensors):
+            self.observers.append((callback, tensors))
 
     def fail(self, kind: str, explanation: str, hint: str = "", lineno=None):
         where = self.where(lineno) if (lineno and self.frames) else (self.user_line() if self.frames else "")

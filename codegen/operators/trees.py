@@ -18,6 +18,9 @@ from profiler.library import is_user_function
 
 from codegen.errors import ConversionError, Reason
 from codegen.operators.values import EAGER
+from codegen.operators.tree_columns import (ABSENT as _ABSENT, _EITHER, _NUMBER_COLUMNS, _NUMPY, _PYTHON,
+                                             acyclic as _acyclic, column_tensor as _column, empty_column as _empty,
+                                             number_dtype as _number_dtype)
 from codegen.operators.weak_numbers import WeakNumber
 
 _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
@@ -163,15 +166,18 @@ def _refined(columns: dict, order, methods) -> dict:
     rows = [vars(n) for n in order]
     out = dict(columns)
     for name, col in columns.items():
-        values = [] if name.endswith("()") else _values(order, rows, name, ())
+        values = _values(order, rows, name, methods) if not col.pointer else []
         kinds = {type(v) for v in values} - {type(None), object}
-        if not col.pointer and col.shape == () and col.dtype in _NUMBER_COLUMNS and kinds in ({int}, {float}):
+        if col.dtype == "bool" and col.shape == () and kinds == {bool}:
+            out[name] = dataclasses.replace(col, python="bool")       # read back as Python bools
+        elif not col.pointer and col.shape == () and col.dtype in _NUMBER_COLUMNS and kinds in ({int}, {float}):
             out[name] = dataclasses.replace(col, python=kinds.pop().__name__)
         elif not col.pointer and col.shape == () and col.dtype in _NUMBER_COLUMNS and kinds == {int, float}:
             out[name] = dataclasses.replace(col, python=_EITHER)
         elif not col.pointer and col.shape == () and len(kinds) == 1 and _NUMPY.get(col.dtype) in kinds:
             out[name] = dataclasses.replace(col, python=col.dtype)      # NumPy scalars of the column's dtype
-        elif not col.pointer and kinds == {EAGER} and {v.dtype.name for v in values if v is not None} == {col.dtype}:
+        elif not col.pointer and kinds == {EAGER} and {v.dtype.name for v in values
+                                                       if type(v) is EAGER} == {col.dtype}:
             out[name] = dataclasses.replace(col, python="tensor")
         if any(_lacks(node, name, methods) for node in order) or (
                 not col.pointer and any(v is None for v in values)):
@@ -251,80 +257,6 @@ def _columns(order, rows, depth, index, schema: Schema, used=None):
     return out if _acyclic(len(order), pointers) else None
 
 
-def _column(col: Column, values, index, pointers, has_presence):
-    """The tensor of one attribute column from its `values`, or None if they do not fit it (a
-    child column's values are appended to `pointers`)."""
-    kinds = set(map(type, values))          # `_ABSENT` is the only value of type `object`
-    if has_presence:
-        if object in kinds:
-            values = [None if v is _ABSENT else v for v in values]
-            kinds = (kinds - {object}) | {type(None)}
-    elif object in kinds or (type(None) in kinds and not col.pointer):
-        return None                         # a node lacks a value the schema has everywhere
-    if col.pointer:
-        values = [-1 if child is None else index.get(id(child), -2) for child in values]
-        if -2 in values:
-            return None                     # a child that is not a node of these trees
-        pointers.append(values)
-        return tf.constant(np.array(values, np.int32))
-    dtype = tf.as_dtype(col.dtype).as_numpy_dtype
-    if col.python and not kinds - {type(None)} <= ({int, float} if col.python == _EITHER else {_PYTHON[col.python]}):
-        return None                         # read back as Python numbers (or tensors): they must still be
-    if col.python == "tensor" and any(v is not None and v.dtype.name != col.dtype for v in values):
-        return None                         # a tensor of another dtype
-    if any(issubclass(k, _NUMBERS) and not issubclass(k, _FITS.get(col.dtype, ())) for k in kinds):
-        return None                         # a float in an int column, a number in a bool one
-    try:
-        if col.shape == () and kinds <= {int, float, bool}:
-            return tf.constant(np.array(values, dtype))
-        default = np.zeros(col.shape, dtype)
-        arrays = [default if v is None else np.asarray(v) for v in values]
-        if any(a.dtype.kind != default.dtype.kind for a in arrays):
-            return None                     # converting would change the values (2.5 to 2)
-        return tf.constant(np.asarray(arrays, dtype))
-    except (TypeError, ValueError):
-        return None
-
-
-_EMPTY: dict = {}
-
-
-def _empty(col: Column):
-    """The tensor fed for a column the graph does not read: no rows, the column's dtype and shape."""
-    key = (col.dtype, col.shape)
-    if key not in _EMPTY or not tf.executing_eagerly():
-        empty = tf.constant(np.zeros((0,) + col.shape, tf.as_dtype(col.dtype).as_numpy_dtype))
-        if not tf.executing_eagerly():
-            return empty
-        _EMPTY[key] = empty
-    return _EMPTY[key]
-
-
-_ABSENT = object()        # a node without the attribute (or method)
-_NUMBER_COLUMNS = ("int32", "float32", "int64", "float64")
-
-
-def _number_dtype(value) -> str:
-    """A Python float is held in float64, as Python holds it (a float32 column rounded 0.1, and
-    sums of such attributes drifted from eager's); a Python int in int32, a NumPy scalar in the
-    dtype TensorFlow converts it to (np.float64 in float64); a bool is bool."""
-    if type(value) is float:
-        return "float64"
-    if isinstance(value, np.generic) and np.dtype(type(value)).name in _NUMPY:
-        return np.dtype(type(value)).name
-    kind = np.asarray(value).dtype.kind
-    return "float32" if kind == "f" else ("bool" if kind == "b" else "int32")
-
-
-_NUMPY = {"float32": np.float32, "int32": np.int32, "float64": np.float64, "int64": np.int64}
-_EITHER = "int|float"      # a column of Python ints on some nodes and floats on others
-_PYTHON = {"int": int, "float": float, "tensor": EAGER, **_NUMPY}
-_NUMBERS = (int, float, np.number, np.bool_)
-_FITS = {"float32": (int, float, np.integer, np.floating, bool, np.bool_), "int32": (int, np.integer),
-         "float64": (int, float, np.integer, np.floating, bool, np.bool_), "int64": (int, np.integer),
-         "bool": (bool, np.bool_)}
-
-
 def _lacks(node, name, methods) -> bool:
     if name.endswith("()") and name[:-2] in methods:
         return not _plain_method(type(node), name[:-2])
@@ -342,31 +274,6 @@ def _values(order, rows, name, methods) -> list:
         return [row[name] for row in rows]
     except KeyError:
         return [row[name] if name in row else getattr(node, name, _ABSENT) for node, row in zip(order, rows)]
-
-
-def _acyclic(n: int, pointers: list) -> bool:
-    """Whether the child pointers form no cycle (a node reachable from itself): a recursion
-    over a cyclic structure never ends, and eager raises RecursionError there."""
-    later = np.arange(n)
-    if all(bool(np.all((c < 0) | (c > later))) for c in map(np.asarray, pointers)):
-        return True                   # every child numbered after its parent (a tree in visit order)
-    indegree = [0] * n
-    for column in pointers:
-        for child in column:
-            if child >= 0:
-                indegree[child] += 1
-    ready = [i for i in range(n) if indegree[i] == 0]
-    seen = 0
-    while ready:
-        node = ready.pop()
-        seen += 1
-        for column in pointers:
-            child = column[node]
-            if child >= 0:
-                indegree[child] -= 1
-                if indegree[child] == 0:
-                    ready.append(child)
-    return seen == n
 
 
 @dataclasses.dataclass(frozen=True)
@@ -413,7 +320,7 @@ class Pointer:
         if entry is None and name + "()" in self.tables.columns:
             col, table = self.tables.columns[name + "()"]
             value = tf.gather(table, self._row(name + "()"))
-            return lambda: Pointer(value, self.tables) if col.pointer else value
+            return lambda: Pointer(value, self.tables) if col.pointer else _python_bool(col, value)
         if entry is None:
             raise AttributeError(f"tree node has no data attribute '{name}' (methods and properties of "
                                  f"tree nodes are not converted)")
@@ -423,7 +330,7 @@ class Pointer:
             return Pointer(value, self.tables)
         if col.shape == () and col.dtype in _NUMBER_COLUMNS and col.python != "tensor":
             return WeakNumber(value, _PYTHON.get(col.python), either=col.python == _EITHER)
-        return value
+        return _python_bool(col, value)
 
     def _row(self, column):
         """The node's row for reading `column`; -1, which makes the read fail and so the graph
@@ -436,6 +343,12 @@ class Pointer:
 
     def __repr__(self):
         return f"Pointer({self.index!r})"
+
+
+def _python_bool(col, value):
+    """A column of Python bools reads as one (held as an int, as a comparison's bool is), which
+    takes the other operand's dtype in arithmetic (`h * node.flag`) as eager's bool does."""
+    return WeakNumber(tf.cast(value, tf.int32), bool) if col.python == "bool" else value
 
 
 def is_none(value):

@@ -224,3 +224,21 @@ def test_a_tree_held_in_an_attribute_of_an_argument_runs_in_python_and_says_why(
         np.testing.assert_allclose(leaf_sum_of_held(x, Holder(t)).numpy(), spec(x, Holder(t)).numpy())
     report = spec.report()
     assert "is an attribute of an argument (args[1].tree)" in report and "pass the tree itself" in report, report
+
+
+def rnn_if_positive(m, x, node):
+    if tf.reduce_sum(x) > 0:
+        y = tree_rnn(m, node)
+    else:
+        y = tf.zeros([H])
+    return y
+
+
+def test_a_recursion_inside_a_tensor_if_runs_in_the_graph():
+    """The machine's step counts for the report cannot leave the branch; the run goes on without
+    them (they were made graph outputs, and the build failed)."""
+    from tests.harness import differential
+    m, rng = Cells(), np.random.default_rng(31)
+    calls = [(m, tf.constant([s]), random_tree(int(rng.integers(1, 9)), rng)) for s in (1.0, 1.0, -1.0, 1.0, -1.0, 1.0)]
+    spec = differential(rnn_if_positive, calls)
+    assert spec.stats()["graph_runs"] >= 3, spec.report()

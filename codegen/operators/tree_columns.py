@@ -1,0 +1,115 @@
+"""The tensors of tree columns: converting one column's values for the tables (`column_tensor`),
+the empty tensor fed for a column no op reads, the dtype a Python number is held in, and the
+check that child pointers form no cycle.  `codegen.operators.trees` walks the nodes and reads
+the values; this module only turns them into tensors."""
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from codegen.operators.values import EAGER
+
+
+def column_tensor(col, values, index, pointers, has_presence):
+    """The tensor of one attribute column from its `values`, or None if they do not fit it (a
+    child column's values are appended to `pointers`)."""
+    kinds = set(map(type, values))          # `ABSENT` is the only value of type `object`
+    if has_presence:
+        if object in kinds:
+            values = [None if v is ABSENT else v for v in values]
+            kinds = (kinds - {object}) | {type(None)}
+    elif object in kinds or (type(None) in kinds and not col.pointer):
+        return None                         # a node lacks a value the schema has everywhere
+    if col.pointer:
+        values = [-1 if child is None else index.get(id(child), -2) for child in values]
+        if -2 in values:
+            return None                     # a child that is not a node of these trees
+        pointers.append(values)
+        return tf.constant(np.array(values, np.int32))
+    dtype = tf.as_dtype(col.dtype).as_numpy_dtype
+    if col.python and not kinds - {type(None)} <= ({int, float} if col.python == _EITHER else {_PYTHON[col.python]}):
+        return None                         # read back as Python numbers (or tensors): they must still be
+    if col.python == "tensor" and any(v is not None and v is not ABSENT and v.dtype.name != col.dtype
+                                      for v in values):
+        return None                         # a tensor of another dtype
+    if any(issubclass(k, _NUMBERS) and not issubclass(k, _FITS.get(col.dtype, ())) for k in kinds):
+        return None                         # a float in an int column, a number in a bool one
+    if int in kinds and dtype in (np.int32, np.int64) and any(
+            type(v) is int and not np.iinfo(dtype).min <= v <= np.iinfo(dtype).max for v in values):
+        return None                         # a Python int the column's dtype would wrap
+    try:
+        if col.shape == () and kinds <= {int, float, bool}:
+            return tf.constant(np.array(values, dtype))
+        default = np.zeros(col.shape, dtype)
+        arrays = [default if v is None else np.asarray(v) for v in values]
+        if any(a.dtype.kind != default.dtype.kind for a in arrays):
+            return None                     # converting would change the values (2.5 to 2)
+        return tf.constant(np.asarray(arrays, dtype))
+    except (TypeError, ValueError):
+        return None
+
+
+_EMPTY: dict = {}
+
+
+def empty_column(col):
+    """The tensor fed for a column the graph does not read: no rows, the column's dtype and shape."""
+    key = (col.dtype, col.shape)
+    if key not in _EMPTY or not tf.executing_eagerly():
+        empty = tf.constant(np.zeros((0,) + col.shape, tf.as_dtype(col.dtype).as_numpy_dtype))
+        if not tf.executing_eagerly():
+            return empty
+        _EMPTY[key] = empty
+    return _EMPTY[key]
+
+
+ABSENT = object()        # a node without the attribute (or method)
+_NUMBER_COLUMNS = ("int32", "float32", "int64", "float64")
+
+
+def number_dtype(value) -> str:
+    """A Python float is held in float64, as Python holds it (a float32 column rounded 0.1, and
+    sums of such attributes drifted from eager's); a Python int in int32, a NumPy scalar in the
+    dtype TensorFlow converts it to (np.float64 in float64); a bool is bool."""
+    if type(value) is float:
+        return "float64"
+    if isinstance(value, np.generic) and np.dtype(type(value)).name in _NUMPY:
+        return np.dtype(type(value)).name
+    kind = np.asarray(value).dtype.kind
+    if type(value) is int and not -2**31 <= value < 2**31:
+        return "int64"                  # (past int64, the column refuses the tree: `_column`)
+    return "float32" if kind == "f" else ("bool" if kind == "b" else "int32")
+
+
+_NUMPY = {"float32": np.float32, "int32": np.int32, "float64": np.float64, "int64": np.int64}
+_EITHER = "int|float"      # a column of Python ints on some nodes and floats on others
+_PYTHON = {"int": int, "float": float, "bool": bool, "tensor": EAGER, **_NUMPY}
+_NUMBERS = (int, float, np.number, np.bool_)
+_FITS = {"float32": (int, float, np.integer, np.floating, bool, np.bool_), "int32": (int, np.integer),
+         "float64": (int, float, np.integer, np.floating, bool, np.bool_), "int64": (int, np.integer),
+         "bool": (bool, np.bool_)}
+
+
+def acyclic(n: int, pointers: list) -> bool:
+    """Whether the child pointers form no cycle (a node reachable from itself): a recursion
+    over a cyclic structure never ends, and eager raises RecursionError there."""
+    later = np.arange(n)
+    if all(bool(np.all((c < 0) | (c > later))) for c in map(np.asarray, pointers)):
+        return True                   # every child numbered after its parent (a tree in visit order)
+    indegree = [0] * n
+    for column in pointers:
+        for child in column:
+            if child >= 0:
+                indegree[child] += 1
+    ready = [i for i in range(n) if indegree[i] == 0]
+    seen = 0
+    while ready:
+        node = ready.pop()
+        seen += 1
+        for column in pointers:
+            child = column[node]
+            if child >= 0:
+                indegree[child] -= 1
+                if indegree[child] == 0:
+                    ready.append(child)
+    return seen == n

@@ -34,9 +34,10 @@ def column_tensor(col, values, index, pointers, has_presence):
         return None                         # a tensor of another dtype
     if any(issubclass(k, _NUMBERS) and not issubclass(k, _FITS.get(col.dtype, ())) for k in kinds):
         return None                         # a float in an int column, a number in a bool one
-    if int in kinds and dtype in (np.int32, np.int64) and any(
-            type(v) is int and not np.iinfo(dtype).min <= v <= np.iinfo(dtype).max for v in values):
-        return None                         # a Python int the column's dtype would wrap
+    if int in kinds and dtype in (np.int32, np.int64):
+        ints = [v for v in values if type(v) is int]
+        if min(ints) < np.iinfo(dtype).min or max(ints) > np.iinfo(dtype).max:
+            return None                     # a Python int the column's dtype would wrap
     try:
         if col.shape == () and kinds <= {int, float, bool}:
             return tf.constant(np.array(values, dtype))

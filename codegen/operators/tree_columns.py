@@ -27,7 +27,7 @@ def column_tensor(col, values, index, pointers, has_presence):
         pointers.append(values)
         return tf.constant(np.array(values, np.int32))
     dtype = tf.as_dtype(col.dtype).as_numpy_dtype
-    if col.python and not kinds - {type(None)} <= ({int, float} if col.python == _EITHER else {_PYTHON[col.python]}):
+    if col.python and not kinds - {type(None)} <= ({int, float} if col.python == EITHER else {PYTHON_TYPES[col.python]}):
         return None                         # read back as Python numbers (or tensors): they must still be
     if col.python == "tensor" and any(v is not None and v is not ABSENT and v.dtype.name != col.dtype
                                       for v in values):
@@ -65,7 +65,7 @@ def empty_column(col):
 
 
 ABSENT = object()        # a node without the attribute (or method)
-_NUMBER_COLUMNS = ("int32", "float32", "int64", "float64")
+NUMBER_COLUMNS = ("int32", "float32", "int64", "float64")
 
 
 def number_dtype(value) -> str:
@@ -74,7 +74,7 @@ def number_dtype(value) -> str:
     dtype TensorFlow converts it to (np.float64 in float64); a bool is bool."""
     if type(value) is float:
         return "float64"
-    if isinstance(value, np.generic) and np.dtype(type(value)).name in _NUMPY:
+    if isinstance(value, np.generic) and np.dtype(type(value)).name in NUMPY_TYPES:
         return np.dtype(type(value)).name
     kind = np.asarray(value).dtype.kind
     if type(value) is int and not -2**31 <= value < 2**31:
@@ -82,9 +82,9 @@ def number_dtype(value) -> str:
     return "float32" if kind == "f" else ("bool" if kind == "b" else "int32")
 
 
-_NUMPY = {"float32": np.float32, "int32": np.int32, "float64": np.float64, "int64": np.int64}
-_EITHER = "int|float"      # a column of Python ints on some nodes and floats on others
-_PYTHON = {"int": int, "float": float, "bool": bool, "tensor": EAGER, **_NUMPY}
+NUMPY_TYPES = {"float32": np.float32, "int32": np.int32, "float64": np.float64, "int64": np.int64}
+EITHER = "int|float"      # a column of Python ints on some nodes and floats on others
+PYTHON_TYPES = {"int": int, "float": float, "bool": bool, "tensor": EAGER, **NUMPY_TYPES}
 _NUMBERS = (int, float, np.number, np.bool_)
 _FITS = {"float32": (int, float, np.integer, np.floating, bool, np.bool_), "int32": (int, np.integer),
          "float64": (int, float, np.integer, np.floating, bool, np.bool_), "int64": (int, np.integer),

@@ -18,8 +18,9 @@ from profiler.library import is_user_function
 
 from codegen.errors import ConversionError, Reason
 from codegen.operators.values import EAGER
-from codegen.operators.tree_columns import (ABSENT as _ABSENT, _EITHER, _NUMBER_COLUMNS, _NUMPY, _PYTHON,
-                                             acyclic as _acyclic, column_tensor as _column, empty_column as _empty,
+from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER, NUMBER_COLUMNS as _NUMBER_COLUMNS,
+                                             NUMPY_TYPES as _NUMPY, PYTHON_TYPES as _PYTHON, acyclic as _acyclic,
+                                             column_tensor as _column, empty_column as _empty,
                                              number_dtype as _number_dtype)
 from codegen.operators.weak_numbers import WeakNumber
 

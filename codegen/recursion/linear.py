@@ -124,12 +124,7 @@ class _Linear:
         m, f, cf = self.m, self.f, self.cf
         block = cf.blocks[block_id]
         gid = m.cycle.offsets[f] + block.id
-        table_vars, written = block_vars(m, f, cf, block)
-        before = op_count()
-        new, term = run_builder(m, f, cf, block, table_vars, written,
-                                [local[j] for v in table_vars for j in m.index[(f, v)]])
-        for var in block_reads(ops_since(before)):
-            m.reads.setdefault(var, set()).add(gid)
+        written, new, term = self.run_block(block, local)
         local = {**local, **dict(zip([j for v in written for j in m.index[(f, v)]], new))}
         delta = delta.copy()
         delta[gid] += 1
@@ -188,16 +183,21 @@ class _Linear:
                 todo += [t.target] if isinstance(t, Goto) else [t.if_true, t.if_false]
         return out
 
-    def test(self, frame):
-        """The entry's branch test on `frame`, as a boolean tensor."""
+    def run_block(self, block, local: dict) -> tuple:
+        """One block on the frame whose values are `local`: (the variables it writes, their new
+        leaves, its terminator's value); the variables it reads are noted for the read guards."""
         m, f, cf = self.m, self.f, self.cf
-        block = cf.blocks[cf.entry]
         table_vars, written = block_vars(m, f, cf, block)
         before = op_count()
-        _, term = run_builder(m, f, cf, block, table_vars, written, [frame[j] for v in table_vars
-                                                                     for j in m.index[(f, v)]])
+        new, term = run_builder(m, f, cf, block, table_vars, written,
+                                [local[j] for v in table_vars for j in m.index[(f, v)]])
         for var in block_reads(ops_since(before)):
             m.reads.setdefault(var, set()).add(m.cycle.offsets[f] + block.id)
+        return written, new, term
+
+    def test(self, frame):
+        """The entry's branch test on `frame`, as a boolean tensor."""
+        _, _, term = self.run_block(self.cf.blocks[self.cf.entry], dict(enumerate(frame)))
         return tf.cast(term, tf.bool) if isinstance(term, (tf.Tensor, tf.Variable)) else tf.constant(bool(term))
 
     def descend(self, args, limit):

@@ -24,7 +24,7 @@ import ast
 import copy
 
 from codegen.lowering.base import Lowering
-from codegen.syntax.analysis import assigned_names, parameter_names
+from codegen.syntax.analysis import assigned_names
 from codegen.syntax.templates import JN, replace, replace_expr
 
 _LOOP_EXITS = (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom, ast.Await)
@@ -132,9 +132,7 @@ class JoinCalls(Lowering):
         `item.attr` (or in the joined call), and no local variable of the function, which a
         callee could change without the build seeing it (parameters never rebound are watched
         as arguments); what else it does is checked when it is built."""
-        top = self._top
-        rebound = set(assigned_names(top.body))
-        local = (set(parameter_names(top)) & rebound) | (rebound - set(parameter_names(top)))
+        local = set(assigned_names(self._top.body))       # (parameters never rebound are not)
         inside_call = {id(n) for n in ast.walk(call)}
         parents = {id(c): p for p in ast.walk(elt) for c in ast.iter_child_nodes(p)}
         for node in ast.walk(elt):

@@ -419,7 +419,8 @@ def program(draw, open_rules: bool = False):
 MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear()", "TABLE.clear()",
              "box.t = box.t + 1.0", "LOG.append(5)", "box.layers[0].w = tf.constant(5.0)", "box.v.assign(3.0)",
              "box.tree.left.w = 7", "box.tree.w = 2.0", "box.tree = Node(0.5, box.tree, None)",
-             "box.tree.left.tv = tf.constant(2.0)", "box.tree.w = 2147483000"]
+             "box.tree.left.tv = tf.constant(2.0)", "box.tree.w = 2147483000", "box.tree.w = 2 ** 40",
+             "box.tree.left.w = True"]
 
 
 @st.composite

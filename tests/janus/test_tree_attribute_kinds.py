@@ -59,3 +59,22 @@ def test_a_bool_method_returned_is_a_python_bool():
         flagged = Flagged(t.left, t.right, t.word)
         calls.append((M, flagged))
     differential(leafness, calls)
+
+
+def labelled(m, trees):
+    out = []
+    for t in trees:
+        out.append(dict(h=tree_rnn(m, t), w=t.label))
+    return out
+
+
+def test_an_int_attribute_in_a_dict_call_is_returned_as_an_int():
+    """`dict(...)` only carries its values: the attribute stays the Python int eager returns."""
+    rng = np.random.default_rng(6)
+    calls = []
+    for i, k in enumerate((3, 3, 3, 3, 4, 3, 2)):
+        trees = [random_tree(int(rng.integers(1, 6)), rng) for _ in range(k)]
+        for j, t in enumerate(trees):
+            t.label = (i + j) % 3
+        calls.append((M, trees))
+    differential(labelled, calls)

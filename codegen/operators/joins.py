@@ -69,7 +69,7 @@ def each(j, items, element, plain):
     if j is None or key in current().relaxed or not _same_tables(items) or len(j.results) != len(items):
         return plain()
     results = [tf.nest.flatten(r) for r in j.results]
-    if not all(_is_tensor(leaf) for leaf in results[0]) or any(len(r) != len(results[0]) for r in results):
+    if not all(is_symbolic(leaf) for leaf in results[0]) or any(len(r) != len(results[0]) for r in results):
         return plain()
     try:
         return batched(j, items, element, results)
@@ -119,11 +119,15 @@ def batched(j, items, element, results):
             out = element(Pointer(row[0], tables))
         finally:
             j.item = None
-            failing_ops.traced_only(graph, graph.get_operations()[traced:])
         leaves = tf.nest.flatten(out)
-        if not leaves or not all(_is_tensor(leaf) for leaf in leaves):
+        if not leaves or not all(is_symbolic(leaf) for leaf in leaves):
             raise JoinBroken(("each", j.where), "a list comprehension's element is not a tensor or a "
                                                 "structure of tensors", "it is built per item")
+        ops = graph.get_operations()
+        _no_unused_failures(j, ops[traced:], leaves)
+        # The trace on item 0 (the map's gathers of its rows, then the element) is converted into
+        # ops on every item; unused itself, it is not kept as an output.
+        failing_ops.traced_only(graph, ops[start:])
         shape[:] = [out]
         return leaves
 
@@ -133,9 +137,6 @@ def batched(j, items, element, results):
         out = tf.vectorized_map(one, [roots] + columns, fallback_to_while_loop=False)
     finally:
         log.removeFilter(_pfor_failures)
-    # Its gathers of item 0's rows, before the element's trace, are trace too.
-    failing_ops.traced_only(graph, [op for op in graph.get_operations()[start:]
-                                    if "loop_body" in op.name.split("/")])
     stateful = sorted({op.type for op in graph.get_operations()[start:]
                        if op._is_stateful and op.type not in _READ_ONLY})
     if stateful or _effects(ctx) != before:
@@ -146,6 +147,17 @@ def batched(j, items, element, results):
         j.cycle.strategy.batched.append(j.where)
     rows = [tf.unstack(leaf, num=k) for leaf in out]
     return [tf.nest.pack_sequence_as(shape[0], [r[i] for r in rows]) for i in range(k)]
+
+
+def _no_unused_failures(j, trace, leaves) -> None:
+    """Raise JoinBroken when the element makes an op that may fail and that its value does not
+    need (a helper's unused `tf.gather`): eager raises it for the item where it fails, and
+    `tf.vectorized_map` converts only what the value needs, so the batch would not."""
+    needed = failing_ops.ancestors_of([leaf.op for leaf in leaves])
+    memo: dict = {}
+    if any(op.name not in needed and failing_ops.may_fail(op, memo) for op in trace):
+        raise JoinBroken(("each", j.where), "a list comprehension's element makes a value it does not use "
+                                            "that may fail", "it is built per item")
 
 
 def _pfor_failures(record) -> bool:
@@ -176,6 +188,3 @@ def _same_tables(items) -> bool:
     return (type(items) in (list, tuple) and len(items) > 1 and all(type(t) is Pointer for t in items)
             and all(t.tables is items[0].tables for t in items))
 
-
-def _is_tensor(value) -> bool:
-    return is_symbolic(value) and not isinstance(value, tf.Variable)

@@ -185,6 +185,11 @@ def leafw(node):
     return leafw(node.left)
 
 
+def tpeek(v, i):
+    tf.gather(tf.reshape(v, [-1]), i)      # unused, and out of range for i > 0: eager raises
+    return v
+
+
 def tpick(node):
     if node.left is None:
         return node.tv
@@ -326,6 +331,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: 'k = k + len([print("tp", tpick(q) * 0.5) for q in [tree, tree]])',
         # ... one reading a container item the calls between may change (`box.layers[0].w`).
         lambda: "t = t + tf.add_n([tpick(q) * box.layers[0].w for q in [tree, tree]])",
+        # ... one whose helper makes an unused value that fails for some calls.
+        lambda: "t = t + tf.add_n([tpeek(tpick(q), abs(k) % 2) for q in [tree, tree]])",
         # A C method of a library object with an effect (a file's write), on every call.
         lambda: "LOG.append(SINK.write('x'))",
         # A recursion whose result is a tensor on some paths and a Python int on others.

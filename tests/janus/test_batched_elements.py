@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 import janus
+from tests.harness import assert_same_outcome, run_capturing
 from tests.janus.test_recursion_trees import H, Cells, balanced, chain, random_tree, tree_rnn
 
 
@@ -231,3 +232,26 @@ def test_an_element_vectorized_map_cannot_convert_is_built_per_item_without_logg
         logging.getLogger("tensorflow").removeHandler(handler)
     assert spec.stats()["graph_runs"] >= 1 and not _batched(spec), spec.report()
     assert not records, [r.getMessage()[:200] for r in records]
+
+
+def _peeked(m, h, k):
+    tf.gather(h, k)                 # unused: eager raises when `k` is out of range
+    return m.out(h)
+
+
+def peeking(m, trees):
+    return [_peeked(m, tree_rnn(m, t), t.pick) for t in trees]
+
+
+def test_an_unused_value_that_may_fail_in_the_element_raises_as_eager():
+    """The batched element would compute only what its value needs; an unused gather out of range
+    on one tree must raise as eager's does, so the element is built per item."""
+    m, spec, rng = Scored(), janus.speculate(peeking), np.random.default_rng(12)
+    kinds = []
+    for i in range(6):
+        trees = _batch(rng, 3, pick=[0, 1, 2] if i != 4 else [0, H + 3, 1])
+        eager = run_capturing(peeking, (m, trees))
+        assert_same_outcome(eager, run_capturing(spec, (m, trees)))
+        kinds.append(eager[0][0])
+    assert kinds == ["return"] * 4 + ["raise", "return"]
+    assert spec.stats()["graph_runs"] >= 2 and not _batched(spec), spec.report()

@@ -84,13 +84,14 @@ def _subclass(value, tensors, heap):
     copy would not be the same kind of object, only when it holds no graph value."""
     parts = [flatten(v, tensors, heap) for v in value.values()] if isinstance(value, dict) else \
         [flatten(v, tensors, heap) for v in value]
-    if all(p[0] == "const" for p in parts) and not _holds_symbolic(getattr(value, "__dict__", {})):
+    attrs_symbolic = _holds_symbolic(getattr(value, "__dict__", {}))
+    if all(p[0] == "const" for p in parts) and not attrs_symbolic:
         return ("const", value)
     try:
         ok = not isinstance(value, tuple) and type(copy.copy(value)) is type(value)
     except Exception:           # noqa: BLE001 - any failure to copy means it cannot be rebuilt
         ok = False
-    if not ok or _holds_symbolic(getattr(value, "__dict__", {})):
+    if not ok or attrs_symbolic:
         raise ConversionError(Reason("result-container", "", f"a {type(value).__name__} holding graph values "
                                      "leaves the function, and janus cannot make a new one holding their values",
                                      "return a dict, list or tuple"))

@@ -109,9 +109,15 @@ def positions(mask):
 
 
 def take(values, at):
-    """`tf.gather` whose gradient is dense: IndexedSlices reaching a `tf.concat` in a vectorised
-    block fail (its axis is not static there); the reshape's gradient densifies them."""
-    return tf.gather(tf.reshape(values, tf.shape(values)), at)
+    """`tf.gather` whose gradient is dense (see `dense`)."""
+    return tf.gather(dense(values), at)
+
+
+def dense(values):
+    """`values` as they are, through a reshape whose gradient densifies the IndexedSlices of a
+    gather from it: those reaching a `tf.concat` in a vectorised block fail (its axis is not
+    static there).  One view serves every gather a step makes from the same table."""
+    return tf.reshape(values, tf.shape(values))
 
 
 def scatter(table, idx, values):

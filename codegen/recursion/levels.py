@@ -41,7 +41,7 @@ from codegen.operators.trees import DEPTH, Pointer
 from codegen.recursion.blocks import (Machine, block_reads, block_vars, is_bare, op_count, ops_since, range_assert,
                                       read_guards, run_builder, run_frames)
 from codegen.recursion.frame_specs import leaves, pack
-from codegen.recursion.frames import cast, cast_all, empty, positions, scatter, take
+from codegen.recursion.frames import cast, cast_all, dense, empty, positions, scatter, take
 from codegen.recursion.kinds import kind_guard
 from codegen.syntax.analysis import assigned_names
 
@@ -339,13 +339,13 @@ def _receive(m: Machine, shape: _Shape, idx, children, results, none_row=None) -
     """The frame values of the calling nodes `idx` after their calls: the node, and each call's
     temporary holding the result of the child it passed (row `none_row` for a None child)."""
     vals = {shape.param: [idx]}
-    dense = [tf.reshape(r, tf.shape(r)) for r in results]      # once per step: see `take`
+    views = [dense(r) for r in results]                         # once per step, for every call
     for call, child in zip(shape.group.term.calls, children):
         below = tf.gather(child, idx)
         if none_row is not None:
             below = tf.where(below < 0, none_row, below)
         specs = leaves(m.specs[(shape.f, call.target)])
-        vals[call.target] = [cast(tf.gather(r, below), spec) for r, spec in zip(dense, specs)]
+        vals[call.target] = [cast(tf.gather(r, below), spec) for r, spec in zip(views, specs)]
     return vals
 
 

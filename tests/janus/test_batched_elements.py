@@ -101,30 +101,31 @@ def _close(a, b):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-5, atol=1e-6)
 
 
+def _same_calls(fn, rng, calls, k=4, **attrs):
+    """`calls` calls on fresh batches, eager and speculated on one model: the same structure, and
+    leaf by leaf the same type and value (`_close`)."""
+    m, spec = Scored(), janus.speculate(fn)
+    for _ in range(calls):
+        trees = _batch(rng, k, **attrs)
+        expected, got = fn(m, trees), spec(m, trees)
+        assert type(got) is type(expected) and len(tf.nest.flatten(got)) == len(tf.nest.flatten(expected))
+        _close(expected, got)
+    return spec
+
+
 @pytest.mark.parametrize("fn", [logits, pairs])
 def test_an_element_on_a_joined_result_is_built_once_and_equals_eager(fn):
-    m, spec, rng = Scored(), janus.speculate(fn), np.random.default_rng(1)
-    for _ in range(6):
-        trees = _batch(rng)
-        expected, got = fn(m, trees), spec(m, trees)
-        _close(expected, got)
-        assert type(got) is type(expected) and len(tf.nest.flatten(got)) == len(tf.nest.flatten(expected))
+    spec = _same_calls(fn, np.random.default_rng(1), 6)
     assert spec.stats()["graph_runs"] >= 3 and _batched(spec), spec.report()
 
 
 def test_an_element_reading_tree_attributes_equals_eager():
-    m, spec, rng = Scored(), janus.speculate(weighted), np.random.default_rng(2)
-    for _ in range(6):
-        trees = _batch(rng, 5, weight=[0.5, 2.0, -1.0])
-        _close(weighted(m, trees), spec(m, trees))
+    spec = _same_calls(weighted, np.random.default_rng(2), 6, k=5, weight=[0.5, 2.0, -1.0])
     assert _batched(spec), spec.report()
 
 
 def test_gradients_through_a_batched_element_equal_eager():
-    m, spec, rng = Scored(), janus.speculate(trained), np.random.default_rng(3)
-    for _ in range(5):
-        trees = _batch(rng)
-        _close(trained(m, trees), spec(m, trees))
+    spec = _same_calls(trained, np.random.default_rng(3), 5)
     assert _batched(spec), spec.report()
 
 
@@ -164,12 +165,7 @@ def test_an_element_that_fails_on_one_tree_raises_as_eager():
 
 @pytest.mark.parametrize("fn", [with_local, item_passed, as_numbers])
 def test_elements_that_do_not_qualify_equal_eager(fn):
-    m, spec, rng = Scored(), janus.speculate(fn), np.random.default_rng(7)
-    for _ in range(5):
-        trees = _batch(rng)
-        expected, got = fn(m, trees), spec(m, trees)
-        _close(expected, got)
-        assert [type(x) for x in tf.nest.flatten(got)] == [type(x) for x in tf.nest.flatten(expected)]
+    _same_calls(fn, np.random.default_rng(7), 5)
 
 
 def test_a_comprehension_over_one_tree_or_a_tuple_equals_eager():

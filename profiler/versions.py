@@ -41,6 +41,11 @@ class Opcodes:
     precall: str
     #: code flags of functions that are never instrumented (generators, coroutines)
     skip_flags: int
+    #: what a method may do and still only read its object: these opcodes, calls only of
+    #: builtins loaded by a global load whose argument has ``global_call_bit`` set
+    read_only: frozenset = frozenset()
+    global_load: str = "LOAD_GLOBAL"
+    global_call_bit: int = 1
 
     def probe(self, recorder, site, peeks: tuple[int, ...], location) -> list:
         """The instructions that call ``recorder(site, *values)``.
@@ -111,6 +116,13 @@ OPCODES = {
         kw_names="KW_NAMES",
         precall="PRECALL",
         skip_flags=_CO_GENERATOR | _CO_COROUTINE | _CO_ITERABLE_COROUTINE | _CO_ASYNC_GENERATOR,
+        read_only=frozenset({
+            "RESUME", "NOP", "CACHE", "LOAD_FAST", "LOAD_CONST", "LOAD_ATTR", "LOAD_GLOBAL", "STORE_FAST",
+            "COMPARE_OP", "IS_OP", "CONTAINS_OP", "BINARY_OP", "BINARY_SUBSCR", "UNARY_NOT",
+            "UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_POSITIVE", "RETURN_VALUE", "POP_TOP", "COPY", "SWAP",
+            "PRECALL", "CALL", "KW_NAMES", "JUMP_FORWARD", "BUILD_TUPLE",
+            "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_NONE",
+            "POP_JUMP_FORWARD_IF_NOT_NONE", "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"}),
     ),
 }
 

@@ -36,6 +36,10 @@ def assert_same(a, b, path="result"):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6, err_msg=path)
         return
     assert type(a) is type(b), f"{path}: eager gave {type(a).__name__}, janus {type(b).__name__}"
+    if isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape, f"{path}: {a.dtype}{a.shape} != {b.dtype}{b.shape}"
+        np.testing.assert_allclose(a, b, rtol=1e-6, err_msg=path)
+        return
     if isinstance(a, tf.__internal__.CompositeTensor):
         # Ragged, sparse: the same components; static shapes may be less specific after a relaxed
         # input spec, as under tf.function (README, differences).

@@ -19,7 +19,7 @@ from profiler.library import is_library_module
 
 from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.heap import DELETED
-from codegen.operators.arrays import PyArray, as_numpy
+from codegen.operators.arrays import NodeArray, PyArray, as_numpy
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer
 from codegen.operators.weak_numbers import WeakNumber
@@ -51,6 +51,8 @@ def flatten(value, tensors: list, heap):
         # is packed again from them after the run.
         parts = tf.nest.flatten(value, expand_composites=True)
         return ("composite", value, [flatten(p, tensors, heap) for p in parts])
+    if isinstance(value, NodeArray):
+        _escapes(value)
     if isinstance(value, PyArray):
         if heap is not None and value.tensor.ref() in heap.arg_tensors:
             return ("arg", heap.arg_tensors[value.tensor.ref()])
@@ -65,11 +67,7 @@ def flatten(value, tensors: list, heap):
         tensors += [value.tensor, value.python]
         return ("either", len(tensors) - 2, value.ptype)
     if isinstance(value, (Pointer, WeakNumber)):
-        raise ConversionError(Reason(
-            "tree-value-escapes", "",
-            "a tree node" + (" attribute" if isinstance(value, WeakNumber) else "") + " read inside the graph "
-            "leaves the function (returned or stored): janus cannot hand back the Python object it stands for",
-            "return or store a tensor computed from it (or keep the node out of the speculated function)"))
+        _escapes(value)
     if _is_symbolic(value):
         tensors.append(value)
         return ("tensor", len(tensors) - 1, None)
@@ -239,3 +237,11 @@ def apply(plan_entries, outs, args, kwargs):
                 del holder.cell_contents
             else:
                 holder.cell_contents = unflatten(template, outs, args, kwargs)
+
+
+def _escapes(value):
+    raise ConversionError(Reason(
+        "tree-value-escapes", "",
+        "a tree node" + ("" if isinstance(value, Pointer) else " attribute") + " read inside the graph "
+        "leaves the function (returned or stored): janus cannot hand back the Python object it stands for",
+        "return or store a tensor computed from it (or keep the node out of the speculated function)"))

@@ -99,6 +99,15 @@ class PyArray:
         return _result(tf.abs(self.tensor))
 
 
+
+class NodeArray(PyArray):
+    """A NumPy array attribute read from a tree node.  Computing with it is as with any array;
+    handed back (returned or stored) it would be a copy where eager hands back the node's own
+    array object, so that makes the function run in Python."""
+
+    __slots__ = ()
+
+
 def as_numpy(array):
     """How a graph output that stood for `array` becomes eager's value after the run."""
     return _numpy_scalar if array.scalar else np.asarray

@@ -115,6 +115,11 @@ def call(f, *args, **kwargs):
     # Library code sees plain tensors where tree attributes stood for Python numbers; a list, dict
     # or set method keeps the number (it comes back as one after the run), and so do the builtins
     # that compute with it by its own operators (`sum` of Python ints stays a checked Python int).
+    if (f is tf.constant or f is tf.convert_to_tensor) and args and isinstance(args[0], WeakNumber) and (
+            len(args) == 2 or "dtype" in kwargs) and len(args) <= 2 and set(kwargs) <= {"dtype", "name"}:
+        return args[0].converted(args[1] if len(args) == 2 else kwargs["dtype"])
+    if f is tf.constant and args and isinstance(args[0], WeakNumber) and len(args) == 1 and set(kwargs) <= {"name"}:
+        return tf.identity(args[0].__tf_tensor__())     # (tf.constant refuses a graph tensor)
     if type(getattr(f, "__self__", None)) not in (list, dict, set) and not _keeps_numbers(f):
         args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
     if f is tf.constant and args and isinstance(args[0], GrowList):
@@ -267,7 +272,7 @@ def _keeps_numbers(f) -> bool:
 
 def _plain(value):
     if isinstance(value, WeakNumber):
-        return value.tensor
+        return value.__tf_tensor__()        # the tensor TensorFlow makes of the Python number
     if type(value) in (list, tuple):
         return type(value)(_plain(v) for v in value)
     return value

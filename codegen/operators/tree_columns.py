@@ -32,6 +32,8 @@ def column_tensor(col, values, index, pointers, has_presence):
     if col.python == "tensor" and any(v is not None and v is not ABSENT and v.dtype.name != col.dtype
                                       for v in values):
         return None                         # a tensor of another dtype
+    if col.python == "ndarray" and any(v is not None and v is not ABSENT and v.dtype != dtype for v in values):
+        return None                         # an array of another dtype: read back, it would change
     if any(issubclass(k, _NUMBERS) and not issubclass(k, _FITS.get(col.dtype, ())) for k in kinds):
         return None                         # a float in an int column, a number in a bool one
     if int in kinds and dtype in (np.int32, np.int64):
@@ -84,7 +86,7 @@ def number_dtype(value) -> str:
 
 NUMPY_TYPES = {"float32": np.float32, "int32": np.int32, "float64": np.float64, "int64": np.int64}
 EITHER = "int|float"      # a column of Python ints on some nodes and floats on others
-PYTHON_TYPES = {"int": int, "float": float, "bool": bool, "tensor": EAGER, **NUMPY_TYPES}
+PYTHON_TYPES = {"int": int, "float": float, "bool": bool, "tensor": EAGER, "ndarray": np.ndarray, **NUMPY_TYPES}
 _NUMBERS = (int, float, np.number, np.bool_)
 _FITS = {"float32": (int, float, np.integer, np.floating, bool, np.bool_), "int32": (int, np.integer),
          "float64": (int, float, np.integer, np.floating, bool, np.bool_), "int64": (int, np.integer),

@@ -17,6 +17,9 @@ import tensorflow as tf
 from profiler.library import is_user_function
 
 from codegen.errors import ConversionError, Reason
+from codegen.operators.arrays import NodeArray
+from codegen.operators.context import active
+from codegen.operators.node_methods import FAILED, evaluate, reads_only
 from codegen.operators.values import EAGER
 from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER, NUMBER_COLUMNS as _NUMBER_COLUMNS,
                                              NUMPY_TYPES as _NUMPY, PYTHON_TYPES as _PYTHON, acyclic as _acyclic,
@@ -66,6 +69,7 @@ class Schema:
     columns: tuple
     methods: tuple = ()
     classes: tuple = ()     # the nodes' classes; column `CLASS` holds each node's index in it
+    unread: tuple = ()      # methods the recursion calls that are not columns: they do more than read
 
     def specs(self):
         return [tf.TensorSpec((None,) + c.shape, tf.as_dtype(c.dtype)) for c in self.columns]
@@ -100,28 +104,37 @@ def share_nodes(roots) -> bool:
     return False
 
 
-def _method_values(node, methods):
-    """(name + "()", value) of the zero-argument user methods the recursion calls on nodes."""
-    return [(m + "()", getattr(node, m)()) for m in methods if _plain_method(type(node), m)]
+def _method_columns(order, methods) -> dict:
+    """"m()" -> the value on each node of each zero-argument method the recursion calls that may be a
+    column (`node_methods`), `_ABSENT` on nodes whose class lacks it or where it raised."""
+    out = {}
+    for m in methods:
+        classes = {cls: getattr(cls, m, None) is not None for cls in set(map(type, order))}
+        if any(classes.values()) and all(not has or reads_only(cls, m) for cls, has in classes.items()):
+            values = _method_values(order, m, classes, watch=True)
+            if values is not None:
+                out[m + "()"] = values
+    return out
 
 
-def _plain_method(cls, name) -> bool:
-    code = getattr(getattr(cls, name, None), "__code__", None)
-    return code is not None and code.co_argcount == 1
-
-
-def _items(node, methods):
-    return list(vars(node).items()) + _method_values(node, methods)
+def _method_values(order, m, classes, watch=False):
+    have = [node for node in order if classes[type(node)]]
+    values = evaluate(have, m, watch)
+    if values is None:
+        return None
+    found = iter(values)
+    return [(_ABSENT if (v := next(found)) is FAILED else v) if classes[type(node)] else _ABSENT for node in order]
 
 
 def schema_of(roots: list, methods=()) -> Schema:
     """The columns of the nodes reachable from `roots`."""
     order, _ = _nodes(roots)
+    memo = _method_columns(order, methods)
     columns: dict[str, Column] = {}
     only_none: set[str] = set()
     skipped: set[str] = set()
-    for node in order:
-        for name, value in _items(node, methods):
+    for i, node in enumerate(order):
+        for name, value in list(vars(node).items()) + [(k, v[i]) for k, v in memo.items() if v[i] is not _ABSENT]:
             if value is None:
                 only_none.add(name)
                 continue
@@ -138,11 +151,13 @@ def schema_of(roots: list, methods=()) -> Schema:
             columns[name] = _merged(columns.get(name), col)
     for name in only_none - set(columns) - skipped:
         columns[name] = Column(name, True)          # always None here: a child pointer that is -1
-    columns = _refined(columns, order, methods)
+    columns = _refined(columns, order, memo)
     columns[CLASS] = Column(CLASS, False, "int32")
     columns[DEPTH] = Column(DEPTH, False, "int32")
     classes = tuple(sorted({type(n) for n in order}, key=lambda c: (c.__module__, c.__qualname__, id(c))))
-    return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), tuple(methods), classes)
+    kept = tuple(m for m in methods if m + "()" in memo)
+    unread = tuple(m for m in methods if m not in kept and any(getattr(c, m, None) is not None for c in classes))
+    return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), kept, classes, unread)
 
 
 def _merged(prev, col) -> Column:
@@ -159,7 +174,7 @@ def _merged(prev, col) -> Column:
                                  "give the attribute one type on every node"))
 
 
-def _refined(columns: dict, order, methods) -> dict:
+def _refined(columns: dict, order, memo) -> dict:
     """The columns with what only all the nodes together show: numbers that are Python ints (or
     floats) on every node are read back as such, scalar tensors of one dtype as tensors; a column
     some node lacks, or where a number is None, gets a presence column (reading it there must
@@ -167,7 +182,7 @@ def _refined(columns: dict, order, methods) -> dict:
     rows = [vars(n) for n in order]
     out = dict(columns)
     for name, col in columns.items():
-        values = _values(order, rows, name, methods) if not col.pointer else []
+        values = memo.get(name) or (_values(order, rows, name) if not col.pointer else [])
         kinds = {type(v) for v in values} - {type(None), object}
         if col.dtype == "bool" and col.shape == () and kinds == {bool}:
             out[name] = dataclasses.replace(col, python="bool")       # read back as Python bools
@@ -177,10 +192,12 @@ def _refined(columns: dict, order, methods) -> dict:
             out[name] = dataclasses.replace(col, python=_EITHER)
         elif not col.pointer and col.shape == () and len(kinds) == 1 and _NUMPY.get(col.dtype) in kinds:
             out[name] = dataclasses.replace(col, python=col.dtype)      # NumPy scalars of the column's dtype
+        elif not col.pointer and kinds == {np.ndarray}:
+            out[name] = dataclasses.replace(col, python="ndarray")      # read back as NumPy arrays
         elif not col.pointer and kinds == {EAGER} and {v.dtype.name for v in values
                                                        if type(v) is EAGER} == {col.dtype}:
             out[name] = dataclasses.replace(col, python="tensor")
-        if any(_lacks(node, name, methods) for node in order) or (
+        if (any(v is _ABSENT for v in values) if name in memo else any(_lacks(node, name) for node in order)) or (
                 not col.pointer and any(v is None for v in values)):
             out[name + "?"] = Column(name + "?", False, "bool")
     return out
@@ -258,19 +275,16 @@ def _columns(order, rows, depth, index, schema: Schema, used=None):
     return out if _acyclic(len(order), pointers) else None
 
 
-def _lacks(node, name, methods) -> bool:
-    if name.endswith("()") and name[:-2] in methods:
-        return not _plain_method(type(node), name[:-2])
+def _lacks(node, name) -> bool:
     return name not in vars(node) and not hasattr(node, name)
 
 
-def _values(order, rows, name, methods) -> list:
+def _values(order, rows, name, methods=()) -> list:
     """Column `name` of every node: an instance attribute, the value of a zero-argument method
     (`name` is "m()"), a class attribute, or `_ABSENT`."""
     if name.endswith("()") and name[:-2] in methods:
         m = name[:-2]
-        plain = {cls: _plain_method(cls, m) for cls in set(map(type, order))}
-        return [getattr(node, m)() if plain[type(node)] else _ABSENT for node in order]
+        return _method_values(order, m, {cls: reads_only(cls, m) for cls in set(map(type, order))})
     try:
         return [row[name] for row in rows]
     except KeyError:
@@ -321,14 +335,26 @@ class Pointer:
         if entry is None and name + "()" in self.tables.columns:
             col, table = self.tables.columns[name + "()"]
             value = tf.gather(table, self._row(name + "()"))
-            return lambda: Pointer(value, self.tables) if col.pointer else _python_bool(col, value)
+            return lambda: self._value(col, value)
+        if entry is None and name in self.tables.schema.unread:
+            ctx = active()
+            raise ConversionError(Reason(
+                "node-method", ctx.user_line() if ctx is not None else "", f"tree node method `{name}()` does more "
+                "than read its node (it writes, prints or calls other code): the graph would call it on every "
+                "node at every call",
+                "make it return an expression of the node's attributes, or read the attributes directly"))
         if entry is None:
             raise AttributeError(f"tree node has no data attribute '{name}' (methods and properties of "
                                  f"tree nodes are not converted)")
         col, table = entry
-        value = tf.gather(table, self._row(name))
+        return self._value(col, tf.gather(table, self._row(name)))
+
+    def _value(self, col, value):
+        """What a read of column `col` stands for: a node, a Python number (or bool), a tensor."""
         if col.pointer:
             return Pointer(value, self.tables)
+        if col.python == "ndarray":
+            return NodeArray(value)
         if col.shape == () and col.dtype in _NUMBER_COLUMNS and col.python != "tensor":
             return WeakNumber(value, _PYTHON.get(col.python), either=col.python == _EITHER)
         return _python_bool(col, value)

@@ -11,11 +11,13 @@ import operator as _op
 import numpy as np
 import tensorflow as tf
 
+from codegen.errors import Reason, StagingError
 from codegen.operators.context import current
 from codegen.operators.int_range import guarded, noted
 from codegen.operators.numbers import PyNumber
 
-_WEAK = (int, float, bool)        # plus WeakNumber itself: operands that keep a result a Python number
+_WEAK = (int, float, bool)
+_NUMPY_DTYPES = (np.float32, np.float64, np.int32, np.int64)        # plus WeakNumber itself: operands that keep a result a Python number
 
 
 class WeakNumber:
@@ -33,11 +35,43 @@ class WeakNumber:
             noted(tensor)       # inside a machine block, its ops with the frame's ints are checked too
 
     def __tf_tensor__(self, dtype=None, name=None):
-        if dtype is None and self.tensor.dtype == tf.float64 and self.ptype is not np.float64:
-            dtype = tf.float32            # what eager makes of a Python float on its own
-        if dtype is not None and dtype != self.tensor.dtype:
+        """The tensor TensorFlow makes of the number each node holds: `dtype` when given, else
+        float32 for a Python float, bool for a bool, int32 for a Python int (eager's defaults)."""
+        if dtype is None:
+            dtype = self._default_dtype()
+        if dtype != self.tensor.dtype:
             return tf.cast(self.tensor, dtype)
         return self.tensor
+
+    def converted(self, dtype):
+        """`tf.constant(number, dtype)` as eager computes it: exact for a float to float32 or float64,
+        an int to an int dtype that holds its column or to a float, a bool to bool; any other
+        pair (eager raises, or rounds in its own way) makes the function run in Python."""
+        dtype = tf.as_dtype(dtype)
+        held = self.tensor.dtype
+        ok = (dtype in (tf.float32, tf.float64) and self.ptype in (float, np.float32, np.float64, int, np.int32)
+              or dtype.is_integer and held.is_integer and self.ptype is not bool and dtype.size >= held.size
+              or dtype == tf.bool and self.ptype is bool)
+        if not ok:
+            current().fail("python-number", f"a tree attribute converted to {dtype.name}, which eager refuses or "
+                           "rounds in its own way", "the function runs in Python")
+        return tf.identity(self.__tf_tensor__(dtype))
+
+    def _default_dtype(self):
+        if self.ptype is bool:
+            return tf.bool
+        if self.ptype is float:
+            return tf.float32
+        if self.ptype is int and self.tensor.dtype == tf.int32 or self.ptype in _NUMPY_DTYPES:
+            return self.tensor.dtype
+        # Python ints past int32 on some nodes (int64 there, int32 elsewhere), or ints on some
+        # nodes and floats on others: eager's tensor has a dtype that differs between nodes.  A
+        # TypeError, so that `tensor + number` (whose dtype hint TensorFlow does not pass on)
+        # tries the number's `__radd__`, which takes the tensor's dtype as eager's hint does.
+        ctx = current()
+        raise VaryingDtype(Reason("python-number", ctx.user_line() if ctx.frames else "", "a tree attribute "
+                                  "converted to a tensor on its own has a dtype that differs between nodes in eager "
+                                  "(its Python type or range varies)", "the function runs in Python"))
 
     def _other(self, other):
         if isinstance(other, WeakNumber):
@@ -48,6 +82,10 @@ class WeakNumber:
                 a, b = tf.cast(a, wide), tf.cast(b, wide)
             return a, b
         if isinstance(other, (tf.Tensor, tf.Variable)):
+            if other.dtype.is_integer and (self.ptype is float or self.either):
+                # eager's Python float does not convert to an int tensor's dtype: the op raises
+                current().fail("python-number", "a Python float tree attribute with an int tensor, which eager "
+                               "refuses", "the function runs in Python, which raises as eager does")
             return tf.cast(self.tensor, other.dtype), other
         if type(other) is float and not self.tensor.dtype.is_floating:
             return tf.cast(self.tensor, tf.float64), other     # int attribute and a float: Python's float
@@ -149,3 +187,7 @@ def _options(v):
     if isinstance(v, WeakNumber):
         return (int, float) if v.either else ((v.ptype,) if v.ptype in _WEAK else None)
     return (type(v),) if type(v) in _WEAK else None
+
+
+class VaryingDtype(StagingError, TypeError):
+    """A number whose eager tensor's dtype differs between nodes, converted without a dtype."""

@@ -1,10 +1,12 @@
 """Tree attributes of kinds a recursion's tests rarely hold: Python bools in arithmetic and
-returned, a bool method returned, a tensor attribute only the root has, ints past int32.  Each
-call is compared with eager: values, dtypes and Python types."""
+returned, a bool method returned, a tensor attribute only the root has, ints past int32, numbers
+given to TensorFlow functions, NumPy arrays.  Each call is compared with eager: values, dtypes
+and Python types."""
 import numpy as np
 import pytest
 import tensorflow as tf
 
+import janus
 from tests.harness import differential
 from tests.janus.test_recursion_trees import Cells, random_tree, tree_rnn
 
@@ -78,3 +80,65 @@ def test_an_int_attribute_in_a_dict_call_is_returned_as_an_int():
             t.label = (i + j) % 3
         calls.append((M, trees))
     differential(labelled, calls)
+
+
+CONVERSIONS = {
+    "constant": lambda w: tf.constant(w),
+    "convert": lambda w: tf.convert_to_tensor(w),
+    "sqrt": lambda w: tf.sqrt(tf.cast(w, tf.float32)) if isinstance(w, (bool, tf.Tensor)) else tf.math.sqrt(w * 1.0),
+    "constant-float64": lambda w: tf.constant(w, tf.float64),
+    "convert-int32": lambda w: tf.convert_to_tensor(w, dtype=tf.int32),
+    "fill": lambda w: tf.fill([2], w),
+    "logical": lambda w: tf.logical_and(w, True),
+    "float-tensor-plus": lambda w: tf.constant(1.5) + w,
+    "int-tensor-plus": lambda w: tf.constant(3) + w,
+}
+
+
+def converted(m, t, how):
+    return tree_rnn(m, t), CONVERSIONS[how](t.w)
+
+
+@pytest.mark.parametrize("how", sorted(CONVERSIONS))
+@pytest.mark.parametrize("value", [lambda i: 0.1 * i, lambda i: i, lambda i: i % 2 == 0, lambda i: i if i % 2 else 0.5,
+                                   lambda i: np.float64(0.1 * i), lambda i: 2 ** 40 * (i % 2)],
+                         ids=["float", "int", "bool", "int-or-float", "np-float64", "int-past-int32-on-some"])
+def test_an_attribute_given_to_tensorflow_has_eager_dtype_and_value(value, how):
+    """A library call sees the tensor TensorFlow makes of each node's Python number (float32 for a
+    float), and raises where eager raises (an int dtype for a float)."""
+    rng = np.random.default_rng(8)
+    differential(converted, [(M, _tree(rng, i, value), how) for i in range(1, 7)])
+
+
+def with_array(m, t, how):
+    h = tree_rnn(m, t)
+    if how == "returned":
+        return h, t.v
+    if how == "numpy-arithmetic":
+        return h, t.v * 2.0 + 1
+    return h * t.v[0]
+
+
+@pytest.mark.parametrize("how", ["returned", "numpy-arithmetic", "with-a-tensor"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_numpy_array_attribute_stays_a_numpy_array(how, dtype):
+    rng = np.random.default_rng(9)
+    calls = []
+    for i in range(6):
+        t = random_tree(int(rng.integers(1, 6)), rng)
+        t.v = np.arange(3, dtype=dtype if i != 4 else np.float32) * (i + 0.5)
+        calls.append((M, t, how))
+    differential(with_array, calls)
+
+
+def test_a_numpy_array_attribute_returned_is_the_nodes_own_array():
+    """Eager hands back the node's array object itself (changing it changes the node): a copy from
+    the graph would not be, so that call runs in Python; computing with the array stays in the graph."""
+    rng = np.random.default_rng(10)
+    f, g = janus.speculate(with_array), janus.speculate(with_array)
+    for i in range(6):
+        t = random_tree(int(rng.integers(1, 6)), rng)
+        t.v = np.arange(3.0) * i
+        assert f(M, t, "returned")[1] is t.v
+        np.testing.assert_allclose(g(M, t, "numpy-arithmetic")[1], t.v * 2.0 + 1)
+    assert g.stats()["graph_runs"] >= 1, g.report()

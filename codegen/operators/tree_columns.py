@@ -41,8 +41,10 @@ def column_tensor(col, values, index, pointers, has_presence):
         if min(ints) < np.iinfo(dtype).min or max(ints) > np.iinfo(dtype).max:
             return None                     # a Python int the column's dtype would wrap
     try:
-        if col.shape == () and kinds <= {int, float, bool}:
-            return tf.constant(np.array(values, dtype))
+        if col.shape == () and kinds - {type(None)} <= {int, float, bool}:
+            # (a node without the value holds 0: its presence column says it has none)
+            return tf.constant(np.array([0 if v is None else v for v in values] if type(None) in kinds else values,
+                                        dtype))
         default = np.zeros(col.shape, dtype)
         arrays = [default if v is None else np.asarray(v) for v in values]
         if any(a.dtype.kind != default.dtype.kind for a in arrays):

@@ -142,3 +142,21 @@ def test_a_numpy_array_attribute_returned_is_the_nodes_own_array():
         assert f(M, t, "returned")[1] is t.v
         np.testing.assert_allclose(g(M, t, "numpy-arithmetic")[1], t.v * 2.0 + 1)
     assert g.stats()["graph_runs"] >= 1, g.report()
+
+
+def forest_scaled(m, trees):
+    return [tree_rnn(m, t) * t.w for t in trees]
+
+
+def test_a_forest_whose_roots_hold_ints_and_floats_runs_in_the_graph():
+    """Only the roots hold `w` (the other rows hold none), an int on some and a float on others:
+    the tables take the ints into the float column."""
+    rng = np.random.default_rng(11)
+    calls = []
+    for _ in range(6):
+        trees = [random_tree(int(rng.integers(1, 6)), rng) for _ in range(3)]
+        for j, t in enumerate(trees):
+            t.w = (0.25, 1, 2.5)[j]
+        calls.append((M, trees))
+    f = differential(forest_scaled, calls)
+    assert f.stats()["graph_runs"] >= 2, f.report()

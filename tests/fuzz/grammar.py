@@ -16,6 +16,8 @@ Others test `isinstance`/`type` of the Python number `n`, call Python from insid
 a loop over Python values, a float linear recursion, and a `tape.gradient` whose connection to
 its source depends on the branch a tensor `if` takes (eager gives None on the unconnected side),
 lists grown in a range loop that breaks on a tensor, and a lambda given to `tf.numpy_function`.
+Recursions over `tree` call node methods (one raising on nodes it is not called on, one with an
+effect), hand a node's number to TensorFlow, and compute with a NumPy-array attribute.
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -69,6 +71,18 @@ class Node:
     def __init__(self, w, left=None, right=None):
         self.w, self.left, self.right = w, left, right
         self.tv = tf.constant(0.5)
+        self.arr = np.arange(2.0)
+
+    def is_leaf(self):
+        return self.left is None
+
+    def gap(self):
+        return self.left.tv - self.w            # raises on a leaf: called only on inner nodes
+
+    def seen(self):
+        global COUNT
+        COUNT += 1                              # an effect: runs as often as eager calls it
+        return self.right is None
 
 
 class Layer:
@@ -183,6 +197,24 @@ def leafw(node):
     if node.left is None:
         return node.w
     return leafw(node.left)
+
+
+def tgap(node):
+    if node.is_leaf():
+        return node.tv * 2.0
+    return tgap(node.left) + node.gap()
+
+
+def tseen(node):
+    if node.seen():
+        return node.tv
+    return tseen(node.right) + 1.0
+
+
+def tarr(node):
+    if node.left is None:
+        return node.arr
+    return tarr(node.left) * 0.5 + node.arr
 
 
 def tpeek(v, i):
@@ -333,6 +365,15 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = t + tf.add_n([tpick(q) * box.layers[0].w for q in [tree, tree]])",
         # ... one whose helper makes an unused value that fails for some calls.
         lambda: "t = t + tf.add_n([tpeek(tpick(q), abs(k) % 2) for q in [tree, tree]])",
+        # Node methods: one that raises on the nodes it is not called on, one with an effect.
+        lambda: "t = t + tgap(tree)",
+        lambda: "t = t + tseen(tree)",
+        # A node's number given to TensorFlow on its own (eager's dtype: float32 for a float), and
+        # added to an int tensor (eager raises for a float); a NumPy array attribute.
+        lambda: "t = t + tf.cast(tf.constant(leafw(tree)), t.dtype) + tf.cast(tf.sqrt(leafw(tree) * 1.0), t.dtype)",
+        lambda: "LOG.append(tf.convert_to_tensor(leafw(tree)).dtype.name)",
+        lambda: "k = k + int(tf.constant(3) + leafw(tree))",
+        lambda: "t = t + tf.cast(tf.reduce_sum(tarr(tree) * 2.0 + 1), t.dtype)",
         # A C method of a library object with an effect (a file's write), on every call.
         lambda: "LOG.append(SINK.write('x'))",
         # A recursion whose result is a tensor on some paths and a Python int on others.
@@ -427,7 +468,8 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.t = box.t + 1.0", "LOG.append(5)", "box.layers[0].w = tf.constant(5.0)", "box.v.assign(3.0)",
              "box.tree.left.w = 7", "box.tree.w = 2.0", "box.tree = Node(0.5, box.tree, None)",
              "box.tree.left.tv = tf.constant(2.0)", "box.tree.w = 2147483000", "box.tree.w = 2 ** 40",
-             "box.tree.left.w = True"]
+             "box.tree.left.w = True", "box.tree.left.arr = np.arange(2, dtype=np.float32)",
+             "box.tree.arr = np.ones(3)"]
 
 
 @st.composite

@@ -112,7 +112,8 @@ def _compare(eager_mod, janus_mod, calls: list) -> dict:
     for i, (values, dtype, n, mutation) in enumerate(calls):
         if mutation:                      # state changed from outside, before this call
             for module, box in ((eager_mod, eager_box), (janus_mod, janus_box)):
-                exec(mutation, {"box": box, "tf": tf, "LOG": module.LOG, "TABLE": module.TABLE, "Node": module.Node})
+                exec(mutation, {"box": box, "tf": tf, "np": module.np, "LOG": module.LOG, "TABLE": module.TABLE,
+                                "Node": module.Node})
         x = tf.constant(values, getattr(tf, dtype))
         (ek, ev), eout = run_capturing(eager_mod.f, (x, n, eager_box, eager_box.tree))
         (jk, jv), jout = run_capturing(spec, (x, n, janus_box, janus_box.tree))

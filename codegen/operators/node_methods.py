@@ -9,7 +9,8 @@ call of other code, and the same value each time.  So a method is a column only 
 - its bytecode only loads, computes and returns (`profiler.versions` lists the opcodes per
   CPython version) and calls nothing but a few builtins that run no user code on plain values;
 - evaluated on the nodes of the profiled trees, it runs no other Python function (a property,
-  an `__eq__`, a `__len__` of a user class); a profile hook watches for one.
+  an `__eq__`, a `__len__` of a user class); a profile hook watches for one.  While another
+  profiler (cProfile) holds the hook, a method cannot be watched and is not a column.
 
 A method that raises on a node (`self.left.w` on a leaf) is absent there: the graph reads its
 column only on the nodes where the recursion calls it, and a read where it is absent makes the
@@ -63,6 +64,8 @@ def evaluate(nodes, name: str, watch: bool):
     stops it before its first line, so that code's effects do not happen here."""
     if not watch:
         return [_call(node, name) for node in nodes]
+    if sys.getprofile() is not None:
+        return None          # a profiler (cProfile) holds the hook: the method cannot be watched
     own = {_call.__code__} | {getattr(getattr(cls, name, None), "__code__", None) for cls in set(map(type, nodes))}
 
     def hook(frame, event, _arg):

@@ -340,8 +340,8 @@ class Pointer:
             ctx = active()
             raise ConversionError(Reason(
                 "node-method", ctx.user_line() if ctx is not None else "", f"tree node method `{name}()` does more "
-                "than read its node (it writes, prints or calls other code): the graph would call it on every "
-                "node at every call",
+                "than read its node (it writes, prints or calls other code; or a profiler was active, and janus "
+                "could not check it): the graph would call it on every node at every call",
                 "make it return an expression of the node's attributes, or read the attributes directly"))
         if entry is None:
             raise AttributeError(f"tree node has no data attribute '{name}' (methods and properties of "

@@ -115,3 +115,20 @@ def test_a_method_reading_a_printing_property_prints_as_eager():
 
 def test_a_method_calling_another_method_equals_eager():
     differential(total, _trees(Asks, 5))
+
+
+def test_under_cprofile_the_users_profiler_keeps_working():
+    """The method check uses the profile hook; with cProfile holding it, the method is not a column
+    (the recursion runs in Python) and the user's profiler is left as it was."""
+    import cProfile
+    import pstats
+    f = janus.speculate(total)
+    pr = cProfile.Profile()
+    pr.enable()
+    try:
+        for t, in _trees(Node, 6):
+            np.testing.assert_allclose(f(t).numpy(), total(t).numpy())
+    finally:
+        pr.disable()
+    assert pstats.Stats(pr).total_calls > 0
+    assert "[node-method]" in f.report(), f.report()

@@ -63,7 +63,7 @@ def evaluate(nodes, name: str, watch: bool):
     evaluating it was about to run another Python function (a property, a user `__eq__`): the hook
     stops it before its first line, so that code's effects do not happen here."""
     if not watch:
-        return [_call(node, name) for node in nodes]
+        return _unwatched(nodes, name)
     if sys.getprofile() is not None:
         return None          # a profiler (cProfile) holds the hook: the method cannot be watched
     own = {_call.__code__} | {getattr(getattr(cls, name, None), "__code__", None) for cls in set(map(type, nodes))}
@@ -87,6 +87,18 @@ def evaluate(nodes, name: str, watch: bool):
 
 class _RanOther(BaseException):
     """Raised by the profile hook: not an `Exception`, so no `except Exception` in between stops it."""
+
+
+def _unwatched(nodes, name):
+    """The values without the hook (the method passed `reads_only`, so calling it again where it
+    raised repeats no effect): one function for all the nodes when they share a class."""
+    if nodes and len(set(map(type, nodes))) == 1:
+        fn = getattr(type(nodes[0]), name)
+        try:
+            return [fn(node) for node in nodes]
+        except Exception:              # noqa: BLE001 - some node lacks a value: one by one
+            pass
+    return [_call(node, name) for node in nodes]
 
 
 def _call(node, name):

@@ -36,6 +36,8 @@ def column_tensor(col, values, index, pointers, has_presence):
         return None                         # an array of another dtype: read back, it would change
     if any(issubclass(k, _NUMBERS) and not issubclass(k, _FITS.get(col.dtype, ())) for k in kinds):
         return None                         # a float in an int column, a number in a bool one
+    if kinds == {int} and col.shape == () and dtype in (np.int32, np.int64):
+        return _ints(values, dtype)
     if int in kinds and dtype in (np.int32, np.int64):
         ints = [v for v in values if type(v) is int]
         if min(ints) < np.iinfo(dtype).min or max(ints) > np.iinfo(dtype).max:
@@ -52,6 +54,17 @@ def column_tensor(col, values, index, pointers, has_presence):
         return tf.constant(np.asarray(arrays, dtype))
     except (TypeError, ValueError):
         return None
+
+
+def _ints(values, dtype):
+    """A column of Python ints, or None where one does not fit `dtype` (it would wrap)."""
+    try:
+        wide = np.array(values, np.int64)
+    except OverflowError:
+        return None                         # past int64
+    if dtype != np.int64 and len(wide) and (wide.min() < np.iinfo(dtype).min or wide.max() > np.iinfo(dtype).max):
+        return None
+    return tf.constant(wide.astype(dtype, copy=False))
 
 
 _EMPTY: dict = {}

@@ -118,10 +118,12 @@ def _method_columns(order, methods) -> dict:
 
 
 def _method_values(order, m, classes, watch=False):
-    have = [node for node in order if classes[type(node)]]
-    values = evaluate(have, m, watch)
+    every = all(classes.values())
+    values = evaluate(order if every else [node for node in order if classes[type(node)]], m, watch)
     if values is None:
         return None
+    if every:
+        return [_ABSENT if v is FAILED else v for v in values] if any(v is FAILED for v in values) else values
     found = iter(values)
     return [(_ABSENT if (v := next(found)) is FAILED else v) if classes[type(node)] else _ABSENT for node in order]
 
@@ -253,11 +255,9 @@ def _columns(order, rows, depth, index, schema: Schema, used=None):
     for col in schema.columns:
         skip = used is not None and col.name not in used
         if col.name == CLASS:
-            ids = {c: i for i, c in enumerate(schema.classes)}
-            classes = [ids.get(type(node), -1) for node in order]
-            if -1 in classes:
+            if not set(map(type, order)) <= set(schema.classes):
                 return None                     # a node of a class the graph was not built for
-            out.append(_empty(col) if skip else tf.constant(np.array(classes, np.int32)))
+            out.append(_empty(col) if skip else _class_column(order, schema.classes))
         elif skip and not col.pointer:
             out.append(_empty(col))
         elif col.name == DEPTH:
@@ -273,6 +273,14 @@ def _columns(order, rows, depth, index, schema: Schema, used=None):
                 return None
             out.append(_empty(col) if skip else column)
     return out if _acyclic(len(order), pointers) else None
+
+
+def _class_column(order, classes):
+    """Each node's index in the schema's classes."""
+    if len(classes) == 1:
+        return tf.zeros([len(order)], tf.int32)
+    ids = {c: i for i, c in enumerate(classes)}
+    return tf.constant(np.array([ids[type(node)] for node in order], np.int32))
 
 
 def _lacks(node, name) -> bool:

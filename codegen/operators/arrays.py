@@ -27,6 +27,7 @@ from codegen.operators.context import current
 from codegen.operators.exact_arith import float_divmod
 from codegen.operators.numbers import PyNumber, exact_constant
 from codegen.operators.shapes import guarded
+from codegen.operators.weak_numbers import WeakNumber
 
 
 def _numpy_code(what: str):
@@ -40,6 +41,7 @@ class PyArray:
     """`scalar`: the value is a NumPy scalar (`np.float32`), not a 0-d array."""
 
     __slots__ = ("tensor", "scalar")
+    numpy_rules = True          # a tree number leaves arithmetic with it to it (NumPy's result types)
 
     def __init__(self, tensor, scalar: bool = False):
         self.tensor = tensor
@@ -178,13 +180,17 @@ def _dtype_of(value):
         return np.dtype(value.tensor.dtype.as_numpy_dtype)
     if isinstance(value, PyNumber):
         return value.ptype(0)
+    if isinstance(value, WeakNumber):            # a tree node's number: Python's (weak) or NumPy's
+        if value.ptype is None:
+            _numpy_code("arithmetic with a tree attribute whose Python type varies by node")
+        return value.ptype(0) if value.ptype in (int, float, bool) else np.dtype(value.ptype)
     if type(value) in (int, float, bool):
         return value
     return None
 
 
 def _as(value, dtype):
-    if not isinstance(value, (PyArray, PyNumber)):
+    if not isinstance(value, (PyArray, PyNumber, WeakNumber)):
         return exact_constant(value, dtype)
     return value.tensor if value.tensor.dtype == dtype else tf.cast(value.tensor, dtype)
 
@@ -195,7 +201,7 @@ _COMPARE = {"lt": _op.lt, "le": _op.le, "gt": _op.gt, "ge": _op.ge, "eq": tf.equ
 
 
 def _python_int(value) -> bool:
-    return type(value) in (int, bool) or (isinstance(value, PyNumber) and value.ptype in (int, bool))
+    return type(value) in (int, bool) or (isinstance(value, (PyNumber, WeakNumber)) and value.ptype in (int, bool))
 
 
 def _may_not_fit(value, dtype) -> bool:
@@ -203,6 +209,8 @@ def _may_not_fit(value, dtype) -> bool:
     2**31; a computed one may be any int64)."""
     if type(value) is int:
         return not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max
+    if isinstance(value, WeakNumber) and value.ptype is int:
+        return dtype.kind == "u" or dtype.itemsize < value.tensor.dtype.size
     if not (isinstance(value, PyNumber) and value.ptype is int):
         return False
     return dtype.kind == "u" or dtype.itemsize < 4 or (value.computed and dtype.itemsize < 8)

@@ -28,7 +28,7 @@ from codegen.operators.heap import NON_READING_MUTATORS
 from codegen.operators.lists import GrowList
 from codegen.operators.outside_calls import NOT_CONVERTED, try_call
 from codegen.operators.state import no_write_in_machine
-from codegen.operators.weak_numbers import WeakNumber
+from codegen.operators.weak_numbers import WeakNumber, conversion
 
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard",
              "sort", "reverse", "popitem", "__setitem__", "__delitem__"}
@@ -115,11 +115,8 @@ def call(f, *args, **kwargs):
     # Library code sees plain tensors where tree attributes stood for Python numbers; a list, dict
     # or set method keeps the number (it comes back as one after the run), and so do the builtins
     # that compute with it by its own operators (`sum` of Python ints stays a checked Python int).
-    if (f is tf.constant or f is tf.convert_to_tensor) and args and isinstance(args[0], WeakNumber) and (
-            len(args) == 2 or "dtype" in kwargs) and len(args) <= 2 and set(kwargs) <= {"dtype", "name"}:
-        return args[0].converted(args[1] if len(args) == 2 else kwargs["dtype"])
-    if f is tf.constant and args and isinstance(args[0], WeakNumber) and len(args) == 1 and set(kwargs) <= {"name"}:
-        return tf.identity(args[0].__tf_tensor__())     # (tf.constant refuses a graph tensor)
+    if (f is tf.constant or f is tf.convert_to_tensor) and (converted := conversion(f, args, kwargs)) is not None:
+        return converted
     if type(getattr(f, "__self__", None)) not in (list, dict, set) and not _keeps_numbers(f):
         args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
     if f is tf.constant and args and isinstance(args[0], GrowList):

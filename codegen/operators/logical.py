@@ -7,6 +7,7 @@ import operator
 import tensorflow as tf
 
 from codegen.operators.arrays import PyArray
+from codegen.operators.context import current
 from codegen.operators.numbers import PyNumber, is_computed
 from codegen.operators.trees import NodeClass, Pointer, is_none
 from codegen.operators.values import is_symbolic
@@ -113,6 +114,8 @@ def _is(a, b):
         for v in (a, b):
             if isinstance(v, PyNumber):     # eager's `flag is True` asks which Python object it is
                 v._python_value()
+    if isinstance(a, WeakNumber) or isinstance(b, WeakNumber):
+        return _number_is(a, b) if isinstance(a, WeakNumber) else _number_is(b, a)
     if isinstance(a, NodeClass) or isinstance(b, NodeClass):
         return a.same_as(b) if isinstance(a, NodeClass) else b.same_as(a)
     if isinstance(a, Pointer) or isinstance(b, Pointer):
@@ -124,6 +127,21 @@ def _is(a, b):
             return tf.equal(a.index, b.index)
         return False
     return a is b
+
+
+def _number_is(number, other):
+    """`node.flag is True`: a bool attribute is the object True exactly where it is true; a number of
+    another Python type is never a bool or None.  Other identities of numbers (`n is 5`, where
+    CPython caches small ints) need the object, and the function runs in Python."""
+    if other is True or other is False:
+        if number.ptype is bool:
+            return tf.equal(number.tensor, int(other))
+        if number.ptype is not None or number.either:
+            return False
+    elif other is None:
+        return False
+    current().fail("python-number", "`is` between a tree attribute's number and another object depends on which "
+                   "Python object it is", "compare with `==`")
 
 
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,

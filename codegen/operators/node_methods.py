@@ -21,40 +21,123 @@ from __future__ import annotations
 
 import builtins
 import dis
+import inspect
 import sys
+import types
+
+import numpy as np
 
 from profiler import versions
 
+from codegen.operators.values import EAGER
+
 # Builtins that, on numbers, strings, tuples, lists and tensors, compute a value and run no user code.
 _PURE_BUILTINS = frozenset({"len", "isinstance", "abs", "bool", "int", "float", "min", "max", "round"})
-_CHECKED: dict = {}          # code object -> whether its bytecode only reads
+_CODE: dict = {}             # code object -> (whether its bytecode only reads, attribute names, value ops)
+_CLASS: dict = {}            # (class, method name) -> whether the method may be a column on that class
 _FAILED = object()           # the value of a method that raised on a node
+# Opcodes that call a dunder of their operands (`==`, `+`, `[k]`, `not`, a truth test).
+_VALUE_OPS = frozenset({"COMPARE_OP", "CONTAINS_OP", "BINARY_OP", "BINARY_SUBSCR", "UNARY_NOT", "UNARY_NEGATIVE",
+                        "UNARY_INVERT", "UNARY_POSITIVE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE",
+                        "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"})
+# Dunders no read of a value calls.
+_INERT = frozenset({"__init__", "__new__", "__repr__", "__str__", "__format__", "__init_subclass__", "__post_init__",
+                    "__del__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__copy__",
+                    "__deepcopy__", "__class_getitem__", "__setattr__", "__delattr__", "__dir__", "__sizeof__"})
+_PLAIN = frozenset({type(None), bool, int, float, complex, str, bytes, EAGER, np.ndarray})
+_CONTAINERS = frozenset({tuple, list, dict, set, frozenset})
+_KEEPS = (types.FunctionType, staticmethod, classmethod, types.MemberDescriptorType, types.GetSetDescriptorType)
 
 
 def reads_only(cls, name: str) -> bool:
-    """Whether `cls.name` is a plain function of one parameter whose bytecode only reads."""
-    fn = getattr(cls, name, None)
-    code = getattr(fn, "__code__", None)
-    if code is None or code.co_argcount != 1 or code.co_kwonlyargcount or code.co_flags & 0x0C:
-        return False                   # not a function of `self` alone (or takes *args / **kwargs)
-    known = _CHECKED.get(code)
+    """Whether `cls.name` is a plain function of one parameter whose bytecode only reads, and whose
+    reads of `cls`'s instances run no code of the class (a property, `__getattr__`, `__eq__`)."""
+    key = (cls, name)
+    known = _CLASS.get(key)
     if known is None:
-        known = _CHECKED[code] = _bytecode_reads_only(code, getattr(fn, "__globals__", {}))
+        fn = getattr(cls, name, None)
+        code = getattr(fn, "__code__", None)
+        if code is None or code.co_argcount != 1 or code.co_kwonlyargcount or code.co_flags & 0x0C:
+            known = False              # not a function of `self` alone (or takes *args / **kwargs)
+        else:
+            ok, names, value_ops = _analysis(code, getattr(fn, "__globals__", {}))
+            known = ok and _class_fits(cls, names, value_ops)
+        if len(_CLASS) < 4096:
+            _CLASS[key] = known
     return known
 
 
-def _bytecode_reads_only(code, globals_: dict) -> bool:
+def loaded(cls, name: str) -> frozenset:
+    """The attribute names the method `cls.name` reads (`self.left`, `self.left.w`: left, w)."""
+    return _analysis(getattr(cls, name).__code__, {})[1]
+
+
+def _analysis(code, globals_: dict):
+    found = _CODE.get(code)
+    if found is None:
+        found = _CODE[code] = _bytecode(code, globals_)
+    return found
+
+
+def _bytecode(code, globals_: dict):
     try:
         table = versions.current()
     except versions.UnsupportedPythonVersion:
-        return False
+        return False, frozenset(), True
+    names, value_ops = set(), False
     for instr in dis.get_instructions(code):
         if instr.opname not in table.read_only:
-            return False
-        if instr.opname == table.global_load and instr.arg & table.global_call_bit:
+            return False, frozenset(), True
+        if instr.opname == table.load_attr:
+            names.add(instr.argval)
+        value_ops = value_ops or instr.opname in _VALUE_OPS
+        if instr.opname == table.global_load:
             name = instr.argval
-            if name not in _PURE_BUILTINS or name in globals_ or getattr(builtins, name, None) is None:
-                return False           # a call of something other than a pure builtin
+            if instr.arg & table.global_call_bit:
+                if name not in _PURE_BUILTINS or name in globals_ or getattr(builtins, name, None) is None:
+                    return False, frozenset(), True        # a call of something other than a pure builtin
+            elif not _code_like(globals_[name] if name in globals_ else getattr(builtins, name, None)):
+                return False, frozenset(), True        # a global holding data, which the function may change first
+    return True, frozenset(names), value_ops
+
+
+def _code_like(value) -> bool:
+    """A class, function or module: what a global a method reads may hold (not data)."""
+    return isinstance(value, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType))
+
+
+def _class_fits(cls, names, value_ops: bool) -> bool:
+    """Reading `names` on an instance runs no code of the class: no `__getattr__` or
+    `__getattribute__` of its own, no property or other descriptor among `names`, and, where the
+    method compares, computes or tests values, no operator dunder of its own."""
+    for klass in cls.__mro__[:-1]:
+        for attr, value in vars(klass).items():
+            if isinstance(value, types.FunctionType) and attr.startswith("__") and attr.endswith("__") and (
+                    attr in ("__getattr__", "__getattribute__") or (value_ops and attr not in _INERT)):
+                return False
+    for name in names:
+        attr = inspect.getattr_static(cls, name, None)
+        if attr is not None and hasattr(type(attr), "__get__") and not isinstance(attr, _KEEPS):
+            return False
+    return True
+
+
+def values_fit(nodes, names, node_classes) -> bool:
+    """Whether the values the method may read on `nodes` (its attribute names, on each node or
+    its class) are plain data or nodes: a value of another class could run that class's code
+    (a `__len__`, a `defaultdict` inserting a key) where the method reads it."""
+    for name in names:
+        for node in nodes:
+            row = vars(node)
+            value = row[name] if name in row else inspect.getattr_static(type(node), name, None)
+            kind = type(value)
+            if kind in _PLAIN or kind in node_classes or isinstance(value, (np.generic, types.FunctionType)):
+                continue
+            if kind not in _CONTAINERS:
+                return False
+            items = (list(value.keys()) + list(value.values())) if kind is dict else value
+            if not all(type(v) in _PLAIN or type(v) in node_classes or isinstance(v, np.generic) for v in items):
+                return False
     return True
 
 

@@ -19,7 +19,7 @@ from profiler.library import is_user_function
 from codegen.errors import ConversionError, Reason
 from codegen.operators.arrays import NodeArray
 from codegen.operators.context import active
-from codegen.operators.node_methods import FAILED, evaluate, reads_only
+from codegen.operators.node_methods import FAILED, evaluate, loaded, reads_only, values_fit
 from codegen.operators.values import EAGER
 from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER, NUMBER_COLUMNS as _NUMBER_COLUMNS,
                                              NUMPY_TYPES as _NUMPY, PYTHON_TYPES as _PYTHON, acyclic as _acyclic,
@@ -118,6 +118,11 @@ def _method_columns(order, methods) -> dict:
 
 
 def _method_values(order, m, classes, watch=False):
+    """The method's value on each node; all `_ABSENT` when a value it reads is of a class whose
+    code it could run (`node_methods.values_fit`), and None when the watch saw such code run."""
+    names = frozenset().union(*(loaded(cls, m) for cls, has in classes.items() if has))
+    if not values_fit(order, names, classes):
+        return None if watch else [_ABSENT] * len(order)
     every = all(classes.values())
     values = evaluate(order if every else [node for node in order if classes[type(node)]], m, watch)
     if values is None:

@@ -43,15 +43,19 @@ class WeakNumber:
             return tf.cast(self.tensor, dtype)
         return self.tensor
 
-    def converted(self, dtype):
+    def converted(self, dtype, hint=False):
         """`tf.constant(number, dtype)` as eager computes it: exact for a float to float32 or float64,
         an int to an int dtype that holds its column or to a float, a bool to bool; any other
-        pair (eager raises, or rounds in its own way) makes the function run in Python."""
+        pair (eager raises, or rounds in its own way) makes the function run in Python.  `hint`:
+        `tf.convert_to_tensor`'s `dtype_hint`, which eager drops for a float with an int dtype and
+        an int with bool (the default dtype then)."""
         dtype = tf.as_dtype(dtype)
         held = self.tensor.dtype
         ok = (dtype in (tf.float32, tf.float64) and self.ptype in (float, np.float32, np.float64, int, np.int32)
               or dtype.is_integer and held.is_integer and self.ptype is not bool and dtype.size >= held.size
               or dtype == tf.bool and self.ptype is bool)
+        if not ok and hint and (dtype.is_integer and self.ptype is float or dtype == tf.bool and self.ptype is int):
+            return tf.identity(self.__tf_tensor__())
         if not ok:
             current().fail("python-number", f"a tree attribute converted to {dtype.name}, which eager refuses or "
                            "rounds in its own way", "the function runs in Python")
@@ -99,6 +103,8 @@ class WeakNumber:
 
     def _binary(op, result=None, reverse=False):
         def method(self, other):
+            if getattr(type(other), "numpy_rules", False):
+                return NotImplemented              # a NumPy array's operator computes by NumPy's rules
             if isinstance(other, PyNumber) and self.ptype in _WEAK:
                 # Two Python numbers, one fed: Python's arithmetic with its guards (`PyNumber`).
                 mine = PyNumber(self.tensor, self.ptype)
@@ -191,3 +197,27 @@ def _options(v):
 
 class VaryingDtype(StagingError, TypeError):
     """A number whose eager tensor's dtype differs between nodes, converted without a dtype."""
+
+
+_CONVERSIONS = {tf.constant: ("value", "dtype", "shape", "name"),
+                tf.convert_to_tensor: ("value", "dtype", "dtype_hint", "name")}
+
+
+def conversion(f, args, kwargs):
+    """`tf.constant` or `tf.convert_to_tensor` of a tree number, as eager converts the Python number
+    (a graph tensor would keep the dtype it is held in); None for any other call."""
+    names = _CONVERSIONS[f]
+    if len(args) > len(names) or set(kwargs) - set(names):
+        return None
+    bound = dict(zip(names, args))
+    if set(bound) & set(kwargs) or not isinstance(bound.get("value", kwargs.get("value")), WeakNumber):
+        return None
+    bound.update(kwargs)
+    value = bound["value"]
+    if bound.get("shape") is not None:
+        current().fail("python-number", "tf.constant of a tree attribute with a shape", "the function runs in Python")
+    if bound.get("dtype") is not None:
+        return value.converted(bound["dtype"])
+    if bound.get("dtype_hint") is not None:
+        return value.converted(bound["dtype_hint"], hint=True)
+    return tf.identity(value.__tf_tensor__())          # (tf.constant refuses a graph tensor)

@@ -90,6 +90,10 @@ CONVERSIONS = {
     "convert-int32": lambda w: tf.convert_to_tensor(w, dtype=tf.int32),
     "fill": lambda w: tf.fill([2], w),
     "logical": lambda w: tf.logical_and(w, True),
+    "hint-float64": lambda w: tf.convert_to_tensor(w, dtype_hint=tf.float64),
+    "hint-int32": lambda w: tf.convert_to_tensor(w, dtype_hint=tf.int32),
+    "keywords": lambda w: (tf.constant(value=w), tf.convert_to_tensor(value=w, dtype=tf.float64)),
+    "is-true": lambda w: (w is True, w is not False, w is None),
     "float-tensor-plus": lambda w: tf.constant(1.5) + w,
     "int-tensor-plus": lambda w: tf.constant(3) + w,
 }
@@ -116,10 +120,12 @@ def with_array(m, t, how):
         return h, t.v
     if how == "numpy-arithmetic":
         return h, t.v * 2.0 + 1
+    if how == "with-a-number-attribute":
+        return h, t.v * t.s, t.s / t.v, t.v > t.s, t.k * t.v
     return h * t.v[0]
 
 
-@pytest.mark.parametrize("how", ["returned", "numpy-arithmetic", "with-a-tensor"])
+@pytest.mark.parametrize("how", ["returned", "numpy-arithmetic", "with-a-tensor", "with-a-number-attribute"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_a_numpy_array_attribute_stays_a_numpy_array(how, dtype):
     rng = np.random.default_rng(9)
@@ -127,6 +133,7 @@ def test_a_numpy_array_attribute_stays_a_numpy_array(how, dtype):
     for i in range(6):
         t = random_tree(int(rng.integers(1, 6)), rng)
         t.v = np.arange(3, dtype=dtype if i != 4 else np.float32) * (i + 0.5)
+        t.s, t.k = 0.5 * i, i
         calls.append((M, t, how))
     differential(with_array, calls)
 

@@ -159,7 +159,7 @@ def _split(op, args) -> list:
 
 
 def _gather(op, args) -> list:
-    (pk, params), (ik, indices) = args[0], args[1]
+    pk, ik = args[0][0], args[1][0]
     if pk != FREE or ik == FREE or op.get_attr("batch_dims") != 0:
         raise _Refused("a gather of frame values")
     if op.type == "GatherV2" and tf.get_static_value(op.inputs[2]) != 0:

@@ -54,6 +54,7 @@ SRC = toyenv.Source([np.float64(0.5), np.float64(1.5)])
 BUF = toyenv.Buffer()
 LOG = []
 TABLE = {}
+LIMIT = [0]
 SINK = io.StringIO()
 
 
@@ -78,6 +79,9 @@ class Node:
 
     def gap(self):
         return self.left.tv - self.w            # raises on a leaf: called only on inner nodes
+
+    def shallow(self):
+        return self.left is None or self.w < LIMIT[0]     # a global the function sets first
 
     def seen(self):
         global COUNT
@@ -209,6 +213,12 @@ def tseen(node):
     if node.seen():
         return node.tv
     return tseen(node.right) + 1.0
+
+
+def tshallow(node):
+    if node.shallow():
+        return node.tv
+    return tshallow(node.left) + tshallow(node.right)
 
 
 def tarr(node):
@@ -367,6 +377,9 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = t + tf.add_n([tpeek(tpick(q), abs(k) % 2) for q in [tree, tree]])",
         # Node methods: one that raises on the nodes it is not called on, one with an effect.
         lambda: "t = t + tgap(tree)",
+        lambda: "LIMIT[0] = abs(k) % 4\nt = t + tshallow(tree)",
+        lambda: "k = k + (1 if leafw(tree) is True else 2)",
+        lambda: "t = t + tf.cast(tf.convert_to_tensor(leafw(tree), dtype_hint=tf.float64), t.dtype)",
         lambda: "t = t + tseen(tree)",
         # A node's number given to TensorFlow on its own (eager's dtype: float32 for a float), and
         # added to an int tensor (eager raises for a float); a NumPy array attribute.

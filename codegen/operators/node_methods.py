@@ -7,10 +7,16 @@ The two agree only for a method that reads its node and does nothing else: no wr
 call of other code, and the same value each time.  So a method is a column only when
 
 - its bytecode only loads, computes and returns (`profiler.versions` lists the opcodes per
-  CPython version) and calls nothing but a few builtins that run no user code on plain values;
-- evaluated on the nodes of the profiled trees, it runs no other Python function (a property,
-  an `__eq__`, a `__len__` of a user class); a profile hook watches for one.  While another
-  profiler (cProfile) holds the hook, a method cannot be watched and is not a column.
+  CPython version), calls nothing but a few builtins that run no user code on plain values,
+  and reads no global holding data (the function may set it before it recurses, after the
+  tables were made);
+- the node classes run none of their own code when it reads them: no `__getattr__`, no
+  property among the names it reads, no operator dunder where it compares or computes;
+- the values it reads are plain data or nodes, on every call (`values_fit`): a user object's
+  `__len__`, or a `defaultdict` inserting the key it is asked for, would act on every node;
+- evaluated on the nodes of the profiled trees, it runs no other Python function; a profile
+  hook watches for one.  While another profiler (cProfile) holds the hook, a method cannot
+  be watched and is not a column.
 
 A method that raises on a node (`self.left.w` on a leaf) is absent there: the graph reads its
 column only on the nodes where the recursion calls it, and a read where it is absent makes the
@@ -69,7 +75,8 @@ def reads_only(cls, name: str) -> bool:
 
 def loaded(cls, name: str) -> frozenset:
     """The attribute names the method `cls.name` reads (`self.left`, `self.left.w`: left, w)."""
-    return _analysis(getattr(cls, name).__code__, {})[1]
+    fn = getattr(cls, name)
+    return _analysis(fn.__code__, fn.__globals__)[1]
 
 
 def _analysis(code, globals_: dict):

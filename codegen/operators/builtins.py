@@ -211,6 +211,8 @@ def _number(kind):
     def fn(*args, **kwargs):
         if len(args) == 1 and not kwargs and isinstance(args[0], PyNumber):
             return abs(args[0]) if kind is abs else convert(kind, args[0])
+        if len(args) == 1 and not kwargs and isinstance(args[0], WeakNumber) and args[0].ptype in (int, float, bool):
+            return _tree_number(kind, args[0])
         value = args[0] if len(args) == 1 else None
         if isinstance(value, PyArray) and value.tensor.shape.rank == 0:
             value = value.tensor                # a NumPy scalar or 0-d array: converted as its value
@@ -220,6 +222,22 @@ def _number(kind):
                 return number
         return kind(*args, **kwargs)
     return fn
+
+
+def _tree_number(kind, number: WeakNumber):
+    """`float(node.w)`, `int(node.n)`, `bool(node.w)`, `abs(node.w)` of a tree attribute's Python
+    number, computed in the graph; `int` of a float runs in Python (a NaN or an infinity raises)."""
+    t = number.tensor
+    if kind is abs:
+        return abs(number)
+    if kind is float:
+        return WeakNumber(tf.cast(t, tf.float64), float)
+    if kind is bool:
+        return WeakNumber(tf.cast(tf.not_equal(t, tf.zeros_like(t)), tf.int32), bool)
+    if kind is int and number.ptype in (int, bool):
+        return WeakNumber(t, int)
+    current().fail("python-number", f"`{kind.__name__}()` of a tree attribute holding a {number.ptype.__name__}",
+                   "the function runs in Python")
 
 
 _NO_DEFAULT = object()

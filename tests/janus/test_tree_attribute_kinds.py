@@ -167,3 +167,26 @@ def test_a_forest_whose_roots_hold_ints_and_floats_runs_in_the_graph():
         calls.append((M, trees))
     f = differential(forest_scaled, calls)
     assert f.stats()["graph_runs"] >= 2, f.report()
+
+
+def builtin_numbers(m, t):
+    return tree_rnn(m, t) * float(t.w), float(t.w), int(t.k), bool(t.w), abs(t.k), bool(t.flag) + int(t.flag)
+
+
+def truncated(m, t):
+    return tree_rnn(m, t) * int(t.w)
+
+
+@pytest.mark.parametrize("fn", [builtin_numbers, truncated])
+def test_builtins_of_an_attribute_give_pythons_numbers(fn):
+    """`float`, `int`, `bool`, `abs` of a node's Python number compute in the graph and give the
+    Python type eager gives; `int` of a float runs in Python."""
+    rng = np.random.default_rng(12)
+    calls = []
+    for i in range(7):
+        t = random_tree(int(rng.integers(1, 6)), rng)
+        t.w, t.k, t.flag = (0.0, 2.5, -1.25)[i % 3], (-3, 0, 2 ** 40)[i % 3] if i > 3 else i - 2, i % 2 == 0
+        calls.append((M, t))
+    f = differential(fn, calls)
+    if fn is builtin_numbers:
+        assert f.stats()["graph_runs"] >= 1, f.report()

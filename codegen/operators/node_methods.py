@@ -42,14 +42,20 @@ _PURE_BUILTINS = frozenset({"len", "isinstance", "abs", "bool", "int", "float", 
 _CODE: dict = {}             # code object -> (whether its bytecode only reads, attribute names, value ops)
 _CLASS: dict = {}            # (class, method name) -> whether the method may be a column on that class
 _FAILED = object()           # the value of a method that raised on a node
-# Opcodes that call a dunder of their operands (`==`, `+`, `[k]`, `not`, a truth test).
-_VALUE_OPS = frozenset({"COMPARE_OP", "CONTAINS_OP", "BINARY_OP", "BINARY_SUBSCR", "UNARY_NOT", "UNARY_NEGATIVE",
-                        "UNARY_INVERT", "UNARY_POSITIVE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE",
-                        "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"})
-# Dunders no read of a value calls.
-_INERT = frozenset({"__init__", "__new__", "__repr__", "__str__", "__format__", "__init_subclass__", "__post_init__",
-                    "__del__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__copy__",
-                    "__deepcopy__", "__class_getitem__", "__setattr__", "__delattr__", "__dir__", "__sizeof__"})
+# The dunders of their operands that opcodes and pure builtins may call (`==`, `[k]`, a truth test).
+_TRUTH = frozenset({"__bool__", "__len__"})
+_ORDER = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"})
+_ARITH = frozenset(f"__{p}{op}__" for p in ("", "r", "i") for op in (
+    "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow", "lshift", "rshift", "and", "xor",
+    "or")) | {"__index__"}
+_TRIGGERS = {"UNARY_NOT": _TRUTH, "POP_JUMP_FORWARD_IF_TRUE": _TRUTH, "POP_JUMP_FORWARD_IF_FALSE": _TRUTH,
+             "JUMP_IF_TRUE_OR_POP": _TRUTH, "JUMP_IF_FALSE_OR_POP": _TRUTH, "COMPARE_OP": _ORDER,
+             "CONTAINS_OP": _ORDER | {"__contains__", "__iter__", "__getitem__", "__hash__"},
+             "BINARY_SUBSCR": {"__getitem__", "__hash__", "__eq__", "__index__"}, "BINARY_OP": _ARITH,
+             "UNARY_NEGATIVE": {"__neg__"}, "UNARY_POSITIVE": {"__pos__"}, "UNARY_INVERT": {"__invert__"},
+             "len": {"__len__"}, "abs": {"__abs__"}, "bool": _TRUTH, "int": {"__int__", "__index__", "__trunc__"},
+             "float": {"__float__", "__index__"}, "round": {"__round__"}, "isinstance": {"__class__"},
+             "min": _ORDER | {"__iter__"}, "max": _ORDER | {"__iter__"}}
 _PLAIN = frozenset({type(None), bool, int, float, complex, str, bytes, EAGER, np.ndarray})
 _CONTAINERS = frozenset({tuple, list, dict, set, frozenset})
 _KEEPS = (types.FunctionType, staticmethod, classmethod, types.MemberDescriptorType, types.GetSetDescriptorType)
@@ -66,8 +72,8 @@ def reads_only(cls, name: str) -> bool:
         if code is None or code.co_argcount != 1 or code.co_kwonlyargcount or code.co_flags & 0x0C:
             known = False              # not a function of `self` alone (or takes *args / **kwargs)
         else:
-            ok, names, value_ops = _analysis(code, getattr(fn, "__globals__", {}))
-            known = ok and _class_fits(cls, names, value_ops)
+            ok, names, dunders = _analysis(code, getattr(fn, "__globals__", {}))
+            known = ok and _class_fits(cls, names, dunders)
         if len(_CLASS) < 4096:
             _CLASS[key] = known
     return known
@@ -91,21 +97,22 @@ def _bytecode(code, globals_: dict):
         table = versions.current()
     except versions.UnsupportedPythonVersion:
         return False, frozenset(), True
-    names, value_ops = set(), False
+    names, dunders = set(), set()
     for instr in dis.get_instructions(code):
         if instr.opname not in table.read_only:
-            return False, frozenset(), True
+            return False, frozenset(), frozenset()
         if instr.opname == table.load_attr:
             names.add(instr.argval)
-        value_ops = value_ops or instr.opname in _VALUE_OPS
+        dunders |= _TRIGGERS.get(instr.opname, frozenset())
         if instr.opname == table.global_load:
             name = instr.argval
             if instr.arg & table.global_call_bit:
                 if name not in _PURE_BUILTINS or name in globals_ or getattr(builtins, name, None) is None:
-                    return False, frozenset(), True        # a call of something other than a pure builtin
+                    return False, frozenset(), frozenset()     # a call of something other than a pure builtin
+                dunders |= _TRIGGERS[name]
             elif not _code_like(globals_[name] if name in globals_ else getattr(builtins, name, None)):
-                return False, frozenset(), True        # a global holding data, which the function may change first
-    return True, frozenset(names), value_ops
+                return False, frozenset(), frozenset()     # a global holding data, which the function may set first
+    return True, frozenset(names), frozenset(dunders)
 
 
 def _code_like(value) -> bool:
@@ -113,15 +120,15 @@ def _code_like(value) -> bool:
     return isinstance(value, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType))
 
 
-def _class_fits(cls, names, value_ops: bool) -> bool:
+def _class_fits(cls, names, dunders) -> bool:
     """Reading `names` on an instance runs no code of the class: no `__getattr__` or
-    `__getattribute__` of its own, no property or other descriptor among `names`, and, where the
-    method compares, computes or tests values, no operator dunder of its own."""
+    `__getattribute__` of its own, no property or other descriptor among `names`, and none of the
+    `dunders` the method's operators and builtins may call (a dataclass's `__eq__` for `==`)."""
     for klass in cls.__mro__[:-1]:
         for attr, value in vars(klass).items():
-            if isinstance(value, types.FunctionType) and attr.startswith("__") and attr.endswith("__") and (
-                    attr in ("__getattr__", "__getattribute__") or (value_ops and attr not in _INERT)):
-                return False
+            if attr in dunders or attr in ("__getattr__", "__getattribute__"):
+                if isinstance(value, (types.FunctionType, property)) or (attr == "__class__" and value is not None):
+                    return False
     for name in names:
         attr = inspect.getattr_static(cls, name, None)
         if attr is not None and hasattr(type(attr), "__get__") and not isinstance(attr, _KEEPS):

@@ -4,6 +4,7 @@ calls other code would then run on every node at every call, so it is not conver
 recursion runs in Python; one that raises on nodes the recursion never calls it on must not make
 janus raise.  Each call is compared with eager, and so are the method's effects."""
 import collections
+import dataclasses
 
 import numpy as np
 import tensorflow as tf
@@ -225,4 +226,55 @@ def test_under_cprofile_the_users_profiler_keeps_working():
     finally:
         pr.disable()
     assert pstats.Stats(pr).total_calls > 0
+    assert "[node-method]" in f.report(), f.report()
+
+
+@dataclasses.dataclass(eq=True)
+class Cell:
+    w: float
+    left: "Cell | None" = None
+    right: "Cell | None" = None
+
+    def is_leaf(self):
+        return not self.left                 # a truth test: the dataclass's `__eq__` is not called
+
+    def equals_none(self):
+        return self.left == None             # noqa: E711 - calls the dataclass's `__eq__`
+
+
+def cell_tree(depth, rng):
+    if depth == 0 or rng.random() < 0.2:
+        return Cell(float(rng.integers(1, 5)))
+    return Cell(float(depth), cell_tree(depth - 1, rng), cell_tree(depth - 1, rng))
+
+
+def cell_sum(n):
+    if n.is_leaf():
+        return tf.constant(n.w)
+    return cell_sum(n.left) + cell_sum(n.right)
+
+
+def cell_sum_eq(n):
+    if n.equals_none():
+        return tf.constant(n.w)
+    return cell_sum_eq(n.left) + cell_sum_eq(n.right)
+
+
+def cells(t):
+    return cell_sum(t)
+
+
+def cells_eq(t):
+    return cell_sum_eq(t)
+
+
+def test_a_dataclass_node_whose_method_tests_truth_runs_in_the_graph():
+    rng = np.random.default_rng(9)
+    f = differential(cells, [(cell_tree(4, rng),) for _ in range(6)])
+    assert f.stats()["graph_runs"] >= 1, f.report()
+
+
+def test_a_method_comparing_with_a_dataclass_eq_runs_in_python():
+    rng = np.random.default_rng(10)
+    f = differential(cells_eq, [(cell_tree(4, rng),) for _ in range(6)])
     assert "[node-method]" in f.report(), f.report()

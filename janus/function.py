@@ -38,6 +38,7 @@ from janus.tf_api import TfFunctionApi
 
 REGISTRY: "weakref.WeakSet[SpeculativeFunction]" = weakref.WeakSet()
 MAX_GUARD_FAILURES = 8
+MAX_WRONG_ERRORS = 4
 # Guards whose failure says only that this call differs (a zero divisor, a recursion's result of
 # the other kind): the graph stays for the next call until they failed MAX_GUARD_FAILURES times.
 _TOLERATED = (codegen.Kind.EXACT, codegen.Kind.RESULT_KIND, codegen.Kind.UNCHANGED)
@@ -85,6 +86,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         self.relaxations = Relaxations(self.binding.specs if self.binding else None)
         self.assumption_failures: collections.Counter = collections.Counter()
         self.guard_relaxations = 0          # guard failures that relaxed an assumption
+        self.wrong_errors = 0               # graph runs in a row that raised where Python did not
         self.assumption_info: dict = {}                 # key -> Assumption (last seen)
         self.fallbacks: dict[tuple, Fallback] = {}
         self.misses: collections.Counter = collections.Counter()   # the check that rejected a call
@@ -368,6 +370,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
             self._note(codegen.Reason("forced-fallback", "", "janus.testing.forced_fallback() is active"))
             return self._profiled(args, kwargs)
         self.counters["graph_runs"] += 1
+        self.wrong_errors = 0
         result = graph.commit(outs, args, kwargs)
         return result if graph.result_kinds_checked else self._python_result(result)
 
@@ -421,7 +424,14 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
             raise exc
         self._note(codegen.Reason("graph-error", "", f"{type(exc).__name__} while running the graph"
                                   + (f" ({first[0][:300]})" if first else "") + "; re-running eagerly", ""))
-        return self._eager(args, kwargs)
+        result = self._eager(args, kwargs)       # (eager raising too: the graph was right to fail)
+        self.wrong_errors += 1
+        if self.wrong_errors >= MAX_WRONG_ERRORS:
+            # The graph keeps failing where Python does not (an op whose shapes vary by frame):
+            # each such call would pay for the graph and for Python.
+            self._make_imperative(codegen.Reason("keeps-failing", "", f"the graph raised on {self.wrong_errors} "
+                                                 f"calls in a row where Python did not ({first[0][:200] if first else ''})"))
+        return result
 
     def _make_imperative(self, reason, exc=None):
         """No single graph will do for `reason`: when Python can run that statement between graph

@@ -190,3 +190,30 @@ def test_builtins_of_an_attribute_give_pythons_numbers(fn):
     f = differential(fn, calls)
     if fn is builtin_numbers:
         assert f.stats()["graph_runs"] >= 1, f.report()
+
+
+def ranged(n):
+    if n.left is None:
+        return tf.reduce_sum(tf.range(n.k + 3))       # a shape that differs between frames
+    return ranged(n.left) + ranged(n.right)
+
+
+def ranged_sum(t):
+    return ranged(t)
+
+
+def test_a_graph_that_keeps_failing_where_python_does_not_stops_running():
+    """The batched frames cannot hold ranges of different lengths, so the graph fails on every
+    call and each call ran it and then Python; after a few calls in a row it runs in Python."""
+    rng = np.random.default_rng(13)
+    calls = []
+    for i in range(10):
+        t = random_tree(3, rng)
+        stack, count = [t], 0
+        while stack:
+            node = stack.pop()
+            node.k, count = count, count + 1          # every leaf's range a different length
+            stack += [c for c in (node.left, node.right) if c is not None]
+        calls.append((t,))
+    f = differential(ranged_sum, calls)
+    assert f.stats()["imperative"] and "calls in a row where Python did not" in f.report(), f.report()

@@ -17,6 +17,8 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
+from codegen.operators.context import current
+from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer
 from codegen.operators.weak_numbers import WeakNumber
 from codegen.recursion.frame_specs import MixedSpec, Spec, flatten, leaves
@@ -139,15 +141,35 @@ def rows(idx):
 
 
 def cast(value, spec: Spec):
-    """A block value (tensor, number, Pointer, WeakNumber) as a tensor of the table's dtype."""
+    """A block value (tensor, number, Pointer, WeakNumber) as a tensor of the table's dtype.  A
+    Python number yields to the table's dtype as it yields to a tensor's in eager arithmetic,
+    except a float to an int table (eager's `x * 1.5` of an int tensor raises, and a frame that
+    returns 1.5 returns it); a tensor goes into a table of its dtype, or widened into a Python
+    number's table (a float32 sum where other frames hold the float 0.0), not into a tensor
+    table of another dtype (the root called with float64, the frames below with float32), where
+    eager keeps its dtype: those make the build fail, and the call runs in Python."""
+    if spec.is_static:
+        return value                               # the same in every frame: no table holds it
     if isinstance(value, Pointer):
         value = value.index
+    weak = isinstance(value, (WeakNumber, PyNumber)) or type(value) in (bool, int, float)
     if isinstance(value, WeakNumber):
         value = value.tensor
     if type(value) is float and spec.dtype.is_floating:
         return tf.constant(value, spec.dtype)      # not through float32, which would round 0.1
     t = tf.convert_to_tensor(value)
-    return t if t.dtype == spec.dtype else tf.cast(t, spec.dtype)
+    if t.dtype == spec.dtype:
+        return t
+    if (t.dtype.is_floating and not spec.dtype.is_floating) or not (weak or spec.weak and _widens(t.dtype, spec.dtype)):
+        current().fail("recursion-dtype", f"a frame's {t.dtype.name} value goes where other frames hold "
+                       f"{spec.dtype.name}; converting it would change its value or dtype",
+                       "give the recursion's arguments and results one dtype")
+    return tf.cast(t, spec.dtype)
+
+
+def _widens(a, b) -> bool:
+    """Whether every value of dtype `a` is one of dtype `b` (float32 in float64, int32 in int64)."""
+    return (a.is_floating and b.is_floating or a.is_integer and b.is_integer) and a.size <= b.size
 
 
 def cast_all(value, spec) -> list:

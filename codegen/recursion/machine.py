@@ -28,6 +28,8 @@ import sys
 
 import tensorflow as tf
 
+from profiler.library import is_library_file
+
 from codegen.errors import NeedsTree, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import current
@@ -122,15 +124,35 @@ def _joined_trees(calls):
 _LIMITS: dict = {}          # recursion limit -> its eager tensor, fed on every call of a machine's graph
 
 
+_HEADROOM = 50             # frames below a recursion's deepest one that eager may still need
+
+
 def _recursion_limit():
-    """The interpreter's recursion limit as a tensor, fed on every call; made once per value
-    rather than converted on every call."""
-    limit = sys.getrecursionlimit()
+    """How deep the recursion may go in the graph, as a tensor fed on every call: the interpreter's
+    recursion limit, less the frames already on the stack where the user called the function and
+    a headroom for the frames eager adds below the recursion (the functions the graph inlined,
+    TensorFlow's own Python in an op).  A recursion deeper than that runs in Python, which raises
+    `RecursionError` exactly where eager does, or not.  Made once per value."""
+    limit = sys.getrecursionlimit() - _user_depth() - _HEADROOM
     if not tf.executing_eagerly():             # fed inside another trace: a tensor of that graph
         return tf.constant(limit)
     if limit not in _LIMITS:
+        if len(_LIMITS) > 256:
+            _LIMITS.clear()
         _LIMITS[limit] = tf.constant(limit)
     return _LIMITS[limit]
+
+
+def _user_depth() -> int:
+    """The frames on the stack from the outermost to the innermost frame of user code (the one
+    that called the speculated function; janus's and TensorFlow's frames below it not counted)."""
+    frame, depth, user = sys._getframe(1), 0, None
+    while frame is not None:
+        if user is None and not is_library_file(frame.f_code.co_filename):
+            user = depth
+        frame = frame.f_back
+        depth += 1
+    return depth - (user or 0)
 
 
 def _run(ctx, cycle, entry, calls, kind):

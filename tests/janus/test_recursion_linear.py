@@ -252,3 +252,91 @@ def test_an_entry_test_the_loop_tests_or_the_body_branches_on_equals_eager(fn):
     cycle = spec.graphs[0].recursion[0]
     assert cycle.last_frames == 2, spec.report()          # one calling frame, then the base case
 
+
+
+def count_down(x, n):
+    if n == 0:
+        return x
+    return count_down(x, n - 1) + 1.0
+
+
+def int_chain(acc, m):
+    if m == 0:
+        return acc
+    return int_chain(acc, m - 1) + 1
+
+
+def _nested(depth, fn, *args):
+    return fn(*args) if depth == 0 else _nested(depth - 1, fn, *args)
+
+
+@pytest.mark.parametrize("fn, arg", [(count_down, lambda: tf.constant(1.0)), (int_chain, lambda: tf.constant(0))],
+                         ids=["linear", "chain"])
+def test_the_recursion_limit_counts_the_callers_frames(fn, arg):
+    """Eager raises RecursionError when the caller's frames and the recursion's together pass the
+    limit; the graph's depth check counts the caller's frames too (and leaves the last frames
+    before the limit to Python, which knows exactly where eager stops)."""
+    spec = janus.speculate(fn)
+    for n in (3, 4, 5, 6):
+        spec(arg(), tf.constant(n))
+    limit = sys.getrecursionlimit()
+    for depth, n in ((1000, limit - 1000 - 5), (1000, limit - 1000 - 300), (0, limit - 5), (0, 50)):
+        eager = run_capturing(_nested, (depth, fn, arg(), tf.constant(n)), {})
+        assert_same_outcome(eager, run_capturing(_nested, (depth, spec, arg(), tf.constant(n)), {}))
+    assert spec.stats()["graph_runs"] >= 1, spec.report()
+
+
+# Frames whose values change dtype or kind along the recursion: the tables held one dtype, and the
+# root's value (or a base case's Python float) was converted into it.
+def float_base(x, n):
+    if n <= 0:
+        return 1.5
+    return x * float_base(x, n - 1)
+
+
+def halved(x, n):
+    if n == 0:
+        return x
+    return halved(x / 2, n - 1) + 1
+
+
+def halved_plus(x, n):
+    if n == 0:
+        return x
+    return halved_plus(x / 2, n - 1) + x
+
+
+def narrowed(x, n):
+    if n == 0:
+        return tf.cast(x, tf.float64)
+    return narrowed(tf.cast(x, tf.float32), n - 1) + tf.cast(x, tf.float64)
+
+
+def wrapped(x, n):
+    if n == 0:
+        return tf.cast(x, tf.int64)
+    return wrapped(tf.cast(x % 1000, tf.int32), n - 1) + tf.cast(x, tf.int64)
+
+
+DTYPE_CALLS = {
+    float_base: [(tf.constant(2.0), tf.constant(n)) for n in (2, 3, 4)] + [(tf.constant(3), tf.constant(2))]
+                + [(tf.constant(3), tf.constant(n)) for n in (0, -1, 0)],
+    halved: [(tf.constant(8), tf.constant(n)) for n in (2, 3, 4, 0, 1)],
+    halved_plus: [(tf.constant(8.0, tf.float64), tf.constant(n)) for n in (2, 3, 4)]
+                 + [(tf.constant(8), tf.constant(n)) for n in (1, 5)],
+    narrowed: [(tf.constant(1.0 + 1e-12, tf.float64), tf.constant(n)) for n in (2, 3, 4, 1, 0, 3)],
+    wrapped: [(tf.constant(2 ** 40 + 5, tf.int64), tf.constant(n)) for n in (2, 3, 4, 1, 0, 6)],
+}
+
+
+@pytest.mark.parametrize("fn", list(DTYPE_CALLS), ids=lambda f: f.__name__)
+def test_a_frame_value_of_another_dtype_is_not_converted(fn):
+    """An int tensor times a base case's 1.5 raises in eager (and the base case alone returns
+    1.5); a root of int32, float64 or int64 whose deeper frames hold float64, float32 or int32
+    keeps its dtype and value.  Those builds fail, and the calls run in Python."""
+    spec = janus.speculate(fn)
+    for args in DTYPE_CALLS[fn]:
+        eager, mine = run_capturing(fn, args), run_capturing(spec, args)
+        assert_same_outcome(eager, mine)
+        if eager[0][0] == "return":             # to the bit: float32 on the way changes only the last ones
+            assert np.asarray(eager[0][1]).tolist() == np.asarray(mine[0][1]).tolist()

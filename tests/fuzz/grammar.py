@@ -203,6 +203,18 @@ def leafw(node):
     return leafw(node.left)
 
 
+def narrow(x, m):
+    if m == 0:
+        return tf.cast(x, tf.float64)
+    return narrow(tf.cast(x, tf.float32), m - 1) + tf.cast(x, tf.float64)
+
+
+def fbase(x, m):
+    if m <= 0:
+        return 1.5
+    return x * fbase(x, m - 1)
+
+
 def tgap(node):
     if node.is_leaf():
         return node.tv * 2.0
@@ -377,6 +389,10 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = t + tf.add_n([tpeek(tpick(q), abs(k) % 2) for q in [tree, tree]])",
         # Node methods: one that raises on the nodes it is not called on, one with an effect.
         lambda: "t = t + tgap(tree)",
+        # Recursions whose frames change dtype: a float64 root over float32 frames, and an int
+        # tensor times a base case's Python float (eager raises, or returns the float).
+        lambda: "t = t + tf.cast(narrow(tf.cast(t, tf.float64) + 1e-9, tf.constant(abs(k) % 3)), t.dtype)",
+        lambda: "LOG.append(repr(fbase(tf.constant(abs(n) % 3), tf.constant(abs(k) % 2))))",
         lambda: "LIMIT[0] = abs(k) % 4\nt = t + tshallow(tree)",
         lambda: "k = k + (1 if leafw(tree) is True else 2)",
         lambda: "t = t + tf.cast(tf.convert_to_tensor(leafw(tree), dtype_hint=tf.float64), t.dtype)",

@@ -136,11 +136,18 @@ def _class_fits(cls, names, dunders) -> bool:
     return True
 
 
-def values_fit(nodes, names, node_classes) -> bool:
+def values_fit(nodes, rows, names, node_classes) -> bool:
     """Whether the values the method may read on `nodes` (its attribute names, on each node or
-    its class) are plain data or nodes: a value of another class could run that class's code
-    (a `__len__`, a `defaultdict` inserting a key) where the method reads it."""
+    its class; `rows` are the nodes' `vars`) are plain data or nodes: a value of another class
+    could run that class's code (a `__len__`, a `defaultdict` inserting a key) where the method
+    reads it."""
     for name in names:
+        try:
+            kinds = {type(row[name]) for row in rows}
+        except KeyError:
+            kinds = None                       # on some node's class, or nowhere: one by one
+        if kinds is not None and all(k in _PLAIN or k in node_classes for k in kinds):
+            continue
         for node in nodes:
             row = vars(node)
             value = row[name] if name in row else inspect.getattr_static(type(node), name, None)
@@ -156,9 +163,9 @@ def values_fit(nodes, names, node_classes) -> bool:
 
 
 def evaluate(nodes, name: str, watch: bool):
-    """The method's value on each node (`FAILED` where it raised), or None when `watch` is set and
-    evaluating it was about to run another Python function (a property, a user `__eq__`): the hook
-    stops it before its first line, so that code's effects do not happen here."""
+    """(The method's value on each node, whether it raised on some: `FAILED` there), or None when
+    `watch` is set and evaluating it was about to run another Python function (a property, a user
+    `__eq__`): the hook stops it before its first line, so that code's effects do not happen here."""
     if not watch:
         return _unwatched(nodes, name)
     if sys.getprofile() is not None:
@@ -175,7 +182,7 @@ def evaluate(nodes, name: str, watch: bool):
     try:
         for node in nodes:                 # (a comprehension would be a call of its own)
             values.append(_call(node, name))
-        return values
+        return values, True
     except _RanOther:
         return None
     finally:
@@ -192,10 +199,10 @@ def _unwatched(nodes, name):
     if nodes and len(set(map(type, nodes))) == 1:
         fn = getattr(type(nodes[0]), name)
         try:
-            return [fn(node) for node in nodes]
+            return [fn(node) for node in nodes], False
         except Exception:              # noqa: BLE001 - some node lacks a value: one by one
             pass
-    return [_call(node, name) for node in nodes]
+    return [_call(node, name) for node in nodes], True
 
 
 def _call(node, name):

@@ -56,15 +56,15 @@ def column_tensor(col, values, index, pointers, has_presence):
         return None
 
 
+_RANGES = {np.int32: np.iinfo(np.int32), np.int64: np.iinfo(np.int64)}
+
+
 def _ints(values, dtype):
     """A column of Python ints, or None where one does not fit `dtype` (it would wrap)."""
-    try:
-        wide = np.array(values, np.int64)
-    except OverflowError:
-        return None                         # past int64
-    if dtype != np.int64 and len(wide) and (wide.min() < np.iinfo(dtype).min or wide.max() > np.iinfo(dtype).max):
+    info = _RANGES[dtype]
+    if values and (min(values) < info.min or max(values) > info.max):
         return None
-    return tf.constant(wide.astype(dtype, copy=False))
+    return tf.constant(np.array(values, dtype))
 
 
 _EMPTY: dict = {}

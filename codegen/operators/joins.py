@@ -4,6 +4,7 @@ See `codegen.lowering.join_calls` for the code that calls these operators.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import tensorflow as tf
@@ -131,12 +132,8 @@ def batched(j, items, element, results):
         shape[:] = [out]
         return leaves
 
-    log = logging.getLogger("tensorflow")
-    log.addFilter(_pfor_failures)
-    try:
+    with quiet_pfor():
         out = tf.vectorized_map(one, [roots] + columns, fallback_to_while_loop=False)
-    finally:
-        log.removeFilter(_pfor_failures)
     stateful = sorted({op.type for op in graph.get_operations()[start:]
                        if op._is_stateful and op.type not in _READ_ONLY})
     if stateful or _effects(ctx) != before:
@@ -160,9 +157,21 @@ def _no_unused_failures(j, trace, leaves) -> None:
                                             "that may fail", "it is built per item")
 
 
+@contextlib.contextmanager
+def quiet_pfor():
+    """Holds back the log lines `tf.vectorized_map` writes about an op it cannot convert (an
+    ERROR, or a WARNING that it falls back to a loop): janus handles both (the element is built
+    per item; a machine's frames run in the loop), and the eager run of the user's program logs
+    nothing."""
+    log = logging.getLogger("tensorflow")
+    log.addFilter(_pfor_failures)
+    try:
+        yield
+    finally:
+        log.removeFilter(_pfor_failures)
+
+
 def _pfor_failures(record) -> bool:
-    """Drops the log lines `tf.vectorized_map` writes about an op it cannot convert: the build is
-    redone per item then (`JoinBroken`), and the user's program logs nothing (eager's does not)."""
     return "parallel_for" not in (record.pathname or "")
 
 

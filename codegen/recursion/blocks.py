@@ -22,6 +22,7 @@ from codegen.assumptions import Kind
 from codegen.errors import unsupported
 from codegen.operators.context import Frame
 from codegen.operators.gradients import differentiable
+from codegen.operators.joins import quiet_pfor
 from codegen.operators.values import UNDEF, Undefined
 from codegen.operators.weak_numbers import WeakNumber
 from codegen.recursion import exact_ints
@@ -245,9 +246,10 @@ def run_frames(m: Machine, f, blocks, per_frame, vals, k, no_frames, only_if_any
         done = run_rows(per_frame, vals, k)
         if done is not None:
             return done
-    if only_if_any:
-        return tf.cond(k > 0, lambda: tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True), no_frames)
-    return tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
+    with quiet_pfor():
+        if only_if_any:
+            return tf.cond(k > 0, lambda: tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True), no_frames)
+        return tf.vectorized_map(per_frame, vals, fallback_to_while_loop=True)
 
 
 _READS = ("ReadVariableOp", "ResourceGather", "ResourceGatherNd")

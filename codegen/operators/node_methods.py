@@ -41,6 +41,7 @@ from codegen.operators.values import EAGER
 _PURE_BUILTINS = frozenset({"len", "isinstance", "abs", "bool", "int", "float", "min", "max", "round"})
 _CODE: dict = {}             # code object -> (whether its bytecode only reads, attribute names, value ops)
 _CLASS: dict = {}            # (class, method name) -> whether the method may be a column on that class
+_FIT: dict = {}              # (method's classes, name, node classes) -> whether every node class fits
 _FAILED = object()           # the value of a method that raised on a node
 # The dunders of their operands that opcodes and pure builtins may call (`==`, `[k]`, a truth test).
 _TRUTH = frozenset({"__bool__", "__len__"})
@@ -56,8 +57,8 @@ _TRIGGERS = {"UNARY_NOT": _TRUTH, "POP_JUMP_FORWARD_IF_TRUE": _TRUTH, "POP_JUMP_
              "len": {"__len__"}, "abs": {"__abs__"}, "bool": _TRUTH, "int": {"__int__", "__index__", "__trunc__"},
              "float": {"__float__", "__index__"}, "round": {"__round__"}, "isinstance": {"__class__"},
              "min": _ORDER | {"__iter__"}, "max": _ORDER | {"__iter__"}}
-_PLAIN = frozenset({type(None), bool, int, float, complex, str, bytes, EAGER, np.ndarray})
-_CONTAINERS = frozenset({tuple, list, dict, set, frozenset})
+_PLAIN = frozenset({type(None), bool, int, float, complex, str, bytes, EAGER})
+_CONTAINERS = frozenset({tuple, frozenset})      # (a list, dict or array the function may change first)
 _KEEPS = (types.FunctionType, staticmethod, classmethod, types.MemberDescriptorType, types.GetSetDescriptorType)
 
 
@@ -97,12 +98,15 @@ def _bytecode(code, globals_: dict):
         table = versions.current()
     except versions.UnsupportedPythonVersion:
         return False, frozenset(), True
-    names, dunders = set(), set()
+    names, dunders, after_global = set(), set(), False
     for instr in dis.get_instructions(code):
         if instr.opname not in table.read_only:
             return False, frozenset(), frozenset()
         if instr.opname == table.load_attr:
+            if after_global:
+                return False, frozenset(), frozenset()     # `Cfg.limit`: data the function may set first
             names.add(instr.argval)
+        after_global = instr.opname == table.global_load
         dunders |= _TRIGGERS.get(instr.opname, frozenset())
         if instr.opname == table.global_load:
             name = instr.argval
@@ -116,8 +120,11 @@ def _bytecode(code, globals_: dict):
 
 
 def _code_like(value) -> bool:
-    """A class, function or module: what a global a method reads may hold (not data)."""
-    return isinstance(value, (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType))
+    """A class, function or module: what a global a method reads may hold (not data).  A class's
+    metaclass must be `type`: `isinstance(x, C)` runs another one's `__instancecheck__`."""
+    if isinstance(value, type):
+        return type(value) is type
+    return isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType))
 
 
 def _class_fits(cls, names, dunders) -> bool:
@@ -150,16 +157,33 @@ def values_fit(nodes, rows, names, node_classes) -> bool:
             continue
         for node in nodes:
             row = vars(node)
-            value = row[name] if name in row else inspect.getattr_static(type(node), name, None)
+            if name not in row:
+                found = inspect.getattr_static(type(node), name, None)
+                if found is None or isinstance(found, types.FunctionType):
+                    continue                   # absent, or a method (not called: calls are refused)
+                return False                   # a class attribute: the function may set it first
+            value = row[name]
             kind = type(value)
-            if kind in _PLAIN or kind in node_classes or isinstance(value, (np.generic, types.FunctionType)):
+            if kind in _PLAIN or kind in node_classes or isinstance(value, np.generic):
                 continue
-            if kind not in _CONTAINERS:
-                return False
-            items = (list(value.keys()) + list(value.values())) if kind is dict else value
-            if not all(type(v) in _PLAIN or type(v) in node_classes or isinstance(v, np.generic) for v in items):
+            if kind not in _CONTAINERS or not all(type(v) in _PLAIN or type(v) in node_classes
+                                                  or isinstance(v, np.generic) for v in value):
                 return False
     return True
+
+
+def classes_fit(method_classes, name: str, node_classes) -> bool:
+    """Whether reading the names the method reads runs no code of any node's class (the method
+    reads `self.left.kind`: a property `kind` on the left child's class), as `reads_only` checks
+    for the classes that define the method."""
+    key = (frozenset(method_classes), name, frozenset(node_classes))
+    known = _FIT.get(key)
+    if known is None:
+        analyses = [_analysis(getattr(c, name).__code__, getattr(c, name).__globals__) for c in method_classes]
+        known = all(_class_fits(c, a[1], a[2]) for c in node_classes for a in analyses)
+        if len(_FIT) < 4096:
+            _FIT[key] = known
+    return known
 
 
 def evaluate(nodes, name: str, watch: bool):

@@ -19,7 +19,7 @@ from profiler.library import is_user_function
 from codegen.errors import ConversionError, Reason
 from codegen.operators.arrays import NodeArray
 from codegen.operators.context import active
-from codegen.operators.node_methods import FAILED, evaluate, loaded, reads_only, values_fit
+from codegen.operators.node_methods import FAILED, classes_fit, evaluate, loaded, reads_only, values_fit
 from codegen.operators.values import EAGER
 from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER, NUMBER_COLUMNS as _NUMBER_COLUMNS,
                                              NUMPY_TYPES as _NUMPY, PYTHON_TYPES as _PYTHON, acyclic as _acyclic,
@@ -120,8 +120,9 @@ def _method_columns(order, methods) -> dict:
 def _method_values(order, rows, m, classes, watch=False):
     """The method's value on each node; all `_ABSENT` when a value it reads is of a class whose
     code it could run (`node_methods.values_fit`), and None when the watch saw such code run."""
-    names = frozenset().union(*(loaded(cls, m) for cls, has in classes.items() if has))
-    if not values_fit(order, rows, names, classes):
+    having = [cls for cls, has in classes.items() if has]
+    names = frozenset().union(*(loaded(cls, m) for cls in having))
+    if not (classes_fit(having, m, classes) and values_fit(order, rows, names, classes)):
         return None if watch else [_ABSENT] * len(order)
     every = all(classes.values())
     evaluated = evaluate(order if every else [node for node in order if classes[type(node)]], m, watch)
@@ -150,7 +151,8 @@ def schema_of(roots: list, methods=()) -> Schema:
                 col = Column(name, True)
             elif isinstance(value, _DATA):
                 col = Column(name, False, _number_dtype(value), ())
-            elif isinstance(value, (tf.Tensor, np.ndarray)) and not isinstance(value, tf.Variable):
+            elif isinstance(value, (tf.Tensor, np.ndarray)) and not isinstance(value, tf.Variable) and (
+                    not isinstance(value, np.ndarray) or value.dtype.kind in "biuf"):
                 t = tf.convert_to_tensor(value)
                 col = Column(name, False, t.dtype.name, tuple(t.shape.as_list()))
             else:

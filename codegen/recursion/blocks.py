@@ -142,9 +142,9 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
         result = result_kind(kinds, kind, ptypes)
         if kind == "P" and types_differ(kinds, ptypes):     # every profiled call would fail the check
             raise unsupported("recursion-kind", cf.filename, cf.node,
-                              f"{entry.__qualname__} returns Python numbers whose type janus cannot tell on every "
-                              "path (a bool, an int, a float or a NumPy number: a type on one and another on "
-                              "another, or a recursive call's result passed on)",
+                              f"{entry.__qualname__} returns Python numbers of different types on different "
+                              "paths, or whose type janus cannot tell on every path (a bool, an int, a float or "
+                              "a NumPy number; a recursive call's result passed on)",
                               "return the same type from every `return` (int(...), float(...))")
     index, leaf_specs = table_layout(cycle, specs)
     elementwise = {(f, b.id) for f, cf in cycle.functions.items() for b in cf.blocks

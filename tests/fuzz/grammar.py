@@ -80,6 +80,11 @@ class Node:
     def gap(self):
         return self.left.tv - self.w            # raises on a leaf: called only on inner nodes
 
+    CAP = 0
+
+    def capped(self):
+        return self.left is None or self.w < Node.CAP     # a class attribute the function sets first
+
     def shallow(self):
         return self.left is None or self.w < LIMIT[0]     # a global the function sets first
 
@@ -231,6 +236,12 @@ def tshallow(node):
     if node.shallow():
         return node.tv
     return tshallow(node.left) + tshallow(node.right)
+
+
+def tcapped(node):
+    if node.capped():
+        return node.tv
+    return tcapped(node.left) + tcapped(node.right)
 
 
 def tarr(node):
@@ -394,6 +405,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = t + tf.cast(narrow(tf.cast(t, tf.float64) + 1e-9, tf.constant(abs(k) % 3)), t.dtype)",
         lambda: "LOG.append(repr(fbase(tf.constant(abs(n) % 3), tf.constant(abs(k) % 2))))",
         lambda: "LIMIT[0] = abs(k) % 4\nt = t + tshallow(tree)",
+        lambda: "Node.CAP = abs(k) % 4\nt = t + tcapped(tree)",
         lambda: "k = k + (1 if leafw(tree) is True else 2)",
         lambda: "t = t + tf.cast(tf.convert_to_tensor(leafw(tree), dtype_hint=tf.float64), t.dtype)",
         lambda: "t = t + tseen(tree)",

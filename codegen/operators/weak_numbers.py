@@ -16,8 +16,8 @@ from codegen.operators.context import current
 from codegen.operators.int_range import guarded, noted
 from codegen.operators.numbers import PyNumber
 
-_WEAK = (int, float, bool)
-_NUMPY_DTYPES = (np.float32, np.float64, np.int32, np.int64)        # plus WeakNumber itself: operands that keep a result a Python number
+_WEAK = (int, float, bool)        # plus WeakNumber itself: operands that keep a result a Python number
+_NUMPY_DTYPES = (np.float32, np.float64, np.int32, np.int64)
 
 
 class WeakNumber:

@@ -24,11 +24,13 @@ call limit to set.  The types of the frame variables come from
 """
 from __future__ import annotations
 
+import os
 import sys
 
 import tensorflow as tf
 
-from profiler.library import is_library_file
+import codegen
+import profiler
 
 from codegen.errors import NeedsTree, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
@@ -144,15 +146,20 @@ def _recursion_limit():
 
 
 def _user_depth() -> int:
-    """The frames on the stack from the outermost to the innermost frame of user code (the one
-    that called the speculated function; janus's and TensorFlow's frames below it not counted)."""
-    frame, depth, user = sys._getframe(1), 0, None
+    """The frames on the stack from the outermost to the one that called the speculated function:
+    the frames of the call itself (janus's and TensorFlow's, below it) are not counted; a
+    library's frames above it (Keras calling the function) are, as eager counts them."""
+    frame, depth, caller = sys._getframe(1), 0, None
     while frame is not None:
-        if user is None and not is_library_file(frame.f_code.co_filename):
-            user = depth
+        if caller is None and not frame.f_code.co_filename.startswith(_CALL_MACHINERY):
+            caller = depth
         frame = frame.f_back
         depth += 1
-    return depth - (user or 0)
+    return depth - (caller or 0)
+
+
+_CALL_MACHINERY = tuple(os.path.dirname(m.__file__) + os.sep for m in (tf, codegen, profiler)) + (
+    os.path.join(os.path.dirname(os.path.dirname(codegen.__file__)), "janus") + os.sep,)
 
 
 def _run(ctx, cycle, entry, calls, kind):

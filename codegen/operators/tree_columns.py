@@ -36,11 +36,9 @@ def column_tensor(col, values, index, pointers, has_presence):
         return None                         # an array of another dtype: read back, it would change
     if any(issubclass(k, _NUMBERS) and not issubclass(k, _FITS.get(col.dtype, ())) for k in kinds):
         return None                         # a float in an int column, a number in a bool one
-    if kinds == {int} and col.shape == () and dtype in (np.int32, np.int64):
-        return _ints(values, dtype)
     if int in kinds and dtype in (np.int32, np.int64):
-        ints = [v for v in values if type(v) is int]
-        if min(ints) < np.iinfo(dtype).min or max(ints) > np.iinfo(dtype).max:
+        ints = values if kinds == {int} else [v for v in values if type(v) is int]
+        if min(ints) < _RANGES[dtype].min or max(ints) > _RANGES[dtype].max:
             return None                     # a Python int the column's dtype would wrap
     try:
         if col.shape == () and kinds - {type(None)} <= {int, float, bool}:
@@ -57,14 +55,6 @@ def column_tensor(col, values, index, pointers, has_presence):
 
 
 _RANGES = {np.int32: np.iinfo(np.int32), np.int64: np.iinfo(np.int64)}
-
-
-def _ints(values, dtype):
-    """A column of Python ints, or None where one does not fit `dtype` (it would wrap)."""
-    info = _RANGES[dtype]
-    if values and (min(values) < info.min or max(values) > info.max):
-        return None
-    return tf.constant(np.array(values, dtype))
 
 
 _EMPTY: dict = {}

@@ -29,9 +29,6 @@ import sys
 
 import tensorflow as tf
 
-import codegen
-import profiler
-
 from codegen.errors import NeedsTree, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import current
@@ -158,8 +155,9 @@ def _user_depth() -> int:
     return depth - (caller or 0)
 
 
-_CALL_MACHINERY = tuple(os.path.dirname(m.__file__) + os.sep for m in (tf, codegen, profiler)) + (
-    os.path.join(os.path.dirname(os.path.dirname(codegen.__file__)), "janus") + os.sep,)
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))     # beside codegen/
+_CALL_MACHINERY = (os.path.dirname(tf.__file__) + os.sep,) + tuple(
+    os.path.join(_ROOT, package) + os.sep for package in ("codegen", "profiler", "janus"))
 
 
 def _run(ctx, cycle, entry, calls, kind):

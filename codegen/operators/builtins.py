@@ -211,7 +211,8 @@ def _number(kind):
     def fn(*args, **kwargs):
         if len(args) == 1 and not kwargs and isinstance(args[0], PyNumber):
             return abs(args[0]) if kind is abs else convert(kind, args[0])
-        if len(args) == 1 and not kwargs and isinstance(args[0], WeakNumber) and args[0].ptype in (int, float, bool):
+        if len(args) == 1 and not kwargs and isinstance(args[0], WeakNumber) and (
+                args[0].ptype in (int, float, bool) or args[0].either):
             return _tree_number(kind, args[0])
         value = args[0] if len(args) == 1 else None
         if isinstance(value, PyArray) and value.tensor.shape.rank == 0:
@@ -226,7 +227,8 @@ def _number(kind):
 
 def _tree_number(kind, number: WeakNumber):
     """`float(node.w)`, `int(node.n)`, `bool(node.w)`, `abs(node.w)` of a tree attribute's Python
-    number, computed in the graph; `int` of a float runs in Python (a NaN or an infinity raises)."""
+    number (an int on some nodes and a float on others too), computed in the graph; `int` of a
+    float runs in Python (a NaN or an infinity raises)."""
     t = number.tensor
     if kind is abs:
         return abs(number)
@@ -236,7 +238,7 @@ def _tree_number(kind, number: WeakNumber):
         return WeakNumber(tf.cast(tf.not_equal(t, tf.zeros_like(t)), tf.int32), bool)
     if kind is int and number.ptype in (int, bool):
         return WeakNumber(t, int)
-    current().fail("python-number", f"`{kind.__name__}()` of a tree attribute holding a {number.ptype.__name__}",
+    current().fail("python-number", f"`{kind.__name__}()` of a tree attribute that may hold a float",
                    "the function runs in Python")
 
 

@@ -227,3 +227,19 @@ def test_a_graph_that_keeps_failing_where_python_does_not_stops_running():
         logging.getLogger("tensorflow").removeHandler(handler)
     assert f.stats()["imperative"] and "calls in a row where Python did not" in f.report(), f.report()
     assert not [r.getMessage() for r in records if "parallel_for" in r.pathname]     # pfor's fallback notes
+
+
+def forest_floats(m, trees):
+    return [(tree_rnn(m, t) * float(t.w) + abs(t.w), float(t.w), bool(t.w) + 0.5) for t in trees]
+
+
+def test_float_of_an_attribute_that_is_an_int_on_some_roots_and_a_float_on_others_runs_in_the_graph():
+    rng = np.random.default_rng(14)
+    calls = []
+    for _ in range(6):
+        trees = [random_tree(int(rng.integers(1, 6)), rng) for _ in range(3)]
+        for j, t in enumerate(trees):
+            t.w = (0.25, 1, 0)[j]
+        calls.append((M, trees))
+    f = differential(forest_floats, calls)
+    assert f.stats()["graph_runs"] >= 2, f.report()

@@ -54,6 +54,23 @@ def column_tensor(col, values, index, pointers, has_presence):
         return None
 
 
+def pointer_tensor(link, pointers, has_presence):
+    """The tensor of a child column from the walk's child rows (-1 for None, `NOT_A_NODE` for a
+    value that is no node, `LACKS` where the node has no such attribute), or None if they do not
+    fit it; the rows are appended to `pointers`.  Where the column has a presence column, a node
+    lacking the attribute holds -1 there."""
+    rows = np.array(link, np.int32)
+    if len(link) and rows.min() < -1:
+        if not has_presence or NOT_A_NODE in link:
+            return None                     # a child that is no node of these trees, or a node lacks one
+        rows[rows == LACKS] = -1
+    pointers.append(rows)
+    return tf.constant(rows)
+
+
+NOT_A_NODE, LACKS = -2, -3
+
+
 _RANGES = {np.int32: np.iinfo(np.int32), np.int64: np.iinfo(np.int64)}
 
 

@@ -14,8 +14,6 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from profiler.library import is_user_function
-
 from codegen.errors import ConversionError, Reason
 from codegen.operators.arrays import NodeArray
 from codegen.operators.context import active
@@ -23,8 +21,10 @@ from codegen.operators.node_methods import FAILED, classes_fit, evaluate, loaded
 from codegen.operators.values import EAGER
 from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER, NUMBER_COLUMNS as _NUMBER_COLUMNS,
                                              NUMPY_TYPES as _NUMPY, PYTHON_TYPES as _PYTHON, acyclic as _acyclic,
-                                             column_tensor as _column, empty_column as _empty,
+                                             LACKS as _LACKS, column_tensor as _column,
+                                             empty_column as _empty, pointer_tensor as _pointers,
                                              number_dtype as _number_dtype)
+from codegen.operators.tree_walk import NODE_CLASSES as _NODE_CLASSES, Walk, is_node, walk
 from codegen.operators.weak_numbers import WeakNumber
 
 _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
@@ -32,22 +32,6 @@ _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
 
 CLASS = "__class__"       # the column of each node's class (no instance attribute has this name)
 DEPTH = "__depth__"       # each node's depth in the walk that numbered it (a root's is 0)
-_NOT_NODES = frozenset({type(None), bool, int, float, str, bytes, tuple, list, dict, set})
-_NODE_CLASSES: dict = dict.fromkeys(_NOT_NODES, False)   # class -> whether its instances are nodes
-
-
-def is_node(value) -> bool:
-    """An instance of a user class: a tree node when a recursion walks it."""
-    cls = type(value)
-    if cls in _NOT_NODES or not hasattr(value, "__dict__"):
-        return False
-    known = _NODE_CLASSES.get(cls)
-    if known is None:
-        known = not isinstance(value, type) and any(is_user_function(v) for v in vars(cls).values()) or (
-            cls.__module__ not in ("builtins",) and not cls.__module__.split(".")[0] in ("tensorflow", "keras", "numpy"))
-        if len(_NODE_CLASSES) < 4096:
-            _NODE_CLASSES[cls] = known
-    return known
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,51 +197,33 @@ def _refined(columns: dict, order, memo) -> dict:
     return out
 
 
+def _walk(roots, schema: Schema) -> Walk:
+    """The nodes `roots` reach through the schema's child columns (`tree_walk.walk`)."""
+    return walk(roots, tuple(c.name for c in schema.columns if c.pointer and not c.name.endswith("()")))
+
+
 def flatten(root, schema: Schema, used=None):
     """The schema's columns for this tree (node 0 is the root), or None if it does not fit.
     `used`: the names of the columns the graph reads; the others are fed empty (None: all)."""
-    return _columns(*_walk([root], schema), schema, used)
+    return _columns(_walk([root], schema), schema, used)
 
 
 def flatten_forest(roots, schema: Schema, used=None):
     """The schema's columns for all the trees of `roots` in one set of tables (a node they share
     is one row), then the row of each root; None if they do not fit.  `used`: as for `flatten`."""
-    order, rows, depth, index = _walk(roots, schema)
-    columns = _columns(order, rows, depth, index, schema, used)
+    found = _walk(roots, schema)
+    columns = _columns(found, schema, used)
     if columns is None:
         return None
-    columns.append(tf.constant(np.array([index[id(r)] for r in roots], np.int32)))
+    columns.append(tf.constant(np.array([found.index[id(r)] for r in roots], np.int32)))
     return columns
 
 
-def _walk(roots, schema: Schema):
-    """The nodes reachable from `roots` through the schema's child columns, each once, depth-first
-    from each root in turn (children in column order): the nodes, their rows, the depth at which
-    each was numbered, and each node's number by its id.  Only those columns are followed: the
-    graph reaches nodes through them alone."""
-    names = [c.name for c in reversed(schema.columns) if c.pointer and not c.name.endswith("()")]
-    order, rows, depth, index, known = [], [], [], {}, _NODE_CLASSES
-    for root in roots:
-        stack = [(root, 0)]
-        while stack:
-            node, d = stack.pop()
-            if node is None or id(node) in index:
-                continue
-            index[id(node)] = len(order)
-            order.append(node)
-            depth.append(d)
-            rows.append(row := vars(node))
-            for name in names:
-                child = row[name] if name in row else getattr(node, name, None)
-                if child is not None and ((k := known.get(type(child))) or (k is None and is_node(child))):
-                    stack.append((child, d + 1))
-    return order, rows, depth, index
-
-
-def _columns(order, rows, depth, index, schema: Schema, used=None):
+def _columns(walk: Walk, schema: Schema, used=None):
     """The tensor of each column, or None when the nodes do not fit the schema.  A column the
     graph does not read (not in `used`) is fed empty; the node classes and the child columns are
     still checked, as the graph's code depends on them."""
+    order, rows, index = walk.order, walk.rows, walk.index
     names = {c.name: c for c in schema.columns}
     out, pointers, memo = [], [], {}
     for col in schema.columns:
@@ -269,7 +235,14 @@ def _columns(order, rows, depth, index, schema: Schema, used=None):
         elif skip and not col.pointer:
             out.append(_empty(col))
         elif col.name == DEPTH:
-            out.append(tf.constant(np.array(depth, np.int32)))
+            out.append(tf.constant(np.array(walk.depth, np.int32)))
+        elif col.name in walk.links:
+            column = _pointers(walk.links[col.name], pointers, col.name + "?" in names)
+            if column is None:
+                return None
+            out.append(_empty(col) if skip else column)
+        elif col.name.endswith("?") and col.name[:-1] in walk.links:     # where the node has the child attribute
+            out.append(tf.constant(np.array(walk.links[col.name[:-1]], np.int32) != _LACKS))
         elif col.name.endswith("?") and col.name[:-1] in names:     # where the attribute holds a value
             base = memo.get(col.name[:-1]) or _values(order, rows, col.name[:-1], schema.methods)
             child = names[col.name[:-1]].pointer                   # a None child is a value (-1)

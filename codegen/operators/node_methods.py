@@ -86,6 +86,36 @@ def loaded(cls, name: str) -> frozenset:
     return _analysis(fn.__code__, fn.__globals__)[1]
 
 
+def none_test(cls, name: str):
+    """(attribute, whether the method returns `is None`) when the method `cls.name` is only
+    `return self.attribute is None` (or `is not None`), which the child rows the walk found
+    already answer; None otherwise.  The caller checks `reads_only` and `classes_fit`."""
+    code = getattr(getattr(cls, name, None), "__code__", None)
+    if code is None:
+        return None
+    found = _NONE_TESTS.get(code, False)
+    if found is False:
+        found = _NONE_TESTS[code] = _none_test(code)
+    return found
+
+
+def _none_test(code):
+    try:
+        table = versions.current()
+    except versions.UnsupportedPythonVersion:
+        return None
+    ops = [(i.opname, i.argval) for i in dis.get_instructions(code)]
+    if len(ops) != 6 or code.co_argcount != 1 or [op for op, _ in ops] != [
+            table.resume, "LOAD_FAST", table.load_attr, "LOAD_CONST", "IS_OP", table.return_value]:
+        return None
+    if ops[1][1] != code.co_varnames[0] or ops[3][1] is not None:
+        return None
+    return ops[2][1], ops[4][1] == 0
+
+
+_NONE_TESTS: dict = {}        # code object -> none_test's answer
+
+
 def _analysis(code, globals_: dict):
     found = _CODE.get(code)
     if found is None:

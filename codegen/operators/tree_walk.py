@@ -37,6 +37,7 @@ class Walk:
     depth: list         # the depth at which each was found (a root's is 0)
     index: dict         # id(node) -> row
     links: dict         # child column -> each node's child row, -1 for None, `LACKS`, `NOT_A_NODE`
+    back: bool          # some child's row is not after its node's: the rows may form a cycle
 
 
 def walk(roots, names: tuple) -> Walk:
@@ -48,15 +49,15 @@ def walk(roots, names: tuple) -> Walk:
     fn = _WALKERS.get(names)
     if fn is None:
         fn = _WALKERS[names] = _walker(names)
-    order, rows, depth, index, links = fn(roots)
-    return Walk(order, rows, depth, index, dict(zip(names, links)))
+    order, rows, depth, index, links, back = fn(roots)
+    return Walk(order, rows, depth, index, dict(zip(names, links)), back)
 
 
 _WALKERS: dict = {}
 
 _WALK = """
 def walk(roots):
-    order, rows, depth, index, i = [], [], [], {{}}, 0
+    order, rows, depth, index, i, back = [], [], [], {{}}, 0, False
     {assign}
     for root in roots:
         if root is None or id(root) in index:
@@ -70,7 +71,7 @@ def walk(roots):
             below = depth[i] + 1
             i += 1
 {children}
-    return order, rows, depth, index, [{links}]
+    return order, rows, depth, index, [{links}], back
 """
 
 _CHILD = """
@@ -79,6 +80,7 @@ _CHILD = """
                 {link}.append(-1)
             elif (j := index.get(id(child))) is not None:
                 {link}.append(j)
+                back = back or j < i
             elif (k := known.get(type(child))) or (k is None and is_node(child)):
                 index[id(child)] = j = len(order)
                 {link}.append(j)

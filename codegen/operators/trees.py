@@ -17,7 +17,7 @@ import tensorflow as tf
 from codegen.errors import ConversionError, Reason
 from codegen.operators.arrays import NodeArray
 from codegen.operators.context import active
-from codegen.operators.node_methods import FAILED, classes_fit, evaluate, loaded, reads_only, values_fit
+from codegen.operators.node_methods import FAILED, classes_fit, evaluate, loaded, none_test, reads_only, values_fit
 from codegen.operators.values import EAGER
 from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER, NUMBER_COLUMNS as _NUMBER_COLUMNS,
                                              NUMPY_TYPES as _NUMPY, PYTHON_TYPES as _PYTHON, acyclic as _acyclic,
@@ -219,30 +219,33 @@ def flatten_forest(roots, schema: Schema, used=None):
     return columns
 
 
-def _columns(walk: Walk, schema: Schema, used=None):
+def _columns(found: Walk, schema: Schema, used=None):
     """The tensor of each column, or None when the nodes do not fit the schema.  A column the
     graph does not read (not in `used`) is fed empty; the node classes and the child columns are
     still checked, as the graph's code depends on them."""
-    order, rows, index = walk.order, walk.rows, walk.index
+    order, rows, index = found.order, found.rows, found.index
     names = {c.name: c for c in schema.columns}
-    out, pointers, memo = [], [], {}
+    classes = set(map(type, order))
+    out, pointers, child_rows, memo = [], [], [], {}
     for col in schema.columns:
         skip = used is not None and col.name not in used
         if col.name == CLASS:
-            if not set(map(type, order)) <= set(schema.classes):
+            if not classes <= set(schema.classes):
                 return None                     # a node of a class the graph was not built for
             out.append(_empty(col) if skip else _class_column(order, schema.classes))
         elif skip and not col.pointer:
             out.append(_empty(col))
         elif col.name == DEPTH:
-            out.append(tf.constant(np.array(walk.depth, np.int32)))
-        elif col.name in walk.links:
-            column = _pointers(walk.links[col.name], pointers, col.name + "?" in names)
+            out.append(tf.constant(np.array(found.depth, np.int32)))
+        elif (column := _none_test_column(col, found, classes, schema, names)) is not None:
+            out.append(column)          # `self.left is None` from the child rows
+        elif col.name in found.links:
+            column = _pointers(found.links[col.name], child_rows, col.name + "?" in names)
             if column is None:
                 return None
             out.append(_empty(col) if skip else column)
-        elif col.name.endswith("?") and col.name[:-1] in walk.links:     # where the node has the child attribute
-            out.append(tf.constant(np.array(walk.links[col.name[:-1]], np.int32) != _LACKS))
+        elif col.name.endswith("?") and col.name[:-1] in found.links:     # where the node has the child attribute
+            out.append(tf.constant(np.array(found.links[col.name[:-1]], np.int32) != _LACKS))
         elif col.name.endswith("?") and col.name[:-1] in names:     # where the attribute holds a value
             base = memo.get(col.name[:-1]) or _values(order, rows, col.name[:-1], schema.methods)
             child = names[col.name[:-1]].pointer                   # a None child is a value (-1)
@@ -253,7 +256,27 @@ def _columns(walk: Walk, schema: Schema, used=None):
             if column is None:
                 return None
             out.append(_empty(col) if skip else column)
-    return out if _acyclic(len(order), pointers) else None
+    if (found.back or pointers) and not _acyclic(len(order), pointers + child_rows):
+        return None                             # (the walk numbers every child after its node otherwise)
+    return out
+
+
+def _none_test_column(col, found: Walk, classes: set, schema: Schema, names):
+    """A method column computed from the child rows, without calling the method, where it only
+    returns `self.child is None` (or `is not None`) on every node's class, the column has no
+    presence column, and every node has the child attribute; else None."""
+    m = col.name[:-2]
+    if not col.name.endswith("()") or m not in schema.methods or col.name + "?" in names or col.dtype != "bool" or col.shape != ():
+        return None
+    fns = {getattr(cls, m, None) for cls in classes}
+    test = none_test(next(iter(classes)), m) if len(fns) == 1 and classes else None
+    if test is None or test[0] not in found.links or not all(reads_only(cls, m) for cls in classes) or \
+            not classes_fit(classes, m, classes):
+        return None
+    rows = np.array(found.links[test[0]], np.int32)
+    if len(rows) and rows.min() < -1:
+        return None                     # a node lacks the child, or holds no node there
+    return tf.constant(rows == -1 if test[1] else rows != -1)
 
 
 def _class_column(order, classes):

@@ -72,3 +72,62 @@ def test_a_cycle_raises_recursion_error_as_in_eager():
              ([tree(1), loop],), ([tree(1), tree(3)],)]
     spec = differential(batch, calls)
     assert spec.stats()["graph_runs"] >= 1, spec.report()
+
+
+class Node:
+    def __init__(self, v, left=None, right=None):
+        self.v, self.left, self.right = v, left, right
+
+    def is_leaf(self):
+        return self.left is None
+
+    def has_right(self):
+        return self.right is not None
+
+
+class Loud(Node):
+    def __getattribute__(self, name):           # runs at every attribute read in eager
+        if name == "left":
+            print("read left")
+        return object.__getattribute__(self, name)
+
+
+def by_method(node):
+    if node.is_leaf():
+        return tf.constant(1.0) * node.v
+    out = by_method(node.left) * 2.0 + node.v
+    if node.has_right():
+        out = out + by_method(node.right)
+    return out
+
+
+def methods_batch(trees):
+    return [by_method(t) for t in trees]
+
+
+def grown(d, v=1, cls=Node, lopsided=False):
+    if d == 0:
+        return cls(v)
+    return cls(v, grown(d - 1, v + 1, cls, lopsided), None if lopsided and d % 2 else grown(d - 1, v + 2, cls))
+
+
+def test_a_method_testing_a_child_against_none_equals_eager():
+    calls = [([grown(2), grown(3)],), ([grown(1), grown(2, lopsided=True)],), ([grown(3, lopsided=True), grown(2)],),
+             ([grown(3), grown(1)],), ([grown(4, lopsided=True), grown(2)],)]
+    spec = differential(methods_batch, calls)
+    assert spec.stats()["graph_runs"] >= 1, spec.report()
+
+
+def test_a_method_testing_a_child_some_node_lacks_raises_as_in_eager():
+    odd = grown(3)
+    del odd.right.left                  # eager: `is_leaf` raises AttributeError there
+    calls = [([grown(2), grown(3)],), ([grown(1), grown(2)],), ([grown(3), grown(2)],), ([grown(2), grown(2)],),
+             ([grown(1), odd],), ([grown(2), grown(1)],)]
+    spec = differential(methods_batch, calls)
+    assert spec.stats()["graph_runs"] >= 1, spec.report()
+
+
+def test_a_method_reading_through_a_classs_own_getattribute_prints_as_in_eager():
+    calls = [([grown(2, cls=Loud), grown(1, cls=Loud)],), ([grown(1, cls=Loud)],), ([grown(2, cls=Loud)],),
+             ([grown(3, cls=Loud)],)]
+    differential(methods_batch, calls)

@@ -26,6 +26,8 @@ def column_tensor(col, values, index, pointers, has_presence):
             return None                     # a child that is not a node of these trees
         pointers.append(values)
         return tf.constant(np.array(values, np.int32))
+    if EAGER in kinds and col.python != "tensor":
+        return None                         # a tensor among Python or NumPy numbers: it would act as one
     dtype = tf.as_dtype(col.dtype).as_numpy_dtype
     if col.python and not kinds - {type(None)} <= ({int, float} if col.python == EITHER else {PYTHON_TYPES[col.python]}):
         return None                         # read back as Python numbers (or tensors): they must still be

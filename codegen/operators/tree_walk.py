@@ -30,6 +30,46 @@ def is_node(value) -> bool:
     return known
 
 
+def class_value(cls, name: str):
+    """What Python reads for `name` on an instance of `cls` whose `__dict__` lacks it, found
+    without running any code: the class attribute, `DESCRIPTOR` where reading it would call a
+    `__get__` (a property, a method), `ABSENT` where no class has it (a `__getattr__` is not
+    called: the graph fails that read, and the call runs in Python)."""
+    for klass in cls.__mro__:
+        found = klass.__dict__.get(name, ABSENT)
+        if found is not ABSENT:
+            return DESCRIPTOR if _defines(type(found), "__get__") else found
+    return ABSENT
+
+
+def unplain_reads(cls, names: frozenset) -> str:
+    """Why reading `names` on instances of `cls` would not give what their `__dict__` (or a plain
+    class attribute) holds, or "": a `__getattribute__` of the class, or a property, slot or other
+    data descriptor under one of the names, which Python reads before the instance's `__dict__`."""
+    key = (cls, names)
+    why = _UNPLAIN.get(key)
+    if why is None:
+        why = ""
+        for klass in cls.__mro__[:-1]:
+            if "__getattribute__" in klass.__dict__:
+                why = f"{klass.__qualname__} defines __getattribute__"
+            for name in names & klass.__dict__.keys():
+                kind = type(klass.__dict__[name])
+                if _defines(kind, "__set__") or _defines(kind, "__delete__"):
+                    why = f"`{name}` is a {kind.__name__} of {klass.__qualname__}, read before the node's __dict__"
+        if len(_UNPLAIN) < 4096:
+            _UNPLAIN[key] = why
+    return why
+
+
+def _defines(kind: type, name: str) -> bool:
+    return any(name in k.__dict__ for k in kind.__mro__)
+
+
+DESCRIPTOR = object()
+_UNPLAIN: dict = {}
+
+
 @dataclasses.dataclass
 class Walk:
     order: list         # the nodes, by row
@@ -75,7 +115,7 @@ def walk(roots):
 """
 
 _CHILD = """
-            child = row[{name}] if {name} in row else getattr(node, {name}, ABSENT)
+            child = row[{name}] if {name} in row else class_value(type(node), {name})
             if child is None:
                 {link}.append(-1)
             elif (j := index.get(id(child))) is not None:
@@ -97,6 +137,6 @@ def _walker(names: tuple):
     source = _WALK.format(assign=assign, links=", ".join(links),
                           children="".join(_CHILD.format(name=repr(n), link=link) for n, link in zip(names, links)))
     namespace = {"ABSENT": ABSENT, "LACKS": LACKS, "NOT_A_NODE": NOT_A_NODE, "known": NODE_CLASSES,
-                 "is_node": is_node}
+                 "is_node": is_node, "class_value": class_value}
     exec(compile(source, "<janus tree walk>", "exec"), namespace)     # noqa: S102 - names are repr()s
     return namespace["walk"]

@@ -24,14 +24,16 @@ from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER
                                              LACKS as _LACKS, column_tensor as _column,
                                              empty_column as _empty, pointer_tensor as _pointers,
                                              number_dtype as _number_dtype)
-from codegen.operators.tree_walk import NODE_CLASSES as _NODE_CLASSES, Walk, is_node, walk
+from codegen.operators.tree_walk import NODE_CLASSES as _NODE_CLASSES, Walk, class_value, is_node, unplain_reads, walk
 from codegen.operators.weak_numbers import WeakNumber
 
 _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
-CLASS = "__class__"       # the column of each node's class (no instance attribute has this name)
+CLASS = "__class__"       # the column of each node's class
 DEPTH = "__depth__"       # each node's depth in the walk that numbered it (a root's is 0)
+_RESERVED = frozenset({CLASS, DEPTH})       # (an instance attribute of these names is not a column)
+_DICT = {dict}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,7 +129,9 @@ def schema_of(roots: list, methods=()) -> Schema:
     only_none: set[str] = set()
     skipped: set[str] = set()
     for i, node in enumerate(order):
-        for name, value in list(vars(node).items()) + [(k, v[i]) for k, v in memo.items() if v[i] is not _ABSENT]:
+        # (an attribute whose name is no identifier is read only through getattr, which the graph refuses)
+        for name, value in [(k, v) for k, v in vars(node).items() if type(k) is str and k.isidentifier()
+                            and k not in _RESERVED] + [(k, v[i]) for k, v in memo.items() if v[i] is not _ABSENT]:
             if value is None:
                 only_none.add(name)
                 continue
@@ -146,12 +150,26 @@ def schema_of(roots: list, methods=()) -> Schema:
     for name in only_none - set(columns) - skipped:
         columns[name] = Column(name, True)          # always None here: a child pointer that is -1
     columns = _refined(columns, order, memo)
+    _check_classes(order, frozenset(columns))
     columns[CLASS] = Column(CLASS, False, "int32")
     columns[DEPTH] = Column(DEPTH, False, "int32")
     classes = tuple(sorted({type(n) for n in order}, key=lambda c: (c.__module__, c.__qualname__, id(c))))
     kept = tuple(m for m in methods if m + "()" in memo)
     unread = tuple(m for m in methods if m not in kept and any(getattr(c, m, None) is not None for c in classes))
     return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), kept, classes, unread)
+
+
+def _check_classes(order, names: frozenset):
+    """Raises where Python would not read the columns `names` of a node from its `__dict__` (or
+    a plain class attribute), as the tables do."""
+    for cls in set(map(type, order)):
+        why = unplain_reads(cls, names)
+        if why:
+            raise ConversionError(Reason("tree-node-class", "", f"tree nodes' attributes are read through code: {why}",
+                                         "read the node's values from plain attributes"))
+    if any(type(vars(node)) is not dict for node in order):
+        raise ConversionError(Reason("tree-node-class", "", "a tree node's __dict__ is not a dict",
+                                     "keep the nodes' __dict__ a plain dict"))
 
 
 def _merged(prev, col) -> Column:
@@ -191,6 +209,10 @@ def _refined(columns: dict, order, memo) -> dict:
         elif not col.pointer and kinds == {EAGER} and {v.dtype.name for v in values
                                                        if type(v) is EAGER} == {col.dtype}:
             out[name] = dataclasses.replace(col, python="tensor")
+        elif not col.pointer and EAGER in kinds:
+            raise ConversionError(Reason("tree-attribute-types", "", f"tree attribute `{name}` holds tensors of "
+                                         "another dtype or Python numbers on some nodes",
+                                         "give the attribute one type on every node"))
         if (any(v is _ABSENT for v in values) if name in memo else any(_lacks(node, name) for node in order)) or (
                 not col.pointer and any(v is None for v in values)):
             out[name + "?"] = Column(name + "?", False, "bool")
@@ -226,6 +248,8 @@ def _columns(found: Walk, schema: Schema, used=None):
     order, rows, index = found.order, found.rows, found.index
     names = {c.name: c for c in schema.columns}
     classes = set(map(type, order))
+    if not set(map(type, rows)) <= _DICT:
+        return None                             # a node's __dict__ of another class: `_check_classes`
     out, pointers, child_rows, memo = [], [], [], {}
     for col in schema.columns:
         skip = used is not None and col.name not in used
@@ -288,7 +312,7 @@ def _class_column(order, classes):
 
 
 def _lacks(node, name) -> bool:
-    return name not in vars(node) and not hasattr(node, name)
+    return name not in vars(node) and class_value(type(node), name) is _ABSENT
 
 
 def _values(order, rows, name, methods=()) -> list:
@@ -300,7 +324,7 @@ def _values(order, rows, name, methods=()) -> list:
     try:
         return [row[name] for row in rows]
     except KeyError:
-        return [row[name] if name in row else getattr(node, name, _ABSENT) for node, row in zip(order, rows)]
+        return [row[name] if name in row else class_value(type(node), name) for node, row in zip(order, rows)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -343,6 +367,9 @@ class Pointer:
         self.tables = tables
 
     def __getattr__(self, name):
+        if name in _RESERVED or not name.isidentifier():
+            raise ConversionError(Reason("tree-attribute-name", "", f"`{name}` is read from a tree node by name: "
+                                         "it is not one of the node's columns", "read it as a plain attribute"))
         entry = self.tables.columns.get(name)
         if entry is None and name + "()" in self.tables.columns:
             col, table = self.tables.columns[name + "()"]

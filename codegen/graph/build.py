@@ -30,6 +30,7 @@ from codegen.graph.quiet_log import QUIET
 from codegen.graph.signature import Feed, Signature, components, rebuild
 from codegen.operators import failing_ops
 from codegen.operators.builtins import replay_prints
+from codegen.operators.calls import every_argument
 from codegen.operators.context import BuildContext, Frame
 from codegen.operators import unchanged
 from codegen.operators.heap import Shadow
@@ -392,11 +393,12 @@ def _leaf_value(leaf, inputs):
 def _call_top(ctx, converted, args, kwargs):
     """The speculated function itself; a recursive one runs as a machine from its first call,
     speculated to return a Python number where the profiled calls did."""
-    if not kwargs and SERVICES.wants_machine(converted.fn, args):
+    full = every_argument(converted.fn, args, kwargs)
+    if full is not None and SERVICES.wants_machine(converted.fn, full):
         results = ctx.profile.results if ctx.profile is not None else None
         kind = None if results is None else "P" if results.only_numbers() else \
             "T" if results.only_tensors() else None
-        return SERVICES.run_machine(converted.fn, [args], kind)[0]
+        return SERVICES.run_machine(converted.fn, [full], kind)[0]
     return converted.builder(*args, **kwargs)
 
 

@@ -23,6 +23,7 @@ import dataclasses
 
 from codegen.syntax.analysis import assigned_names, parameter_names
 from codegen.errors import unsupported
+from codegen.lowering.call_arguments import positional
 from codegen.syntax.templates import JN, Namer, replace, replace_expr
 
 
@@ -111,16 +112,23 @@ def _call_args(call: ast.Call) -> list:
 
 
 class _Hoist(ast.NodeTransformer):
-    """Replaces recursive calls inside one expression by temporaries, innermost first."""
+    """Replaces recursive calls inside one expression by temporaries, innermost first; each call
+    passes every parameter positionally where it can (`call_arguments.positional`)."""
 
-    def __init__(self, names, namer, filename):
-        self.names, self.namer, self.filename = names, namer, filename
+    def __init__(self, callees: dict, namer, filename):
+        self.callees, self.names, self.namer, self.filename = callees, set(callees), namer, filename
         self.hoisted: list[ast.stmt] = []
+        self.defaults_read: set = set()
 
     def visit_Call(self, node):
         self.generic_visit(node)
         if not _is_cycle_call(node, self.names):
             return node
+        callee = self.callees[call_key(node.func)]
+        full = positional(node, callee)
+        if full is not None and len(full.args) > len(node.args) + len(node.keywords):
+            self.defaults_read.add(callee)            # a default written into the call
+        node = full or node
         if node.keywords:
             raise unsupported("recursion", self.filename, node, "keyword arguments in a recursive call")
         tmp = self.namer.new("ret")
@@ -168,11 +176,13 @@ def _contains(node, pred) -> bool:
 class CycleFunction:
     """One function of a recursive cycle, split into blocks."""
 
-    def __init__(self, fn, node: ast.FunctionDef, filename: str, cycle_names: set[str]):
+    def __init__(self, fn, node: ast.FunctionDef, filename: str, callees: dict):
         self.fn = fn
         self.node = node
         self.filename = filename
-        self.cycle_names = cycle_names
+        self.callees = callees                  # how the code names each function of the cycle it calls
+        self.cycle_names = set(callees)
+        self.defaults_read: set = set()         # callees whose defaults its calls' frames take
         self.params = parameter_names(node)
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             raise unsupported("recursion", filename, node, "recursive functions take positional parameters only")
@@ -209,15 +219,17 @@ class CycleFunction:
             raise unsupported("recursion", self.filename, stmt,
                               "a recursive call or return inside a loop, with or try block")
         if isinstance(stmt, ast.If):
-            hoist = _Hoist(names, self.namer, self.filename)
+            hoist = _Hoist(self.callees, self.namer, self.filename)
             stmt.test = hoist.visit(stmt.test)
+            self.defaults_read |= hoist.defaults_read
             stmt.body = self._hoist_block(stmt.body)
             stmt.orelse = self._hoist_block(stmt.orelse)
             return hoist.hoisted + [stmt]
         if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
             return [stmt]
-        hoist = _Hoist(names, self.namer, self.filename)
+        hoist = _Hoist(self.callees, self.namer, self.filename)
         stmt = hoist.visit(stmt)
+        self.defaults_read |= hoist.defaults_read
         # `tmp = f(x)` itself stays as it is (it is already hoisted form).
         if hoist.hoisted and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
                 and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Name) \

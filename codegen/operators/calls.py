@@ -10,6 +10,7 @@ this one, reached through the build context (`BuildContext.compiler`).
 """
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 import types
@@ -19,6 +20,7 @@ import tensorflow as tf
 from profiler import SiteKind, code_key
 from profiler.library import is_library_file, is_library_module, is_user_function
 
+from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
 from codegen.operators.arrays import PyArray
 from codegen.operators.builtins import BUILTINS
@@ -275,6 +277,28 @@ def _plain(value):
     return value
 
 
+def every_argument(fn, args, kwargs, ctx=None):
+    """The call's value of each of `fn`'s parameters, in order (defaults filled in), as a machine
+    frame holds them; None where `fn` takes `*args`, `**kwargs` or keyword-only parameters, or the
+    arguments do not bind (Python raises TypeError: the call is inlined, and raises it).  A graph
+    that takes a default holds while `fn.__defaults__` is the same tuple (a check of `ctx`)."""
+    code = fn.__code__
+    if not kwargs and len(args) == code.co_argcount:
+        return args
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount:
+        return None
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return None
+    given = len(bound.arguments)
+    bound.apply_defaults()
+    if len(bound.arguments) > given and ctx is not None:
+        ctx.check("attr", fn, "__defaults__", fn.__defaults__, Source.global_name(fn.__module__, fn.__qualname__).attr(
+            "__defaults__"), kind=Kind.ID_MATCH, expected=fn.__defaults__)
+    return tuple(bound.arguments.values())
+
+
 def _hashable(f) -> bool:
     try:
         hash(f)
@@ -284,8 +308,9 @@ def _hashable(f) -> bool:
 
 
 def _inline(ctx, fn, args, kwargs):
-    if not kwargs and ctx.compiler.wants_machine(fn, args):   # recursion on tensors or trees
-        return ctx.compiler.run_machine(fn, [args], _profiled_kind(ctx, fn))[0]
+    full = every_argument(fn, args, kwargs, ctx)
+    if full is not None and ctx.compiler.wants_machine(fn, full):   # recursion on tensors or trees
+        return ctx.compiler.run_machine(fn, [full], _profiled_kind(ctx, fn))[0]
     converted = ctx.compiler.convert(fn)
     depth = sum(1 for fr in ctx.frames if fr.converted.code is fn.__code__)
     if depth >= RECURSION_LIMIT:

@@ -129,8 +129,10 @@ class Cycle:
         self.functions: dict[object, CycleFunction] = {}
         for f, callees in members.items():
             src = parse_function(f)
-            self.functions[f] = CycleFunction(f, src.node, src.filename, set(callees))
+            self.functions[f] = CycleFunction(f, src.node, src.filename, dict(callees))
         self.names = {f: callees for f, callees in members.items()}
+        # Defaults written into calls, by function: its graphs hold while `__defaults__` is this tuple.
+        self.defaults = {g: g.__defaults__ for cf in self.functions.values() for g in cf.defaults_read}
         self.offsets: dict[object, int] = {}
         total = 0
         for f, cf in self.functions.items():
@@ -261,7 +263,7 @@ def wants_machine(fn, args) -> bool:
 
 def cycle_of(fn):
     """The compiled cycle through fn (cached), or None when fn is not recursive."""
-    if fn in _CYCLES:
+    if fn in _CYCLES and (_CYCLES[fn] is None or all(g.__defaults__ is d for g, d in _CYCLES[fn].defaults.items())):
         return _CYCLES[fn]
     members = find_cycle(fn)
     cycle = Cycle(members) if members else None

@@ -29,6 +29,7 @@ import sys
 
 import tensorflow as tf
 
+from codegen.assumptions import Kind, Source
 from codegen.errors import NeedsTree, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import current
@@ -77,6 +78,9 @@ def run_many(cycle: Cycle, entry, calls: list, kind=None):
     calls = _joined_trees(calls) if len(calls) > 1 else calls
     if calls is None:
         return None
+    for g, defaults in cycle.defaults.items():        # (written into its calls: `call_arguments`)
+        ctx.check("attr", g, "__defaults__", defaults, Source.global_name(g.__module__, g.__qualname__).attr(
+            "__defaults__"), kind=Kind.ID_MATCH, expected=defaults)
     ctx.general_depth += 1                     # no speculation and no deferred prints inside the machine
     ctx.in_machine += 1
     try:

@@ -111,7 +111,7 @@ HANDLERS_311: dict[str, Handler] = {
     "RETURN_VALUE": H(CONVERTED, "`return` (early returns become a flag and one return)", RETURN,
                       sample="def f(x):\n    if x > 0:\n        return x\n    return -x\n"),
     "UNARY_NOT": H(CONVERTED, "`not` (`tf.logical_not` on tensors)", NOT, sample="def f(x):\n    return not x\n"),
-    "COMPARE_OP": H(CONVERTED, "comparisons; chains `a < b < c` become `jn.compare_chain`", COMPARE,
+    "COMPARE_OP": H(CONVERTED, "comparisons; chains `a < b < c` become `jn.compare_chain`, `==` `jn.eq`", COMPARE,
                     sample="def f(a, b, c):\n    return a < b < c\n"),
     # -- calls and reads ----------------------------------------------------------------------
     "CALL": H(CONVERTED, "calls: user functions inlined, framework functions called on symbols", CALL,

@@ -23,7 +23,7 @@ def _thunk(expr: ast.expr) -> ast.Lambda:
 
 
 class Expressions(Lowering):
-    """Boolean operators, comparison chains and conditional expressions become operators.
+    """Boolean operators, comparison chains, `==`/`!=` and conditional expressions become operators.
 
     Example::
 
@@ -31,6 +31,7 @@ class Expressions(Lowering):
             p = a and b
             q = not a
             r = a < b < c
+            s = a == b
             return x if c else y
 
     lowers to::
@@ -39,6 +40,7 @@ class Expressions(Lowering):
             p = jn.and_(lambda: a, lambda: b)
             q = jn.not_(a)
             r = jn.compare_chain(('<', '<'), lambda: a, lambda: b, lambda: c)
+            s = jn.eq(a, b)
             return jn.if_exp(c, lambda: x, lambda: y, 0)
     """
 
@@ -61,8 +63,12 @@ class Expressions(Lowering):
 
     def visit_Compare(self, node):
         self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            # `==` goes through janus: on tree nodes, which are rows in graphs, Python's is identity
+            op = "eq" if isinstance(node.ops[0], ast.Eq) else "ne"
+            return ast.copy_location(replace_expr(f"{JN}.{op}(a, b)", node, a=node.left, b=node.comparators[0]), node)
         if len(node.ops) == 1 and not isinstance(node.ops[0], (ast.Is, ast.IsNot)):
-            return node                 # `is` goes through janus: tree nodes are pointers in graphs
+            return node                 # `is` goes through janus too
         # a < b < c: operands are thunks so each is evaluated once and lazily, as in Python.
         new = replace_expr(f"{JN}.compare_chain(ops)", node, ops=tuple(_OPS[type(op)] for op in node.ops))
         new.args = [new.args[0]] + [_thunk(node.left)] + [_thunk(c) for c in node.comparators]

@@ -14,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from codegen.errors import ConversionError, NeedsPythonValue, Reason
+from codegen.operators import node_tests
 from codegen.operators.context import PrintEvent, current
 from codegen.operators.arrays import PyArray, as_numpy
 from codegen.operators.numbers import PyNumber, convert, convert_tensor, is_computed
@@ -206,11 +207,13 @@ def _ptype(a):
 def _number(kind):
     """`int(n)`, `float(n)`, `bool(n)`, `abs(n)`: Python's on a fed number; `int(t)`, `float(t)`,
     `bool(t)` of a scalar graph tensor: the Python number eager's conversion gives, computed in
-    the graph (a recursion machine's frames keep the builtin, which stops the build); the builtin
-    otherwise."""
+    the graph (a recursion machine's frames keep the builtin, which stops the build); `bool(node)`
+    of a tree node stand-in: its truth (`node_tests`); the builtin otherwise."""
     def fn(*args, **kwargs):
         if len(args) == 1 and not kwargs and isinstance(args[0], PyNumber):
             return abs(args[0]) if kind is abs else convert(kind, args[0])
+        if kind is bool and len(args) == 1 and not kwargs and isinstance(args[0], Pointer):
+            return WeakNumber(tf.cast(node_tests.truth(args[0]), tf.int32), bool)
         if len(args) == 1 and not kwargs and isinstance(args[0], WeakNumber) and (
                 args[0].ptype in (int, float, bool) or args[0].either):
             return _tree_number(kind, args[0])

@@ -1,5 +1,6 @@
 """Boolean operators and comparison chains with Python's short-circuit meaning on Python
-values and `tf.logical_*` on tensors; `is` on tree pointers compares indices."""
+values and `tf.logical_*` on tensors; on tree node stand-ins, truth, `is` and `==` come from
+`node_tests`."""
 from __future__ import annotations
 
 import operator
@@ -7,9 +8,10 @@ import operator
 import tensorflow as tf
 
 from codegen.operators.arrays import PyArray
+from codegen.operators import node_tests
 from codegen.operators.context import current
 from codegen.operators.numbers import PyNumber, is_computed
-from codegen.operators.trees import NodeClass, Pointer, is_none
+from codegen.operators.trees import NodeClass, Pointer
 from codegen.operators.values import is_symbolic
 from codegen.operators.weak_numbers import WeakNumber
 
@@ -21,7 +23,9 @@ def as_bool(x):
 def test_value(x):
     """The value an `if`/`while` tests: a varying Python number (or a recursion's Python-number
     result) or a NumPy scalar becomes its truth as a boolean tensor (Python's truth of a number
-    is `!= 0`), anything else is itself."""
+    is `!= 0`) or a tree node stand-in becomes its truth as a boolean tensor, anything else is itself."""
+    if isinstance(x, Pointer):
+        return node_tests.truth(x)
     return as_bool(x.tensor) if isinstance(x, PyNumber) or _weak_python(x) or _numpy_scalar(x) else x
 
 
@@ -53,13 +57,17 @@ def truth(x):
     """A per-frame branch predicate as a boolean tensor."""
     if isinstance(x, (PyNumber, WeakNumber)):
         return as_bool(x.tensor)
+    if isinstance(x, Pointer):
+        return node_tests.truth(x)
     return as_bool(x) if isinstance(x, tf.Tensor) else tf.constant(bool(x))
 
 
 def and_(*thunks):
     value = thunks[0]()
     for thunk in thunks[1:]:
-        if _varying_bool(value):
+        if isinstance(value, Pointer):
+            value = node_tests.pick(value, thunk, tf.logical_not(node_tests.truth(value)))
+        elif _varying_bool(value):
             right = thunk()
             value = _bool_number(tf.logical_and, value, right) if _both_bools(value, right) \
                 else (right if value else value)
@@ -75,7 +83,9 @@ def and_(*thunks):
 def or_(*thunks):
     value = thunks[0]()
     for thunk in thunks[1:]:
-        if _varying_bool(value):
+        if isinstance(value, Pointer):
+            value = node_tests.pick(value, thunk, node_tests.truth(value))
+        elif _varying_bool(value):
             right = thunk()
             value = _bool_number(tf.logical_or, value, right) if _both_bools(value, right) \
                 else (value if value else right)
@@ -92,6 +102,8 @@ def or_(*thunks):
 
 
 def not_(x):
+    if isinstance(x, Pointer):
+        return tf.logical_not(node_tests.truth(x))
     if _weak_python(x):
         return WeakNumber(tf.cast(tf.logical_not(test_value(x)), tf.int32), bool)
     if isinstance(x, PyNumber) or _numpy_scalar(x):
@@ -119,14 +131,21 @@ def _is(a, b):
     if isinstance(a, NodeClass) or isinstance(b, NodeClass):
         return a.same_as(b) if isinstance(a, NodeClass) else b.same_as(a)
     if isinstance(a, Pointer) or isinstance(b, Pointer):
-        if b is None or a is None:
-            return is_none(a if b is None else b)
-        if isinstance(a, Pointer) and isinstance(b, Pointer):
-            if (a.tables.real or a.tables) is not (b.tables.real or b.tables):
-                return False            # nodes of trees flattened apart: different objects
-            return tf.equal(a.index, b.index)
-        return False
+        return node_tests.identical(a, b) if isinstance(a, Pointer) else node_tests.identical(b, a)
     return a is b
+
+
+def eq(a, b):
+    """`a == b`: Python's, except on a tree node stand-in (`node_tests.equal`)."""
+    if isinstance(a, Pointer) or isinstance(b, Pointer):
+        return node_tests.equal(a, b) if isinstance(a, Pointer) else node_tests.equal(b, a)
+    return a == b
+
+
+def ne(a, b):
+    if isinstance(a, Pointer) or isinstance(b, Pointer):
+        return node_tests.not_equal(a, b) if isinstance(a, Pointer) else node_tests.not_equal(b, a)
+    return a != b
 
 
 def _number_is(number, other):
@@ -145,7 +164,7 @@ def _number_is(number, other):
 
 
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-            "==": operator.eq, "!=": operator.ne, "is": _is, "is not": lambda a, b: not_(_is(a, b)),
+            "==": eq, "!=": ne, "is": _is, "is not": lambda a, b: not_(_is(a, b)),
             "in": lambda a, b: a in b, "not in": lambda a, b: a not in b}
 
 

@@ -23,7 +23,7 @@ import dataclasses
 
 from codegen.syntax.analysis import assigned_names, parameter_names
 from codegen.errors import unsupported
-from codegen.lowering.call_arguments import positional
+from codegen.syntax.call_arguments import positional
 from codegen.syntax.templates import JN, Namer, replace, replace_expr
 
 

@@ -31,9 +31,10 @@ from janus.input_signature import InputSignature
 from janus.instances import Family, Instances
 from janus.log import log
 from janus.relaxations import Relaxations
-from janus.report import render, report_data
+from janus.report import Reported
 from janus.result_types import match_types, merged, type_template
 from janus.segmented import BREAKS, try_split
+from janus.stack_budget import EagerStack
 from janus.tf_api import TfFunctionApi
 
 REGISTRY: "weakref.WeakSet[SpeculativeFunction]" = weakref.WeakSet()
@@ -43,6 +44,12 @@ MAX_WRONG_ERRORS = 4
 # the other kind): the graph stays for the next call until they failed MAX_GUARD_FAILURES times.
 _TOLERATED = (codegen.Kind.EXACT, codegen.Kind.RESULT_KIND, codegen.Kind.UNCHANGED)
 MAX_BUILD_FAILURES = 3
+# Reasons a build stops with that come from the call's data, not the program (a tree attribute
+# holding another type on one node, a node of a class read through code): that call runs in
+# Python and the cached graphs stay; MAX_DATA_FAILURES of them with no graph run between make
+# the function imperative.
+DATA_DEPENDENT = frozenset({"tree-attribute-types", "tree-node-class"})
+MAX_DATA_FAILURES = 4
 MAX_REBUILDS = 16          # relax-and-retry rounds within one build (each relaxes something new)
 _MISS = object()           # no cached graph accepted the call
 
@@ -53,7 +60,7 @@ class Fallback:
     count: int = 1
 
 
-class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
+class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
     def __init__(self, fn, *, profile_runs=3, max_graphs=8, input_signature=None, jit_compile=False,
                  reduce_retracing=False, strict=False, unroll_limit=200, family: Family | None = None,
                  instance=None):
@@ -87,6 +94,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         self.assumption_failures: collections.Counter = collections.Counter()
         self.guard_relaxations = 0          # guard failures that relaxed an assumption
         self.wrong_errors = 0               # graph runs in a row that raised where Python did not
+        self.data_failures = 0              # builds since the last graph run that the call's data stopped
         self.assumption_info: dict = {}                 # key -> Assumption (last seen)
         self.fallbacks: dict[tuple, Fallback] = {}
         self.misses: collections.Counter = collections.Counter()   # the check that rejected a call
@@ -204,7 +212,8 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         self.counters["segmented_runs"] += 1
         start = time.perf_counter()
         try:
-            return self.segmented.driver(*args, **kwargs)
+            with EagerStack():               # the driver stands where the function would
+                return self.segmented.driver(*args, **kwargs)
         finally:
             self.time_in["segmented"] += time.perf_counter() - start
 
@@ -214,7 +223,8 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         self.counters["eager_runs"] += 1
         start = time.perf_counter()
         try:
-            return self.python_function(*args, **kwargs)
+            with EagerStack():
+                return self.python_function(*args, **kwargs)
         finally:
             self.time_in["eager"] += time.perf_counter() - start
 
@@ -224,7 +234,8 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         self.family.profile_runs += 1
         start = time.perf_counter()
         self._remember_call(args, kwargs)
-        outcome, _ = profile_call(self.python_function, args, kwargs, profile=self.profile)
+        with EagerStack(below=1):            # (profile_call calls the function)
+            outcome, _ = profile_call(self.python_function, args, kwargs, profile=self.profile)
         self.time_in["profile"] += time.perf_counter() - start
         kind, value = outcome
         if kind == "raise":
@@ -257,6 +268,8 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
                 sig = self._signature(args, kwargs)
                 return self._built(self._trace(converted, sig))
             except codegen.ConversionError as exc:
+                if exc.reason.kind in DATA_DEPENDENT:
+                    return self._data_failed(exc)
                 return self._make_imperative(exc.reason, exc)
             except codegen.NeedsTree as exc:
                 if not self.relaxations.tree(exc, args, kwargs):
@@ -301,11 +314,28 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
         self._failed_build = exc             # counted once the call has run in Python
         return None
 
+    def _data_failed(self, exc):
+        """The call's data stopped the build: this call runs in Python, as eager, unprofiled (its
+        odd data stays out of the profile), unless such builds keep failing."""
+        if self.strict:
+            raise codegen.ConversionError(exc.reason) from None
+        self.data_failures += 1
+        if self.data_failures >= MAX_DATA_FAILURES:
+            return self._make_imperative(codegen.Reason(
+                "keeps-failing", exc.reason.where, f"{MAX_DATA_FAILURES} graph builds in a row failed on "
+                f"the call's data; last: [{exc.reason.kind}] {exc.reason.explanation}", exc.reason.hint))
+        self._note(exc.reason)
+        self.counters["build_failures"] += 1
+        self._failed_build = exc
+        return None
+
     def _after_failed_build(self, args, kwargs):
         """The call runs in Python after its trace failed.  A trace that raised what the program
         itself raises (eager raises the same exception: a wrong argument, a `raise ValueError`)
         is the program's behaviour, not a failure of janus, and is not counted."""
         failed, self._failed_build = self._failed_build, None
+        if failed is not None and failed.reason.kind in DATA_DEPENDENT:
+            return self._eager(args, kwargs)       # (counted by _data_failed)
         try:
             return self._profiled(args, kwargs)
         except Exception as exc:
@@ -370,7 +400,7 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
             self._note(codegen.Reason("forced-fallback", "", "janus.testing.forced_fallback() is active"))
             return self._profiled(args, kwargs)
         self.counters["graph_runs"] += 1
-        self.wrong_errors = 0
+        self.wrong_errors = self.data_failures = 0
         result = graph.commit(outs, args, kwargs)
         return result if graph.result_kinds_checked else self._python_result(result)
 
@@ -460,35 +490,3 @@ class SpeculativeFunction(TfFunctionApi, codegen.Speculated):
             self.fallbacks[key] = Fallback(reason)
         self.counters["fallbacks"] += 1
         log("fallbacks", self, f"{reason}")
-
-    # -- introspection ----------------------------------------------------------------------
-    def stats(self) -> dict:
-        keys = ("calls", "profile_runs", "graph_runs", "eager_runs", "guard_failures", "graphs_built",
-                "cache_hits", "cache_misses", "fallbacks", "build_failures", "outer_traces", "segmented_runs")
-        members = self.members()
-        out = {k: sum(m.counters[k] for m in members) + self.instances.retired[k] for k in keys}
-        out["graphs_cached"] = sum(len(m.graphs) for m in members)
-        out["imperative"] = any(m.imperative is not None for m in members)
-        out["segment_graph_runs"] = sum(m.segmented.graph_runs() for m in members if m.segmented is not None)
-        return out
-
-    def members(self) -> list:
-        """This function, and the functions of its instances when it is a method speculated in its
-        class body (see `janus.instances`); `stats()` and `report()` cover them all."""
-        instances = self.instances.all()
-        return ([self] if self.counters["calls"] or not instances else []) + instances
-
-    def show_code(self) -> str:
-        return codegen.convert(self.python_function).source
-
-    def report(self, format: str = "text"):
-        """What janus assumed, what broke, what stayed imperative, what it cost.
-
-        `format="text"`: a readable report (str).  `format="json"`: the same facts as a
-        dict of JSON types with stable keys (documented in `janus.report`), so
-        `json.loads(json.dumps(r)) == r`."""
-        if format == "text":
-            return "\n\n".join(render(m) for m in self.members())
-        if format == "json":
-            return report_data(self)
-        raise ValueError(f"report(format={format!r}): format is 'text' or 'json'")

@@ -38,6 +38,8 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
 """
 from __future__ import annotations
 
+import codegen
+
 SCHEMA = 1
 
 
@@ -204,3 +206,38 @@ def report_all_data(functions) -> dict:
 def render_all(functions) -> str:
     fns = _by_time(functions)
     return "\n\n".join(f.report() for f in fns) if fns else "janus report: no speculated functions"
+
+
+class Reported:
+    """What a `SpeculativeFunction` says about itself: its counters, its report, its builder."""
+
+    def stats(self) -> dict:
+        keys = ("calls", "profile_runs", "graph_runs", "eager_runs", "guard_failures", "graphs_built",
+                "cache_hits", "cache_misses", "fallbacks", "build_failures", "outer_traces", "segmented_runs")
+        members = self.members()
+        out = {k: sum(m.counters[k] for m in members) + self.instances.retired[k] for k in keys}
+        out["graphs_cached"] = sum(len(m.graphs) for m in members)
+        out["imperative"] = any(m.imperative is not None for m in members)
+        out["segment_graph_runs"] = sum(m.segmented.graph_runs() for m in members if m.segmented is not None)
+        return out
+
+    def members(self) -> list:
+        """This function, and the functions of its instances when it is a method speculated in its
+        class body (see `janus.instances`); `stats()` and `report()` cover them all."""
+        instances = self.instances.all()
+        return ([self] if self.counters["calls"] or not instances else []) + instances
+
+    def show_code(self) -> str:
+        return codegen.convert(self.python_function).source
+
+    def report(self, format: str = "text"):
+        """What janus assumed, what broke, what stayed imperative, what it cost.
+
+        `format="text"`: a readable report (str).  `format="json"`: the same facts as a
+        dict of JSON types with stable keys (documented in `janus.report`), so
+        `json.loads(json.dumps(r)) == r`."""
+        if format == "text":
+            return "\n\n".join(render(m) for m in self.members())
+        if format == "json":
+            return report_data(self)
+        raise ValueError(f"report(format={format!r}): format is 'text' or 'json'")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import types
 
+from profiler import static
 from profiler.library import is_library_file, is_library_module, is_user_code
 
 #: Upper bound on the functions discovered for one call.
@@ -24,8 +25,11 @@ MAX_HELD = 256
 default_is_user_code = is_user_code
 
 
+# Every read below goes through `profiler.static`: the call has not started, and eager runs none
+# of the user's attribute hooks here.
+
 def _is_user_class(cls, is_user_code) -> bool:
-    if not isinstance(cls, type) or is_library_module(getattr(cls, "__module__", None)):
+    if not static.is_a(cls, type) or is_library_module(static.module_of(cls)):
         return False
     return any(is_user_code(f) for f in _class_functions(cls))
 
@@ -34,36 +38,33 @@ def _class_functions(cls):
     """Plain functions defined in ``cls`` (methods, static/class methods,
     property accessors)."""
     try:
-        items = list(vars(cls).values())
+        items = list(static.class_dict(cls).values())
     except TypeError:
         return []
     out = []
     for obj in items:
-        if isinstance(obj, (staticmethod, classmethod)):
+        if static.is_a(obj, (staticmethod, classmethod)):
             obj = obj.__func__
-        if isinstance(obj, property):
+        if static.is_a(obj, property):
             out.extend(f for f in (obj.fget, obj.fset, obj.fdel)
-                       if isinstance(f, types.FunctionType))
-        elif isinstance(obj, types.FunctionType):
+                       if static.is_a(f, types.FunctionType))
+        elif static.is_a(obj, types.FunctionType):
             out.append(obj)
     return out
 
 
 def _methods_of_class(cls):
-    for klass in getattr(cls, "__mro__", (cls,)):
-        if klass is object or is_library_module(getattr(klass, "__module__", None)):
+    for klass in static.mro(cls):
+        if klass is object or is_library_module(static.module_of(klass)):
             continue
         yield from _class_functions(klass)
 
 
 def _attribute_values(obj):
-    """Values held in ``obj.__dict__`` (read without calling ``__getattr__``),
-    with the elements of list/tuple/dict values."""
-    try:
-        d = object.__getattribute__(obj, "__dict__")
-    except Exception:
-        return []
-    if not isinstance(d, dict):
+    """Values held in ``obj.__dict__`` (read without running user code), with the elements of
+    list/tuple/dict values."""
+    d = static.instance_dict(obj)
+    if d is None:
         return []
     out = []
     for value in list(d.values())[:MAX_HELD]:
@@ -79,7 +80,7 @@ def _code_names(code):
     """``co_names`` of a code object and of the code objects nested in it."""
     names = set(code.co_names)
     for const in code.co_consts:
-        if isinstance(const, types.CodeType):
+        if type(const) is types.CodeType:
             names |= _code_names(const)
     return names
 
@@ -98,8 +99,9 @@ def reachable_functions(fn, args=(), kwargs=None, is_user_code=None) -> list:
     work: list = []
 
     def add_function(f, force=False):
-        f = getattr(f, "__func__", f)
-        if not isinstance(f, types.FunctionType) or id(f) in found:
+        if type(f) is types.MethodType:
+            f = f.__func__
+        if not static.is_a(f, types.FunctionType) or id(f) in found:
             return
         if len(found) >= MAX_FUNCTIONS or not (force or is_user_code(f)):
             return
@@ -116,16 +118,15 @@ def reachable_functions(fn, args=(), kwargs=None, is_user_code=None) -> list:
     def add_object(obj, held=False):
         """Functions, classes and instances; ``held`` also visits the
         objects an instance of a user class holds (one level)."""
-        if isinstance(obj, (types.FunctionType, types.MethodType)):
+        if static.is_a(obj, (types.FunctionType, types.MethodType)):
             add_function(obj)
-            self_obj = getattr(obj, "__self__", None)
-            if self_obj is not None:
-                add_class(type(self_obj))
-        elif isinstance(obj, type):
+            if type(obj) is types.MethodType and obj.__self__ is not None:
+                add_class(type(obj.__self__))
+        elif static.is_a(obj, type):
             add_class(obj)
-        elif not isinstance(obj, types.ModuleType):
-            wrapped = getattr(obj, "__wrapped__", None)
-            if isinstance(wrapped, types.FunctionType):   # a decorator's wrapper (functools.wraps)
+        elif not static.is_a(obj, types.ModuleType):
+            wrapped = static.attribute(obj, "__wrapped__")
+            if static.is_a(wrapped, types.FunctionType):   # a decorator's wrapper (functools.wraps)
                 add_function(wrapped)
             add_class(type(obj))
             if held and (id(type(obj)) in seen_classes or type(obj) in (list, tuple, dict)):
@@ -139,12 +140,12 @@ def reachable_functions(fn, args=(), kwargs=None, is_user_code=None) -> list:
                     add_object(value)
 
     add_function(fn, force=True)
-    if isinstance(fn, types.MethodType):
+    if type(fn) is types.MethodType:
         add_object(fn.__self__)
-    elif not isinstance(fn, types.FunctionType):
+    elif not static.is_a(fn, types.FunctionType):
         add_object(fn)  # a callable object: its class's __call__ and friends
     roots = list(args) + list((kwargs or {}).values())
-    if isinstance(fn, types.MethodType):
+    if type(fn) is types.MethodType:
         roots.append(fn.__self__)
     for arg in roots:
         add_object(arg)
@@ -160,17 +161,18 @@ def reachable_functions(fn, args=(), kwargs=None, is_user_code=None) -> list:
 
 def _follow_names(f, add_object):
     """Hand every global, user-module member and closure value ``f`` names to ``add_object``."""
-    glb = getattr(f, "__globals__", {})
+    glb = f.__globals__
     for name in _code_names(f.__code__):
         value = glb.get(name)
         if value is None:
             continue
-        if isinstance(value, types.ModuleType):
-            if not is_library_module(value.__name__) and not is_library_file(
-                    getattr(value, "__file__", None) or ""):
+        if static.is_a(value, types.ModuleType):
+            members = static.instance_dict(value) or {}    # (a module's __getattr__ is the user's)
+            if not is_library_module(members.get("__name__")) and not is_library_file(
+                    members.get("__file__") or ""):
                 for attr in _code_names(f.__code__):
-                    member = vars(value).get(attr)
-                    if member is not None and not isinstance(member, types.ModuleType):
+                    member = members.get(attr)
+                    if member is not None and not static.is_a(member, types.ModuleType):
                         add_object(member, held=True)
             continue
         add_object(value, held=True)

@@ -11,6 +11,8 @@ effects.
 
 from __future__ import annotations
 
+from profiler import static
+
 #: Python scalar types whose values a ValueFact keeps (exact types only).
 SCALAR_TYPES = (bool, int, float, str, type(None))
 
@@ -27,8 +29,8 @@ def type_name(value) -> str:
     ``'tensorflow.python.framework.ops.EagerTensor'``, ``'numpy.ndarray'``.
     """
     cls = type(value)
-    module = getattr(cls, "__module__", None)
-    qualname = getattr(cls, "__qualname__", cls.__name__)
+    module = static.module_of(cls)             # (through `type`: a metaclass's hooks do not run)
+    qualname = static.qualname_of(cls)
     if module in (None, "builtins"):
         return qualname
     return f"{module}.{qualname}"
@@ -43,8 +45,8 @@ def _from_array_library(value) -> bool:
     cls = type(value)
     known = _ARRAY_LIKE_CACHE.get(cls)
     if known is None:
-        module = (getattr(cls, "__module__", None) or "").split(".", 1)[0]
-        name = cls.__name__
+        module = (static.module_of(cls) or "").split(".", 1)[0]
+        name = static.name_of(cls)
         known = module == "numpy" or (
             module in _ARRAY_MODULES and ("Tensor" in name or "Variable" in name))
         _ARRAY_LIKE_CACHE[cls] = known
@@ -54,8 +56,8 @@ def _from_array_library(value) -> bool:
 def is_tensor(value) -> bool:
     """True for eager tensors and resource variables (no TF import)."""
     cls = type(value)
-    return cls.__name__ in ("EagerTensor", "ResourceVariable") and (
-        getattr(cls, "__module__", "") or "").startswith("tensorflow")
+    return static.name_of(cls) in ("EagerTensor", "ResourceVariable") and (
+        static.module_of(cls) or "").startswith("tensorflow")
 
 
 def array_info(value):
@@ -146,7 +148,7 @@ def structure(value, depth: int = 0):
             return None
         children = tuple(structure(v, depth + 1) for v in value)
         return None if None in children else (cls.__name__, children)
-    if getattr(cls, "__module__", None) == "numpy":     # (not a subclass such as numpy.ma's MaskedArray)
+    if static.module_of(cls) == "numpy":     # (not a subclass such as numpy.ma's MaskedArray)
         info = array_info(value)
         if info is not None and info[1] is not None and info[0] in _NUMERIC_DTYPES:
             if cls.__name__ == "ndarray":
@@ -171,4 +173,4 @@ def arrays_in(value) -> list:
 
 def _is_ndarray(value) -> bool:
     cls = type(value)
-    return cls.__name__ == "ndarray" and getattr(cls, "__module__", None) == "numpy"
+    return static.name_of(cls) == "ndarray" and static.module_of(cls) == "numpy"

@@ -38,8 +38,10 @@ def column_tensor(col, values, index, pointers, has_presence):
         return None                         # an array of another dtype: read back, it would change
     if any(issubclass(k, _NUMBERS) and not issubclass(k, _FITS.get(col.dtype, ())) for k in kinds):
         return None                         # a float in an int column, a number in a bool one
+    if kinds == {int} and dtype in (np.int32, np.int64) and col.shape == ():
+        return _int_tensor(values, dtype)
     if int in kinds and dtype in (np.int32, np.int64):
-        ints = values if kinds == {int} else [v for v in values if type(v) is int]
+        ints = [v for v in values if type(v) is int]
         if min(ints) < _RANGES[dtype].min or max(ints) > _RANGES[dtype].max:
             return None                     # a Python int the column's dtype would wrap
     try:
@@ -71,6 +73,17 @@ def pointer_tensor(link, pointers, has_presence):
 
 
 NOT_A_NODE, LACKS = -2, -3
+
+
+def _int_tensor(ints: list, dtype):
+    """The column of Python ints `ints`, or None when one is outside `dtype`'s range (it would wrap)."""
+    try:
+        wide = np.array(ints, np.int64)
+    except OverflowError:
+        return None
+    if len(wide) and (wide.min() < _RANGES[dtype].min or wide.max() > _RANGES[dtype].max):
+        return None
+    return tf.constant(wide if dtype is np.int64 else wide.astype(dtype))
 
 
 _RANGES = {np.int32: np.iinfo(np.int32), np.int64: np.iinfo(np.int64)}

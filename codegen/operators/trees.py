@@ -324,7 +324,8 @@ def _values(order, rows, name, methods=()) -> list:
     try:
         return [row[name] for row in rows]
     except KeyError:
-        return [row[name] if name in row else class_value(type(node), name) for node, row in zip(order, rows)]
+        on_class = {cls: class_value(cls, name) for cls in set(map(type, order))}
+        return [row[name] if name in row else on_class[type(node)] for node, row in zip(order, rows)]
 
 
 @dataclasses.dataclass(frozen=True)

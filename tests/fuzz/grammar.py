@@ -17,7 +17,11 @@ a loop over Python values, a float linear recursion, and a `tape.gradient` whose
 its source depends on the branch a tensor `if` takes (eager gives None on the unconnected side),
 lists grown in a range loop that breaks on a tensor, and a lambda given to `tf.numpy_function`.
 Recursions over `tree` call node methods (one raising on nodes it is not called on, one with an
-effect), hand a node's number to TensorFlow, and compute with a NumPy-array attribute.
+effect), hand a node's number to TensorFlow, and compute with a NumPy-array attribute; between
+calls a node may become one whose attributes Python reads through code (a property over a stale
+`__dict__` entry, a `__getattribute__`, a dict subclass as `__dict__`), hold a tensor among Python
+numbers, or an attribute named as the tables' own columns; recursions test a node's truth and
+`==` between children (which a mutation makes the same node), and name or leave out an argument.
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -92,6 +96,32 @@ class Node:
         global COUNT
         COUNT += 1                              # an effect: runs as often as eager calls it
         return self.right is None
+
+
+class Stale(Node):
+    """`w` is a property: Python reads it, not the stale `w` left in the node's __dict__."""
+    def __init__(self, w):
+        self.__dict__.update(w=w + 100, left=None, right=None, tv=tf.constant(0.5), arr=np.arange(2.0))
+
+    @property
+    def w(self):
+        return self.__dict__["w"] - 100
+
+    @w.setter
+    def w(self, value):
+        self.__dict__["w"] = value + 100
+
+
+class Doubling(Node):
+    def __getattribute__(self, name):
+        value = object.__getattribute__(self, name)
+        return value * 2 if name == "w" else value
+
+
+class Plus(dict):
+    """A node's __dict__ whose reads by key differ from Python's attribute reads."""
+    def __getitem__(self, k):
+        return dict.__getitem__(self, k) + 1000 if k == "w" else dict.__getitem__(self, k)
 
 
 class Layer:
@@ -248,6 +278,32 @@ def tarr(node):
     if node.left is None:
         return node.arr
     return tarr(node.left) * 0.5 + node.arr
+
+
+def ttruth(node):
+    if not node.left:
+        return node.tv
+    out = ttruth(node.left)
+    if node.right:
+        out = out + ttruth(node.right)
+    return out
+
+
+def teq(node):
+    if node.left is None:
+        return node.tv
+    if node.left == node.right:
+        return teq(node.left) * 3.0
+    return teq(node.left) + 1.0
+
+
+def tdef(node, scale=1.0):
+    if node.left is None:
+        return node.tv * scale
+    out = tdef(node.left, scale=scale * 0.5)
+    if node.right is not None:
+        out = out + tdef(node.right)
+    return out
 
 
 def tpeek(v, i):
@@ -409,6 +465,10 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "k = k + (1 if leafw(tree) is True else 2)",
         lambda: "t = t + tf.cast(tf.convert_to_tensor(leafw(tree), dtype_hint=tf.float64), t.dtype)",
         lambda: "t = t + tseen(tree)",
+        # The truth of a node and `==` between nodes (None is false; `==` is identity), and a
+        # recursion whose calls name an argument or leave it to its default.
+        lambda: "t = t + ttruth(tree) + teq(tree)",
+        lambda: f"t = t + tdef(tree{draw(st.sampled_from(['', ', 2.0', ', scale=0.5']))})",
         # A node's number given to TensorFlow on its own (eager's dtype: float32 for a float), and
         # added to an int tensor (eager raises for a float); a NumPy array attribute.
         lambda: "t = t + tf.cast(tf.constant(leafw(tree)), t.dtype) + tf.cast(tf.sqrt(leafw(tree) * 1.0), t.dtype)",
@@ -510,7 +570,9 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.tree.left.w = 7", "box.tree.w = 2.0", "box.tree = Node(0.5, box.tree, None)",
              "box.tree.left.tv = tf.constant(2.0)", "box.tree.w = 2147483000", "box.tree.w = 2 ** 40",
              "box.tree.left.w = True", "box.tree.left.arr = np.arange(2, dtype=np.float32)",
-             "box.tree.arr = np.ones(3)"]
+             "box.tree.arr = np.ones(3)", "box.tree.left = Stale(1.5)", "box.tree.right = Doubling(2.5)",
+             "box.tree.left.__dict__ = Plus(vars(box.tree.left))", "box.tree.left.w = tf.constant(2)",
+             "setattr(box.tree, 'w?', True)", "box.tree.__depth__ = 9", "box.tree.right = box.tree.left"]
 
 
 @st.composite

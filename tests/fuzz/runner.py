@@ -113,7 +113,8 @@ def _compare(eager_mod, janus_mod, calls: list) -> dict:
         if mutation:                      # state changed from outside, before this call
             for module, box in ((eager_mod, eager_box), (janus_mod, janus_box)):
                 exec(mutation, {"box": box, "tf": tf, "np": module.np, "LOG": module.LOG, "TABLE": module.TABLE,
-                                "Node": module.Node})
+                                "Node": module.Node, "Stale": module.Stale, "Doubling": module.Doubling,
+                                "Plus": module.Plus})
         x = tf.constant(values, getattr(tf, dtype))
         (ek, ev), eout = run_capturing(eager_mod.f, (x, n, eager_box, eager_box.tree))
         (jk, jv), jout = run_capturing(spec, (x, n, janus_box, janus_box.tree))

@@ -19,8 +19,8 @@ NODE_CLASSES: dict = dict.fromkeys(_NOT_NODES, False)   # class -> whether its i
 def is_node(value) -> bool:
     """An instance of a user class: a tree node when a recursion walks it."""
     cls = type(value)
-    if cls in _NOT_NODES or not hasattr(value, "__dict__"):
-        return False
+    if cls in _NOT_NODES or not cls.__dictoffset__:         # (no instance `__dict__`; hasattr could
+        return False                                        # run a `__getattr__`)
     known = NODE_CLASSES.get(cls)
     if known is None:
         known = not isinstance(value, type) and any(is_user_function(v) for v in vars(cls).values()) or (

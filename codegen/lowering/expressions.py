@@ -14,6 +14,7 @@ from codegen.syntax.templates import JN, replace_expr
 
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
         ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+_THROUGH_JANUS = {ast.Eq: "eq", ast.NotEq: "ne", ast.In: "in_", ast.NotIn: "not_in"}
 
 
 def _thunk(expr: ast.expr) -> ast.Lambda:
@@ -23,7 +24,7 @@ def _thunk(expr: ast.expr) -> ast.Lambda:
 
 
 class Expressions(Lowering):
-    """Boolean operators, comparison chains, `==`/`!=` and conditional expressions become operators.
+    """Boolean operators, comparison chains, `==`/`!=`, `in` and conditional expressions become operators.
 
     Example::
 
@@ -32,6 +33,7 @@ class Expressions(Lowering):
             q = not a
             r = a < b < c
             s = a == b
+            t = a in c
             return x if c else y
 
     lowers to::
@@ -41,6 +43,7 @@ class Expressions(Lowering):
             q = jn.not_(a)
             r = jn.compare_chain(('<', '<'), lambda: a, lambda: b, lambda: c)
             s = jn.eq(a, b)
+            t = jn.in_(a, c)
             return jn.if_exp(c, lambda: x, lambda: y, 0)
     """
 
@@ -63,9 +66,10 @@ class Expressions(Lowering):
 
     def visit_Compare(self, node):
         self.generic_visit(node)
-        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
-            # `==` goes through janus: on tree nodes, which are rows in graphs, Python's is identity
-            op = "eq" if isinstance(node.ops[0], ast.Eq) else "ne"
+        if len(node.ops) == 1 and type(node.ops[0]) in _THROUGH_JANUS:
+            # `==` and `in` go through janus: tree nodes are rows in graphs, and Python's operators
+            # would compare the objects that stand in for them
+            op = _THROUGH_JANUS[type(node.ops[0])]
             return ast.copy_location(replace_expr(f"{JN}.{op}(a, b)", node, a=node.left, b=node.comparators[0]), node)
         if len(node.ops) == 1 and not isinstance(node.ops[0], (ast.Is, ast.IsNot)):
             return node                 # `is` goes through janus too

@@ -12,7 +12,7 @@ from codegen.operators.calls import call
 from codegen.operators.control_flow import for_stmt, if_exp, if_stmt, returned, while_stmt
 from codegen.operators.general import run_cond, run_while
 from codegen.operators.joins import each, join, join_end, joined
-from codegen.operators.logical import and_, compare_chain, eq, ne, not_, not_any, or_, truth
+from codegen.operators.logical import and_, compare_chain, eq, in_, ne, not_, not_any, not_in, or_, truth
 from codegen.operators.state import (del_attr, del_item, del_name, inplace, ld, ld_attr, ld_item, st_attr, st_item,
                                      st_name)
 from codegen.operators.values import NO_RETURN, UNDEF, Undefined, is_symbolic
@@ -22,7 +22,7 @@ __all__ = [
     # control flow
     "if_stmt", "if_exp", "for_stmt", "while_stmt", "run_cond", "run_while", "TensorRange", "truth", "returned",
     # logical
-    "and_", "or_", "not_", "not_any", "compare_chain", "eq", "ne",
+    "and_", "or_", "not_", "not_any", "compare_chain", "eq", "ne", "in_", "not_in",
     # state reads and writes
     "ld", "ld_attr", "ld_item", "st_attr", "st_item", "st_name", "del_attr", "del_item", "del_name", "inplace",
     # calls

@@ -103,6 +103,8 @@ def _deferred(ctx, a):
     if isinstance(a, PyArray):
         ctx.print_tensors.append(a.tensor)
         return _Out(len(ctx.print_tensors) - 1, as_numpy(a))
+    if node_tests.contains_node(a):
+        node_tests.refuse_protocol("print")     # (after the run it would print the stand-in)
     if isinstance(a, tf.TensorShape) and not (a.rank is not None and a.is_fully_defined()):
         ctx.fail("shape-read", "printing a shape whose dimensions vary between calls",
                  "janus keeps those dimensions specialised")
@@ -303,6 +305,13 @@ def _isinstance(value, classes):
     return isinstance(value, classes) if stand_in is None else issubclass(stand_in, classes)
 
 
+def _id(value):
+    """`id(node)` of a tree node stand-in would be the stand-in's: the build stops."""
+    if isinstance(value, Pointer):
+        node_tests.refuse_protocol("id")
+    return id(value)
+
+
 def _type(*args, **kwargs):
     if len(args) == 1 and not kwargs:
         if isinstance(args[0], Pointer):
@@ -464,6 +473,7 @@ BUILTINS = {
     tf.compat.v1.py_func: _python_function(tf.compat.v1.py_func),
     isinstance: _isinstance,
     type: _type,
+    id: _id,
     # attribute access by name: the same deferred writes and guarded reads as `obj.name`
     getattr: _getattr,
     hasattr: _hasattr,

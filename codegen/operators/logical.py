@@ -1,6 +1,6 @@
 """Boolean operators and comparison chains with Python's short-circuit meaning on Python
-values and `tf.logical_*` on tensors; on tree node stand-ins, truth, `is` and `==` come from
-`node_tests`."""
+values and `tf.logical_*` on tensors; on tree node stand-ins, truth, `is`, `==` and `in` come
+from `node_tests`."""
 from __future__ import annotations
 
 import operator
@@ -9,11 +9,13 @@ import tensorflow as tf
 
 from codegen.operators.arrays import PyArray
 from codegen.operators import node_tests
-from codegen.operators.context import current
+from codegen.operators.context import active, current
 from codegen.operators.numbers import PyNumber, is_computed
 from codegen.operators.trees import NodeClass, Pointer
 from codegen.operators.values import is_symbolic
 from codegen.operators.weak_numbers import WeakNumber
+
+_NODE_VALUES = (Pointer, NodeClass, WeakNumber)
 
 
 def as_bool(x):
@@ -137,15 +139,54 @@ def _is(a, b):
 
 def eq(a, b):
     """`a == b`: Python's, except on a tree node stand-in (`node_tests.equal`)."""
+    return _answer(_eq(a, b), a, b)
+
+
+def ne(a, b):
+    return _answer(_ne(a, b), a, b)
+
+
+def in_(item, container):
+    """`item in container`: Python's, except with a tree node stand-in (`node_tests.member`)."""
+    return _answer(_in(item, container), item, container)
+
+
+def not_in(item, container):
+    return _answer(_not_in(item, container), item, container)
+
+
+def _answer(found, *operands):
+    """A test on tree node stand-ins (their classes, their numbers) where eager has a Python
+    bool: outside a recursion machine, where that bool may be printed or used as a number, a
+    bool `WeakNumber`; inside one, where it steers branches, the boolean tensor."""
+    ctx = active()
+    if is_symbolic(found) and found.dtype == tf.bool and ctx is not None and not ctx.in_machine \
+            and any(isinstance(v, _NODE_VALUES) or node_tests.holds_node(v) for v in operands):
+        return WeakNumber(tf.cast(found, tf.int32), bool)
+    return found
+
+
+def _eq(a, b):
     if isinstance(a, Pointer) or isinstance(b, Pointer):
         return node_tests.equal(a, b) if isinstance(a, Pointer) else node_tests.equal(b, a)
     return a == b
 
 
-def ne(a, b):
+def _ne(a, b):
     if isinstance(a, Pointer) or isinstance(b, Pointer):
         return node_tests.not_equal(a, b) if isinstance(a, Pointer) else node_tests.not_equal(b, a)
     return a != b
+
+
+def _in(item, container):
+    if isinstance(item, Pointer) or isinstance(container, Pointer) or node_tests.holds_node(container):
+        return node_tests.member(item, container)
+    return item in container
+
+
+def _not_in(item, container):
+    found = _in(item, container)
+    return tf.logical_not(found) if isinstance(found, tf.Tensor) else not found
 
 
 def _number_is(number, other):
@@ -164,15 +205,16 @@ def _number_is(number, other):
 
 
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-            "==": eq, "!=": ne, "is": _is, "is not": lambda a, b: not_(_is(a, b)),
-            "in": lambda a, b: a in b, "not in": lambda a, b: a not in b}
+            "==": _eq, "!=": _ne, "is": _is, "is not": lambda a, b: not_(_is(a, b)),
+            "in": _in, "not in": _not_in}
 
 
 def compare_chain(ops, *thunks):
     left = thunks[0]()
-    result = None
+    operands, result = [left], None
     for op, thunk in zip(ops, thunks[1:]):
         right = thunk()
+        operands.append(right)
         value = _COMPARE[op](left, right)
         if result is None:
             result = value
@@ -183,4 +225,4 @@ def compare_chain(ops, *thunks):
         if not is_symbolic(result) and not result:
             return result
         left = right
-    return result
+    return _answer(result, *operands)

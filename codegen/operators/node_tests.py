@@ -1,4 +1,4 @@
-"""Truth, identity and `==` of tree node stand-ins (`trees.Pointer`), as eager Python answers them.
+"""Truth, identity, `==` and `in` of tree node stand-ins (`trees.Pointer`), as eager Python answers them.
 
 Inside a graph a node is its row in the tables, None is -1.  Python's default truth of an object
 is True and its default `==` is `is`, so on nodes whose classes keep the defaults, `if node:` is
@@ -7,18 +7,30 @@ is True and its default `==` is `is`, so on nodes whose classes keep the default
 runs in Python.  So does `is` with a node object the graph holds no row for, unless that object is
 an argument: it is then fed as tables of its own, and the entry guard checks that the trees share
 no node, so that a node of one is never the root of the other.
+
+`in` with a node and a tuple or list (or a set's or dict's keys, where the node classes keep
+`object.__hash__`) is one `==` per item, so rows again.  Python's own protocols on the stand-in
+object (`hash`, `len`, iteration, text, `==` outside the lowered operators, `id`, a truth test
+the lowering does not see) would answer for the wrapper, not the node it stands for: they stop
+the build (`node_protocols`).
 """
 from __future__ import annotations
+
+import functools
 
 import tensorflow as tf
 
 from codegen.errors import ConversionError, NeedsTree, Reason
+from codegen.operators import node_protocols
 from codegen.operators.context import current
 from codegen.operators.general import no_writes_inside, state_before
 from codegen.operators.trees import Pointer
 
 TRUTH = ("__bool__", "__len__")
 EQUALITY = ("__eq__", "__ne__")
+HASH = ("__hash__",)
+_SEQUENCES = (tuple, list)
+_HASHED = (set, frozenset, dict)
 # Types whose `==` with an object of another type gives NotImplemented, so eager falls back to `is`.
 _PLAIN = (type(None), bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, type)
 
@@ -104,3 +116,55 @@ def pick(pointer: Pointer, rest, keep_first):
                 "test `node is not None` in an `if`")
     rows = tf.constant(-1, pointer.index.dtype) if other is None else other.index
     return Pointer(tf.where(keep_first, pointer.index, rows), pointer.tables)
+
+
+def member(item, container):
+    """`item in container` where the item or an item of the container is a node stand-in: one
+    `==` per item, in order, as Python's `in` on a tuple or list does (and on a set's or dict's
+    keys, where hashing the item runs no node code and a hash match ends in `==` too); a boolean
+    tensor, or a Python bool where no item can be the node."""
+    if isinstance(container, Pointer) or type(container) not in _SEQUENCES + _HASHED:
+        kind = "a tree node" if isinstance(container, Pointer) else f"a {type(container).__qualname__}"
+        _refuse("node-in", f"`in` with a tree node and {kind}: the graph holds a stand-in for the node, not the "
+                "object Python's `in` would test", "compare with `is` per item")
+    if type(container) in _HASHED and isinstance(item, Pointer):
+        method = _own_method(item, HASH)
+        if method:
+            _refuse("node-in", f"`in` on a {type(container).__name__} hashes the tree node with `{method}`, which "
+                    "the graph does not run on each node", "test membership in a tuple or list")
+    hits = []
+    for other in container:
+        if isinstance(item, Pointer):
+            hit = equal(item, other)
+        elif isinstance(other, Pointer):
+            hit = equal(other, item)
+        else:
+            hit = other is item or other == item
+            if not isinstance(hit, bool):
+                _refuse("node-in", "`in` with tree nodes and an item whose `==` is not a Python bool",
+                        "compare the items one by one")
+        if hit is True:
+            return True
+        if isinstance(hit, tf.Tensor):
+            hits.append(hit)
+    return functools.reduce(tf.logical_or, hits) if hits else False
+
+
+def holds_node(container) -> bool:
+    """Whether a tuple or list holds a node stand-in (other containers cannot: hashing one refuses)."""
+    return type(container) in _SEQUENCES and any(isinstance(x, Pointer) for x in container)
+
+
+def contains_node(value) -> bool:
+    """Whether `value` is a node stand-in or a tuple, list or dict that holds one at any depth."""
+    if isinstance(value, Pointer):
+        return True
+    if type(value) in _SEQUENCES:
+        return any(contains_node(x) for x in value)
+    return type(value) is dict and any(contains_node(x) for x in value.values())
+
+
+def refuse_protocol(what: str):
+    """A Python protocol used on a node stand-in while a graph is built: the build stops (eager
+    would run it on the node object, which the graph has only as a row)."""
+    node_protocols.refuse(what)

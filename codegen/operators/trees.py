@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from codegen.errors import ConversionError, Reason
 from codegen.operators.arrays import NodeArray
+from codegen.operators import node_protocols
 from codegen.operators.context import active
 from codegen.operators.node_methods import FAILED, classes_fit, evaluate, loaded, none_test, reads_only, values_fit
 from codegen.operators.values import EAGER
@@ -409,7 +410,19 @@ class Pointer:
         return tf.where(tf.gather(present[1], tf.maximum(self.index, 0)), self.index, -1)
 
     def __repr__(self):
+        if node_protocols.asked_by_user():
+            node_protocols.refuse("repr")
         return f"Pointer({self.index!r})"
+
+    # `==`, `in` and truth written by the user go to `node_tests`; Python's own protocols on this
+    # object would answer for the stand-in, not the node (`node_protocols`).
+    __hash__ = node_protocols.protocol("hash", object.__hash__)
+    __eq__ = node_protocols.protocol("==", object.__eq__)
+    __ne__ = node_protocols.protocol("!=", object.__ne__)
+    __bool__ = node_protocols.protocol("bool", lambda self: True)
+    __str__ = node_protocols.protocol("str", repr)
+    __format__ = node_protocols.protocol("format", object.__format__)
+    __len__ = __iter__ = __contains__ = node_protocols.protocol("len, iter or in", node_protocols.no_protocol)
 
 
 def _python_bool(col, value):

@@ -7,6 +7,8 @@ block of code per child attribute: a loop over the child names cost a fifth more
 from __future__ import annotations
 
 import dataclasses
+import operator
+from itertools import repeat
 
 from profiler.library import is_user_function
 
@@ -60,6 +62,12 @@ def unplain_reads(cls, names: frozenset) -> str:
         if len(_UNPLAIN) < 4096:
             _UNPLAIN[key] = why
     return why
+
+
+def shadowed(rows, name: str) -> bool:
+    """Whether some node's `__dict__` (of `rows`) holds `name`, which Python reads before a method
+    of the node's class."""
+    return any(map(operator.contains, rows, repeat(name)))
 
 
 def _defines(kind: type, name: str) -> bool:

@@ -25,7 +25,8 @@ from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER
                                              LACKS as _LACKS, column_tensor as _column,
                                              empty_column as _empty, pointer_tensor as _pointers,
                                              number_dtype as _number_dtype)
-from codegen.operators.tree_walk import NODE_CLASSES as _NODE_CLASSES, Walk, class_value, is_node, unplain_reads, walk
+from codegen.operators.tree_walk import (NODE_CLASSES as _NODE_CLASSES, Walk, class_value, is_node, shadowed,
+                                         unplain_reads, walk)
 from codegen.operators.weak_numbers import WeakNumber
 
 _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
@@ -106,7 +107,10 @@ def _method_columns(order, methods) -> dict:
 
 def _method_values(order, rows, m, classes, watch=False):
     """The method's value on each node; all `_ABSENT` when a value it reads is of a class whose
-    code it could run (`node_methods.values_fit`), and None when the watch saw such code run."""
+    code it could run (`node_methods.values_fit`); None when the watch saw such code run, or a
+    node has an attribute of the method's name."""
+    if shadowed(rows, m):
+        return None                     # a node's own attribute of the method's name: Python calls that
     having = [cls for cls, has in classes.items() if has]
     names = frozenset().union(*(loaded(cls, m) for cls in having))
     if not (classes_fit(having, m, classes) and values_fit(order, rows, names, classes)):
@@ -273,11 +277,13 @@ def _columns(found: Walk, schema: Schema, used=None):
             out.append(tf.constant(np.array(found.links[col.name[:-1]], np.int32) != _LACKS))
         elif col.name.endswith("?") and col.name[:-1] in names:     # where the attribute holds a value
             base = memo.get(col.name[:-1]) or _values(order, rows, col.name[:-1], schema.methods)
+            if base is None:
+                return None                                        # (a method a node's attribute shadows)
             child = names[col.name[:-1]].pointer                   # a None child is a value (-1)
             out.append(tf.constant(np.array([v is not _ABSENT and (child or v is not None) for v in base], np.bool_)))
         else:
             values = memo[col.name] = _values(order, rows, col.name, schema.methods)
-            column = _column(col, values, index, pointers, col.name + "?" in names)
+            column = None if values is None else _column(col, values, index, pointers, col.name + "?" in names)
             if column is None:
                 return None
             out.append(_empty(col) if skip else column)
@@ -296,7 +302,7 @@ def _none_test_column(col, found: Walk, classes: set, schema: Schema, names):
     fns = {getattr(cls, m, None) for cls in classes}
     test = none_test(next(iter(classes)), m) if len(fns) == 1 and classes else None
     if test is None or test[0] not in found.links or not all(reads_only(cls, m) for cls in classes) or \
-            not classes_fit(classes, m, classes):
+            not classes_fit(classes, m, classes) or shadowed(found.rows, m):
         return None
     rows = np.array(found.links[test[0]], np.int32)
     if len(rows) and rows.min() < -1:
@@ -318,7 +324,8 @@ def _lacks(node, name) -> bool:
 
 def _values(order, rows, name, methods=()) -> list:
     """Column `name` of every node: an instance attribute, the value of a zero-argument method
-    (`name` is "m()"), a class attribute, or `_ABSENT`."""
+    (`name` is "m()"), a class attribute, or `_ABSENT`; None for a method some node's own
+    attribute shadows."""
     if name.endswith("()") and name[:-2] in methods:
         m = name[:-2]
         return _method_values(order, rows, m, {cls: reads_only(cls, m) for cls in set(map(type, order))})

@@ -153,7 +153,8 @@ class WeakNumber:
 
     def _unary(self, out):
         python_int = self.ptype in (int, bool, None)       # -(2**31) leaves int32; Python's does not
-        return WeakNumber(guarded(out) if python_int else out, self.ptype, self.either)
+        ptype = int if self.ptype is bool else self.ptype   # (-True and abs(True) are ints)
+        return WeakNumber(guarded(out) if python_int else out, ptype, self.either)
 
     def __bool__(self):
         return bool(self.tensor)

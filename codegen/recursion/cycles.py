@@ -202,6 +202,24 @@ class Cycle:
         bad = {find(k) for k in broken}
         return {k: find(k) for k in list(parent) if find(k) not in bad}
 
+    def dispatches(self, entry, calls) -> str:
+        """Why a `self.m(...)` of the cycle might not reach, on these calls' receivers, the function
+        the cycle compiled (a subclass's override, an instance attribute of that name), or "".
+        The receiver must be passed along unchanged, so that every frame's is the root's."""
+        first = self.functions[entry].params[:1]
+        root = self.invariant.get((entry, first[0])) if first else None
+        for f, callees in self.names.items():
+            for key, g in callees.items():
+                if "." not in key:
+                    continue
+                name = key.split(".", 1)[1]
+                if root is None or self.invariant.get((f, self.functions[f].params[0])) != root:
+                    return f"`{key}` is called on a receiver the recursion does not pass along unchanged"
+                for args in calls:
+                    if _resolved(args[0], name) is not g:
+                        return f"`{key}` is another function on a {type(args[0]).__qualname__} (an override)"
+        return ""
+
     def tree_methods(self) -> tuple:
         """Zero-argument methods the cycle calls on some variable (`node.is_leaf()`)."""
         return tuple(sorted(set().union(*(cf.zero_arg_methods for cf in self.functions.values()))))
@@ -234,6 +252,17 @@ class Cycle:
         return names
 
 
+def _resolved(receiver, name: str):
+    """The function `receiver.name` calls, found without running code (None: an instance
+    attribute of that name, or no plain function)."""
+    if type(receiver).__dictoffset__ and name in object.__getattribute__(receiver, "__dict__"):
+        return None
+    for klass in type(receiver).__mro__:
+        if name in klass.__dict__:
+            return unwrap(klass.__dict__[name])
+    return None
+
+
 _CYCLES: dict = {}
 REFUSED: dict = {}        # function -> why it cannot run as a machine
 
@@ -243,7 +272,11 @@ def wants_machine(fn, args) -> bool:
     Recursion on Python values (nested lists, Python ints) is unrolled at build time instead."""
     if any(is_symbolic(a) or isinstance(a, Pointer) for a in args):
         try:
-            return cycle_of(fn) is not None
+            cycle = cycle_of(fn)
+            why = cycle.dispatches(fn, [args]) if cycle is not None else ""
+            if why:
+                raise unsupported("recursion", cycle.functions[fn].filename, cycle.functions[fn].node, why)
+            return cycle is not None
         except ConversionError as exc:
             # Not machine-shaped (say, recursion inside a loop over a Python list): unroll it at build
             # time; if it turns out to recurse on tensors, the build fails with this reason.
@@ -254,7 +287,7 @@ def wants_machine(fn, args) -> bool:
             cycle = cycle_of(fn)
         except ConversionError:
             return False
-        if cycle is None:
+        if cycle is None or cycle.dispatches(fn, [args]):
             return False
         cf = cycle.functions[fn]
         return any(p in cf.tree_params and is_node(a) for p, a in zip(cf.params, args))

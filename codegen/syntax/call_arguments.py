@@ -26,8 +26,8 @@ def positional(call: ast.Call, fn):
     params = code.co_varnames[:code.co_argcount]
     start = len(call.args) + (1 if isinstance(call.func, ast.Attribute) else 0)
     given = {k.arg: k.value for k in call.keywords}
-    if start > len(params) or any(name in given for name in params[:start]):
-        return None                          # too many, or one given twice: a TypeError in Python
+    if start > len(params) or any(name in given for name in params[:max(start, code.co_posonlyargcount)]):
+        return None                          # too many, given twice, or positional-only: a TypeError
     defaults = fn.__defaults__ or ()
     first_default = len(params) - len(defaults)
     args = list(call.args)

@@ -21,7 +21,8 @@ effect), hand a node's number to TensorFlow, and compute with a NumPy-array attr
 calls a node may become one whose attributes Python reads through code (a property over a stale
 `__dict__` entry, a `__getattribute__`, a dict subclass as `__dict__`), hold a tensor among Python
 numbers, or an attribute named as the tables' own columns; recursions test a node's truth and
-`==` between children (which a mutation makes the same node), and name or leave out an argument.
+`==` and `in` between children (which a mutation makes the same node), and name or leave out an
+argument.
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -35,9 +36,12 @@ from hypothesis import strategies as st
 OPEN_BUG_RULES: dict[str, str] = {
     # A rule that makes a known, open bug is generated only under --fuzz-open, listed here with a
     # one-line repro, until the bug is fixed.
+    "node-test-identity-in-machine": "inside a recursion over a tree, `(node.left is None) is True` and "
+    "`isinstance(node.left is None, bool)` are always False: the test is a bool tensor there, not a "
+    "Python bool (`tnis` below; /tmp/adv20/t08_node_bool_identity.py)",
 }
 # The statements of those rules (generated only under --fuzz-open).
-OPEN_STATEMENTS: list[str] = []
+OPEN_STATEMENTS: list[str] = ["t = t + tnis(tree)"]
 
 HEADER = '''import collections
 import io
@@ -297,6 +301,20 @@ def teq(node):
     return teq(node.left) + 1.0
 
 
+def tin(node):
+    if node.left in (None,):
+        return node.tv
+    if node.right in [node.left]:
+        return tin(node.left) * 2.0
+    return tin(node.left) + 1.0
+
+
+def tnis(node):
+    if (node.left is None) is True:
+        return node.tv
+    return tnis(node.left) + 1.0
+
+
 def tdef(node, scale=1.0):
     if node.left is None:
         return node.tv * scale
@@ -468,6 +486,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         # The truth of a node and `==` between nodes (None is false; `==` is identity), and a
         # recursion whose calls name an argument or leave it to its default.
         lambda: "t = t + ttruth(tree) + teq(tree)",
+        lambda: "t = t + tin(tree)",
         lambda: f"t = t + tdef(tree{draw(st.sampled_from(['', ', 2.0', ', scale=0.5']))})",
         # A node's number given to TensorFlow on its own (eager's dtype: float32 for a float), and
         # added to an int tensor (eager raises for a float); a NumPy array attribute.
@@ -572,7 +591,8 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.tree.left.w = True", "box.tree.left.arr = np.arange(2, dtype=np.float32)",
              "box.tree.arr = np.ones(3)", "box.tree.left = Stale(1.5)", "box.tree.right = Doubling(2.5)",
              "box.tree.left.__dict__ = Plus(vars(box.tree.left))", "box.tree.left.w = tf.constant(2)",
-             "setattr(box.tree, 'w?', True)", "box.tree.__depth__ = 9", "box.tree.right = box.tree.left"]
+             "setattr(box.tree, 'w?', True)", "box.tree.__depth__ = 9", "box.tree.right = box.tree.left",
+             "box.tree.left.is_leaf = lambda: True"]
 
 
 @st.composite

@@ -297,7 +297,8 @@ def _none_test_column(col, found: Walk, classes: set, schema: Schema, names):
     returns `self.child is None` (or `is not None`) on every node's class, the column has no
     presence column, and every node has the child attribute; else None."""
     m = col.name[:-2]
-    if not col.name.endswith("()") or m not in schema.methods or col.name + "?" in names or col.dtype != "bool" or col.shape != ():
+    if not col.name.endswith("()") or m not in schema.methods or col.name + "?" in names or \
+            col.dtype != "bool" or col.shape != ():
         return None
     fns = {getattr(cls, m, None) for cls in classes}
     test = none_test(next(iter(classes)), m) if len(fns) == 1 and classes else None

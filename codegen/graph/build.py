@@ -192,6 +192,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
         for leaf in sig.leaves:        # a tree passed twice is one stand-in, as it is one object
             values.append(values[leaf.same_as] if leaf.kind is Feed.TREE and leaf.same_as is not None
                           else _leaf_value(leaf, inputs))
+        holder["values"] = values
         args = rebuild(("list", sig.template[0]), values)
         kwargs = {k: rebuild(t, values) for k, t in sig.template[1].items()}
         with ctx:
@@ -228,7 +229,8 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
         raise _staging_error(exc, converted) from exc
     elapsed = time.perf_counter() - start
     checks = list(ctx.checks.values())
-    guard, rejected_by = compile_entry_guard(sig, checks, _used_columns(concrete, sig))
+    guard, rejected_by = compile_entry_guard(sig, checks, _used_columns(concrete, sig),
+                                             _followed_columns(sig, holder["values"]))
     artifact = GraphArtifact(sig, concrete, guard, rejected_by, ctx.assumptions, checks, holder["template"],
                              holder["n"], holder["plan"], holder["writes"], ctx.prints,
                              len(concrete.graph.get_operations()), elapsed, list(ctx.heap.reads),
@@ -320,6 +322,17 @@ def _used_columns(concrete, sig: Signature) -> dict:
             fed = placeholders[leaf.input_index:leaf.input_index + len(schema.columns)]
             used[i] = frozenset(c.name for c, ph in zip(schema.columns, fed) if ph.consumers() or ph.ref() in returned)
     return used
+
+
+def _followed_columns(sig: Signature, values) -> dict:
+    """For each tree argument leaf a recursion machine ran on, the child columns its calls go
+    through: only those must form no cycle at entry (a parent pointer no call follows may)."""
+    followed = {}
+    for i, (leaf, value) in enumerate(zip(sig.leaves, values)):
+        pointer = value if leaf.kind is Feed.TREE else (value[0] if leaf.kind is Feed.FOREST and value else None)
+        if isinstance(pointer, Pointer) and pointer.tables.followed is not None:
+            followed[i] = frozenset(pointer.tables.followed)
+    return followed
 
 
 def _compile_with_xla(artifact: GraphArtifact, sig: Signature):

@@ -177,7 +177,8 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
             src.require(f"not share_nodes([{', '.join(distinct)}])", f"{what} shares no node with the other trees")
         src.trees[index] = first
         src.consts["flatten_tree"] = flatten_tree
-        src.line(f"c{index} = flatten_tree({var}, {src.const(leaf.value, 'S')}, {src.const(src.used.get(index), 'U')})")
+        src.line(f"c{index} = flatten_tree({var}, {src.const(leaf.value, 'S')}, {src.const(src.used.get(index), 'U')}, "
+                 f"{src.const(src.followed.get(index), 'F')})")
         src.require(f"c{index} is not None", f"{what} flattens to the tree tables")
         return f"*c{index}"
     if leaf.kind is Feed.FOREST:
@@ -190,7 +191,8 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
         src.require(f"alias_pattern({var}) == {src.const(forest.aliases, 'A')}",
                     f"{what} holds the same tree objects at the same places")
         src.consts["flatten_forest"] = flatten_forest
-        src.line(f"c{index} = flatten_forest({var}, {src.const(forest.schema, 'S')}, {src.const(src.used.get(index), 'U')})")
+        src.line(f"c{index} = flatten_forest({var}, {src.const(forest.schema, 'S')}, "
+                 f"{src.const(src.used.get(index), 'U')}, {src.const(src.followed.get(index), 'F')})")
         src.require(f"c{index} is not None", f"{what} flattens to the tree tables")
         return f"*c{index}"
     if leaf.kind is Feed.COMPOSITE:
@@ -213,9 +215,9 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
     return None
 
 
-def _generate(sig: Signature, checks, used) -> _GuardText:
+def _generate(sig: Signature, checks, used, followed) -> _GuardText:
     src = _GuardText()
-    src.used = used
+    src.used, src.followed = used, followed
     src.consts["EagerTensor"] = EAGER
     src.consts["ndarray"] = np.ndarray
     src.consts["convert"] = tf.convert_to_tensor
@@ -261,18 +263,18 @@ def _disjoint(mine, theirs) -> bool:
     return not any(id(x) in ids for x in mine)
 
 
-def generate_entry_guard(sig: Signature, checks, used=None) -> tuple[str, str, dict]:
+def generate_entry_guard(sig: Signature, checks, used=None, followed=None) -> tuple[str, str, dict]:
     """Source of `entry_guard(args, kwargs) -> list | None` and of `rejected_by(args, kwargs) ->
     str | None` (the same tests, naming the first that fails), and their namespace.  `used`: for
     the index of a tree argument leaf, the names of the table columns the graph reads (the others
-    are fed empty)."""
-    src = _generate(sig, checks, used or {})
+    are fed empty); `followed`: the child columns its recursions call through (`trees.flatten`)."""
+    src = _generate(sig, checks, used or {}, followed or {})
     return src.function("entry_guard", src.inputs, False), src.function("rejected_by", [], True), src.consts
 
 
-def compile_entry_guard(sig: Signature, checks, used=None):
+def compile_entry_guard(sig: Signature, checks, used=None, followed=None):
     """The entry guard (`fn.source` is its text) and its diagnosing twin."""
-    text, why, consts = generate_entry_guard(sig, checks, used)
+    text, why, consts = generate_entry_guard(sig, checks, used, followed)
     namespace = dict(consts)
     exec(compile(text + "\n" + why, "<janus entry guard>", "exec"), namespace)
     fn = namespace["entry_guard"]

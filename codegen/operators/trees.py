@@ -229,24 +229,26 @@ def _walk(roots, schema: Schema) -> Walk:
     return walk(roots, tuple(c.name for c in schema.columns if c.pointer and not c.name.endswith("()")))
 
 
-def flatten(root, schema: Schema, used=None):
+def flatten(root, schema: Schema, used=None, followed=None):
     """The schema's columns for this tree (node 0 is the root), or None if it does not fit.
-    `used`: the names of the columns the graph reads; the others are fed empty (None: all)."""
-    return _columns(_walk([root], schema), schema, used)
+    `used`: the names of the columns the graph reads; the others are fed empty (None: all).
+    `followed`: the child columns recursive calls go through, which must form no cycle (None:
+    all of them; a parent pointer that no call follows may point back)."""
+    return _columns(_walk([root], schema), schema, used, followed)
 
 
-def flatten_forest(roots, schema: Schema, used=None):
+def flatten_forest(roots, schema: Schema, used=None, followed=None):
     """The schema's columns for all the trees of `roots` in one set of tables (a node they share
-    is one row), then the row of each root; None if they do not fit.  `used`: as for `flatten`."""
+    is one row), then the row of each root; None if they do not fit (`used`, `followed`: `flatten`)."""
     found = _walk(roots, schema)
-    columns = _columns(found, schema, used)
+    columns = _columns(found, schema, used, followed)
     if columns is None:
         return None
     columns.append(tf.constant(np.array([found.index[id(r)] for r in roots], np.int32)))
     return columns
 
 
-def _columns(found: Walk, schema: Schema, used=None):
+def _columns(found: Walk, schema: Schema, used=None, followed=None):
     """The tensor of each column, or None when the nodes do not fit the schema.  A column the
     graph does not read (not in `used`) is fed empty; the node classes and the child columns are
     still checked, as the graph's code depends on them."""
@@ -269,7 +271,8 @@ def _columns(found: Walk, schema: Schema, used=None):
         elif (column := _none_test_column(col, found, classes, schema, names)) is not None:
             out.append(column)          # `self.left is None` from the child rows
         elif col.name in found.links:
-            column = _pointers(found.links[col.name], child_rows, col.name + "?" in names)
+            column = _pointers(found.links[col.name], child_rows if followed is None or col.name in followed
+                               else [], col.name + "?" in names)
             if column is None:
                 return None
             out.append(_empty(col) if skip else column)
@@ -361,6 +364,7 @@ def alias_pattern(items) -> tuple:
 
 class Tables:
     real = None           # for stand-in tables used while typing a machine: the real ones
+    followed = None       # the child columns a recursion machine calls through (None: none ran)
 
     def __init__(self, schema: Schema, columns):
         self.schema = schema

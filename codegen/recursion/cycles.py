@@ -140,6 +140,7 @@ class Cycle:
             total += len(cf.blocks)
         self.n_blocks = total
         self.sites: list[CallSite] = []
+        self.followed: set = set()          # the node attributes the calls pass (`f(node.left)`)
         for f, cf in self.functions.items():
             for block in cf.blocks:
                 if isinstance(block.term, CallGroup):
@@ -164,6 +165,10 @@ class Cycle:
                         and i < len(site.callee.params):
                     site.caller.tree_params.add(root.id)
                     site.callee.tree_params.add(site.callee.params[i])
+                    step = a
+                    while isinstance(step, ast.Attribute):      # node.left.right: left and right
+                        self.followed.add(step.attr)
+                        step = step.value
         self.invariant = self._invariant_params()
         self.builders = {(f, b.id): compile_block(cf, b) for f, cf in self.functions.items() for b in cf.blocks}
         self.strategy: Strategy | None = None

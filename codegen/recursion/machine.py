@@ -75,6 +75,11 @@ def run_many(cycle: Cycle, entry, calls: list, kind=None):
                                       "are fed as tables only when they are arguments or items of argument "
                                       "lists, tuples and dicts", "pass the tree itself as an argument")
                 raise NeedsTree(path, f"{cf.filename}:{cf.node.lineno}", cycle.tree_methods())
+    for args in calls:                          # (the entry check of their tables: `trees.flatten`)
+        for a in args:
+            if isinstance(a, Pointer):
+                tables = a.tables.real or a.tables
+                tables.followed = (tables.followed or set()) | cycle.followed
     calls = _joined_trees(calls) if len(calls) > 1 else calls
     if calls is None:
         return None

@@ -592,7 +592,7 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.tree.arr = np.ones(3)", "box.tree.left = Stale(1.5)", "box.tree.right = Doubling(2.5)",
              "box.tree.left.__dict__ = Plus(vars(box.tree.left))", "box.tree.left.w = tf.constant(2)",
              "setattr(box.tree, 'w?', True)", "box.tree.__depth__ = 9", "box.tree.right = box.tree.left",
-             "box.tree.left.is_leaf = lambda: True"]
+             "box.tree.left.is_leaf = lambda: True", "box.tree.left.parent = box.tree"]
 
 
 @st.composite

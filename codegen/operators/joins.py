@@ -10,7 +10,7 @@ import logging
 import tensorflow as tf
 
 from codegen.errors import JoinBroken
-from codegen.operators.calls import user_callee
+from codegen.operators.calls import every_argument, user_callee
 from codegen.operators import failing_ops
 from codegen.operators.context import VARIABLE_WRITES, current
 from codegen.operators.trees import Pointer
@@ -38,10 +38,11 @@ def join(items, spec, where):
     if any(c is None for c in calls) or len({c[0] for c in calls}) != 1:
         return None
     fn = calls[0][0]
-    if not all(ctx.compiler.wants_machine(fn, args) for _, args in calls):
+    full = [every_argument(fn, args, {}, ctx) for _, args in calls]     # (defaults filled in, as one call's)
+    if any(args is None for args in full) or not all(ctx.compiler.wants_machine(fn, args) for args in full):
         return None
     machines = len(ctx.recursion)
-    results = ctx.compiler.run_machine(fn, [args for _, args in calls])
+    results = ctx.compiler.run_machine(fn, full)
     if results is None:
         return None
     graph = tf.compat.v1.get_default_graph()           # the graph the loop is built in (maybe a branch's)

@@ -488,6 +488,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = t + ttruth(tree) + teq(tree)",
         lambda: "t = t + tin(tree)",
         lambda: f"t = t + tdef(tree{draw(st.sampled_from(['', ', 2.0', ', scale=0.5']))})",
+        lambda: "t = t + tf.add_n([tdef(q) for q in [tree, tree]])",
         # A node's number given to TensorFlow on its own (eager's dtype: float32 for a float), and
         # added to an int tensor (eager raises for a float); a NumPy array attribute.
         lambda: "t = t + tf.cast(tf.constant(leafw(tree)), t.dtype) + tf.cast(tf.sqrt(leafw(tree) * 1.0), t.dtype)",

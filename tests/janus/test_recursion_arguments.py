@@ -101,3 +101,12 @@ def unknown(node):
 
 def test_an_unknown_keyword_raises_as_in_eager():
     differential(unknown, [(tree(d),) for d in (2, 3, 1, 2)])
+
+
+def scaled_batch(trees):
+    return [scaled(t) * 2.0 for t in trees]
+
+
+def test_a_comprehension_over_trees_calling_a_recursion_that_takes_a_default():
+    spec = differential(scaled_batch, [([tree(d), tree(2)],) for d in (2, 3, 1, 2, 4)])
+    _graph_ran(spec, 2)

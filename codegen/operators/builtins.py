@@ -217,7 +217,7 @@ def _number(kind):
         if kind is bool and len(args) == 1 and not kwargs and isinstance(args[0], Pointer):
             return WeakNumber(tf.cast(node_tests.truth(args[0]), tf.int32), bool)
         if len(args) == 1 and not kwargs and isinstance(args[0], WeakNumber) and (
-                args[0].ptype in (int, float, bool) or args[0].either):
+                args[0].ptype in (int, float, bool) or args[0].either or _numpy_scalar(args[0].ptype)):
             return _tree_number(kind, args[0])
         value = args[0] if len(args) == 1 else None
         if isinstance(value, PyArray) and value.tensor.shape.rank == 0:
@@ -232,8 +232,8 @@ def _number(kind):
 
 def _tree_number(kind, number: WeakNumber):
     """`float(node.w)`, `int(node.n)`, `bool(node.w)`, `abs(node.w)` of a tree attribute's Python
-    number (an int on some nodes and a float on others too), computed in the graph; `int` of a
-    float runs in Python (a NaN or an infinity raises)."""
+    or NumPy number (an int on some nodes and a float on others too), computed in the graph; `int`
+    of a float runs in Python (a NaN or an infinity raises)."""
     t = number.tensor
     if kind is abs:
         return abs(number)
@@ -241,10 +241,15 @@ def _tree_number(kind, number: WeakNumber):
         return WeakNumber(tf.cast(t, tf.float64), float)
     if kind is bool:
         return WeakNumber(tf.cast(tf.not_equal(t, tf.zeros_like(t)), tf.int32), bool)
-    if kind is int and number.ptype in (int, bool):
+    if kind is int and (number.ptype in (int, bool) or _numpy_scalar(number.ptype, np.integer)):
         return WeakNumber(t, int)
     current().fail("python-number", f"`{kind.__name__}()` of a tree attribute that may hold a float",
                    "the function runs in Python")
+
+
+def _numpy_scalar(ptype, kind=None) -> bool:
+    """Whether a tree column's numbers are NumPy scalars (of `kind`, or any number)."""
+    return isinstance(ptype, type) and issubclass(ptype, kind or (np.integer, np.floating))
 
 
 _NO_DEFAULT = object()

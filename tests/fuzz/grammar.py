@@ -315,6 +315,12 @@ def tnis(node):
     return tnis(node.left) + 1.0
 
 
+def tfl(node):
+    if node.left is None:
+        return node.tv * float(node.w)
+    return tfl(node.left) + float(node.w) + bool(node.w)
+
+
 def tdef(node, scale=1.0):
     if node.left is None:
         return node.tv * scale
@@ -489,6 +495,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = t + tin(tree)",
         lambda: f"t = t + tdef(tree{draw(st.sampled_from(['', ', 2.0', ', scale=0.5']))})",
         lambda: "t = t + tf.add_n([tdef(q) for q in [tree, tree]])",
+        lambda: "t = t + tf.cast(tfl(tree), t.dtype)",
         # A node's number given to TensorFlow on its own (eager's dtype: float32 for a float), and
         # added to an int tensor (eager raises for a float); a NumPy array attribute.
         lambda: "t = t + tf.cast(tf.constant(leafw(tree)), t.dtype) + tf.cast(tf.sqrt(leafw(tree) * 1.0), t.dtype)",
@@ -593,7 +600,8 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.tree.arr = np.ones(3)", "box.tree.left = Stale(1.5)", "box.tree.right = Doubling(2.5)",
              "box.tree.left.__dict__ = Plus(vars(box.tree.left))", "box.tree.left.w = tf.constant(2)",
              "setattr(box.tree, 'w?', True)", "box.tree.__depth__ = 9", "box.tree.right = box.tree.left",
-             "box.tree.left.is_leaf = lambda: True", "box.tree.left.parent = box.tree"]
+             "box.tree.left.is_leaf = lambda: True", "box.tree.left.parent = box.tree",
+             "box.tree.w = np.int64(3)", "box.tree.left.w = np.float32(2.5)"]
 
 
 @st.composite

@@ -243,3 +243,26 @@ def test_float_of_an_attribute_that_is_an_int_on_some_roots_and_a_float_on_other
         calls.append((M, trees))
     f = differential(forest_floats, calls)
     assert f.stats()["graph_runs"] >= 2, f.report()
+
+
+class Scored:
+    def __init__(self, n, s, left=None, right=None):
+        self.n, self.s, self.left, self.right = n, s, left, right
+
+
+def numpy_scored(d, k=1):
+    node = Scored(np.int64(k), np.float32(k / 4))
+    if d:
+        node.left, node.right = numpy_scored(d - 1, k + 1), numpy_scored(d - 1, k + 2)
+    return node
+
+
+def converted(node):
+    if node.left is None:
+        return tf.constant(1.0) * float(node.s) + int(node.n) + bool(node.n % 2)
+    return converted(node.left) + converted(node.right) * 0.5 + float(node.n) + abs(node.s)
+
+
+def test_float_int_bool_of_numpy_scalar_attributes_compute_in_the_graph():
+    spec = differential(converted, [(numpy_scored(d),) for d in (2, 3, 1, 2, 3)])
+    assert spec.stats()["graph_runs"] >= 1, spec.report()

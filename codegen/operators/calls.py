@@ -294,9 +294,14 @@ def every_argument(fn, args, kwargs, ctx=None):
     given = len(bound.arguments)
     bound.apply_defaults()
     if len(bound.arguments) > given and ctx is not None:
-        ctx.check("attr", fn, "__defaults__", fn.__defaults__, Source.global_name(fn.__module__, fn.__qualname__).attr(
-            "__defaults__"), kind=Kind.ID_MATCH, expected=fn.__defaults__)
+        check_defaults(ctx, fn)
     return tuple(bound.arguments.values())
+
+
+def check_defaults(ctx, fn):
+    """The graph took `fn`'s defaults: it holds while `fn.__defaults__` is this very tuple."""
+    ctx.check("attr", fn, "__defaults__", fn.__defaults__, Source.global_name(fn.__module__, fn.__qualname__).attr(
+        "__defaults__"), kind=Kind.ID_MATCH, expected=fn.__defaults__)
 
 
 def _hashable(f) -> bool:

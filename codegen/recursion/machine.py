@@ -29,9 +29,9 @@ import sys
 
 import tensorflow as tf
 
-from codegen.assumptions import Kind, Source
 from codegen.errors import NeedsTree, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
+from codegen.operators.calls import check_defaults
 from codegen.operators.context import current
 from codegen.operators.trees import Pointer, Tables, is_node
 from codegen.recursion import chain, levels, linear
@@ -83,9 +83,8 @@ def run_many(cycle: Cycle, entry, calls: list, kind=None):
     calls = _joined_trees(calls) if len(calls) > 1 else calls
     if calls is None:
         return None
-    for g, defaults in cycle.defaults.items():        # (written into its calls: `call_arguments`)
-        ctx.check("attr", g, "__defaults__", defaults, Source.global_name(g.__module__, g.__qualname__).attr(
-            "__defaults__"), kind=Kind.ID_MATCH, expected=defaults)
+    for g in cycle.defaults:                    # (written into its calls: `call_arguments`)
+        check_defaults(ctx, g)
     ctx.general_depth += 1                     # no speculation and no deferred prints inside the machine
     ctx.in_machine += 1
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from codegen.lowering.base import Lowering
+from codegen.syntax.annotations import Anno, getanno, only_tested
 from codegen.syntax.templates import JN, replace_expr
 
 
@@ -30,6 +31,8 @@ class Expressions(Lowering):
 
         def f(a, b, c, x, y):
             p = a and b
+            if a or b:
+                pass
             q = not a
             r = a < b < c
             s = a == b
@@ -40,6 +43,8 @@ class Expressions(Lowering):
 
         def f(a, b, c, x, y):
             p = jn.and_(lambda: a, lambda: b)
+            if jn.or_(lambda: a, lambda: b, truth_only=True):
+                pass
             q = jn.not_(a)
             r = jn.compare_chain(('<', '<'), lambda: a, lambda: b, lambda: c)
             s = jn.eq(a, b)
@@ -51,11 +56,21 @@ class Expressions(Lowering):
         # A lambda or nested def built by the builder runs as it is: lower its operators too.
         return self.generic_visit(node)
 
+    def visit_If(self, node):
+        # `if a or b:` tests only the truth of `a or b`: where `a` is a Python bool computed in
+        # the graph and `b` a tensor, that truth is a tensor although the value is not one.
+        only_tested(node.test)
+        return self.generic_visit(node)
+
+    visit_While = visit_If
+
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         op = "and_" if isinstance(node.op, ast.And) else "or_"
         new = replace_expr(f"{JN}.{op}()", node)
         new.args = [_thunk(v) for v in node.values]
+        if getanno(node, Anno.TRUTH_ONLY):
+            new.keywords = [ast.keyword("truth_only", ast.Constant(True))]
         return ast.copy_location(new, node)
 
     def visit_UnaryOp(self, node):
@@ -79,6 +94,7 @@ class Expressions(Lowering):
         return ast.copy_location(new, node)
 
     def visit_IfExp(self, node):
+        only_tested(node.test)
         self.generic_visit(node)
         site = self.sites.branch(node.test)
         new = replace_expr(f"{JN}.if_exp(test, body, orelse, site)", node,

@@ -22,6 +22,7 @@ import ast
 import dataclasses
 
 from codegen.syntax.analysis import assigned_names, parameter_names
+from codegen.syntax.annotations import only_tested
 from codegen.errors import unsupported
 from codegen.syntax.call_arguments import positional
 from codegen.syntax.templates import JN, Namer, replace, replace_expr
@@ -302,6 +303,7 @@ class CycleFunction:
                 b_true = self._lower(stmt.body, join)
                 b_false = self._lower(stmt.orelse, join) if stmt.orelse else (
                     join if join is not None else self._lower([], None))
+                only_tested(stmt.test)
                 cur.term = Branch(stmt.test, b_true, b_false)
                 return entry
             else:

@@ -22,7 +22,7 @@ from codegen.operators.lists import GrowList
 from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
 from codegen.operators.trees import NodeClass, Pointer, class_test
-from codegen.operators.weak_numbers import WeakNumber
+from codegen.operators.weak_numbers import WeakNumber, bool_number
 from codegen.operators.values import BUILDER_CODE, EAGER, OutsideValue, is_symbolic
 
 
@@ -215,7 +215,7 @@ def _number(kind):
         if len(args) == 1 and not kwargs and isinstance(args[0], PyNumber):
             return abs(args[0]) if kind is abs else convert(kind, args[0])
         if kind is bool and len(args) == 1 and not kwargs and isinstance(args[0], Pointer):
-            return WeakNumber(tf.cast(node_tests.truth(args[0]), tf.int32), bool)
+            return bool_number(node_tests.truth(args[0]))
         if len(args) == 1 and not kwargs and isinstance(args[0], WeakNumber) and (
                 args[0].ptype in (int, float, bool) or args[0].either or _numpy_scalar(args[0].ptype)):
             return _tree_number(kind, args[0])
@@ -240,7 +240,7 @@ def _tree_number(kind, number: WeakNumber):
     if kind is float:
         return WeakNumber(tf.cast(t, tf.float64), float)
     if kind is bool:
-        return WeakNumber(tf.cast(tf.not_equal(t, tf.zeros_like(t)), tf.int32), bool)
+        return bool_number(tf.not_equal(t, tf.zeros_like(t)))
     if kind is int and (number.ptype in (int, bool) or _numpy_scalar(number.ptype, np.integer)):
         return WeakNumber(t, int)
     current().fail("python-number", f"`{kind.__name__}()` of a tree attribute that may hold a float",

@@ -13,7 +13,7 @@ from codegen.operators.context import active, current
 from codegen.operators.numbers import PyNumber, is_computed
 from codegen.operators.trees import NodeClass, Pointer
 from codegen.operators.values import is_symbolic
-from codegen.operators.weak_numbers import WeakNumber
+from codegen.operators.weak_numbers import WeakNumber, bool_number
 
 _NODE_VALUES = (Pointer, NodeClass, WeakNumber)
 
@@ -22,13 +22,21 @@ def as_bool(x):
     return x if x.dtype == tf.bool else tf.cast(x, tf.bool)
 
 
+def _number_truth(x):
+    """The truth of a varying Python number as a boolean tensor."""
+    condition = getattr(x, "condition", None)
+    return as_bool(x.tensor) if condition is None else condition
+
+
 def test_value(x):
     """The value an `if`/`while` tests: a varying Python number (or a recursion's Python-number
     result) or a NumPy scalar becomes its truth as a boolean tensor (Python's truth of a number
     is `!= 0`) or a tree node stand-in becomes its truth as a boolean tensor, anything else is itself."""
     if isinstance(x, Pointer):
         return node_tests.truth(x)
-    return as_bool(x.tensor) if isinstance(x, PyNumber) or _weak_python(x) or _numpy_scalar(x) else x
+    if isinstance(x, PyNumber) or _weak_python(x):
+        return _number_truth(x)
+    return as_bool(x.tensor) if _numpy_scalar(x) else x
 
 
 def _numpy_scalar(x) -> bool:
@@ -50,7 +58,7 @@ def _both_bools(a, b) -> bool:
 def _bool_number(op, a, b):
     """`a and b` / `a or b` on two bools, one of them varying: a varying bool."""
     computed = is_computed(a, b)
-    a, b = (as_bool(v.tensor) if _varying_bool(v) else tf.constant(v) for v in (a, b))
+    a, b = (_number_truth(v) if _varying_bool(v) else tf.constant(v) for v in (a, b))
     return PyNumber(op(a, b), bool, computed)
 
 
@@ -58,21 +66,31 @@ def _bool_number(op, a, b):
 def truth(x):
     """A per-frame branch predicate as a boolean tensor."""
     if isinstance(x, (PyNumber, WeakNumber)):
-        return as_bool(x.tensor)
+        return _number_truth(x)
     if isinstance(x, Pointer):
         return node_tests.truth(x)
     return as_bool(x) if isinstance(x, tf.Tensor) else tf.constant(bool(x))
 
 
-def and_(*thunks):
+def _truth_of_both(op, value, right, truth_only):
+    """`value and right` / `value or right` where `value` is a Python bool computed in the graph and
+    only the truth of the result is tested (`if flag or t > 0:`): the truth as a boolean tensor;
+    None where the result itself is used (its type then depends on the bool's value)."""
+    if truth_only and is_symbolic(right) and not isinstance(right, (PyNumber, WeakNumber, Pointer)):
+        return op(_number_truth(value), as_bool(tf.convert_to_tensor(right)))
+    return None
+
+
+def and_(*thunks, truth_only=False):
     value = thunks[0]()
     for thunk in thunks[1:]:
         if isinstance(value, Pointer):
             value = node_tests.pick(value, thunk, tf.logical_not(node_tests.truth(value)))
         elif _varying_bool(value):
             right = thunk()
-            value = _bool_number(tf.logical_and, value, right) if _both_bools(value, right) \
-                else (right if value else value)
+            both = _truth_of_both(tf.logical_and, value, right, truth_only)
+            value = both if both is not None else _bool_number(tf.logical_and, value, right) \
+                if _both_bools(value, right) else (right if value else value)
         elif is_symbolic(value):
             value = tf.logical_and(as_bool(value), as_bool(tf.convert_to_tensor(thunk())))
         elif not value:
@@ -82,15 +100,16 @@ def and_(*thunks):
     return value
 
 
-def or_(*thunks):
+def or_(*thunks, truth_only=False):
     value = thunks[0]()
     for thunk in thunks[1:]:
         if isinstance(value, Pointer):
             value = node_tests.pick(value, thunk, node_tests.truth(value))
         elif _varying_bool(value):
             right = thunk()
-            value = _bool_number(tf.logical_or, value, right) if _both_bools(value, right) \
-                else (value if value else right)
+            both = _truth_of_both(tf.logical_or, value, right, truth_only)
+            value = both if both is not None else _bool_number(tf.logical_or, value, right) \
+                if _both_bools(value, right) else (value if value else right)
         elif type(value) is bool and not value:
             right = thunk()
             value = right if not _varying_bool(right) else _bool_number(tf.logical_or, value, right)
@@ -105,9 +124,9 @@ def or_(*thunks):
 
 def not_(x):
     if isinstance(x, Pointer):
-        return tf.logical_not(node_tests.truth(x))
+        return bool_number(tf.logical_not(node_tests.truth(x)))
     if _weak_python(x):
-        return WeakNumber(tf.cast(tf.logical_not(test_value(x)), tf.int32), bool)
+        return bool_number(tf.logical_not(test_value(x)))
     if isinstance(x, PyNumber) or _numpy_scalar(x):
         return PyNumber(tf.logical_not(test_value(x)), bool, not isinstance(x, PyNumber) or x.computed)
     return tf.logical_not(as_bool(x)) if is_symbolic(x) else not x
@@ -157,12 +176,12 @@ def not_in(item, container):
 
 def _answer(found, *operands):
     """A test on tree node stand-ins (their classes, their numbers) where eager has a Python
-    bool: outside a recursion machine, where that bool may be printed or used as a number, a
-    bool `WeakNumber`; inside one, where it steers branches, the boolean tensor."""
+    bool: a bool `WeakNumber`, which prints, counts and answers `is True` as that bool does (a
+    branch tests its truth)."""
     ctx = active()
-    if is_symbolic(found) and found.dtype == tf.bool and ctx is not None and not ctx.in_machine \
+    if is_symbolic(found) and found.dtype == tf.bool and ctx is not None \
             and any(isinstance(v, _NODE_VALUES) or node_tests.holds_node(v) for v in operands):
-        return WeakNumber(tf.cast(found, tf.int32), bool)
+        return bool_number(found)
     return found
 
 
@@ -195,7 +214,8 @@ def _number_is(number, other):
     CPython caches small ints) need the object, and the function runs in Python."""
     if other is True or other is False:
         if number.ptype is bool:
-            return tf.equal(number.tensor, int(other))
+            truth = _number_truth(number)
+            return truth if other else tf.logical_not(truth)
         if number.ptype is not None or number.either:
             return False
     elif other is None:

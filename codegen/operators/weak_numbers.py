@@ -20,15 +20,22 @@ _WEAK = (int, float, bool)        # plus WeakNumber itself: operands that keep a
 _NUMPY_DTYPES = (np.float32, np.float64, np.int32, np.int64)
 
 
+def bool_number(condition):
+    """The Python bool a boolean tensor computes (a test on tree nodes or their numbers): held as an
+    int, as `True + 1` is 2; a branch on it tests `condition` itself."""
+    return WeakNumber(tf.cast(condition, tf.int32), bool, condition=condition)
+
+
 class WeakNumber:
     """A number column read from a tree node: an int or float tensor that, like the
     Python number it stands for, takes the other operand's dtype in arithmetic
     (`loss / node.size` divides a float tensor by an int attribute, as eager does)."""
 
-    __slots__ = ("tensor", "ptype", "either")
+    __slots__ = ("tensor", "ptype", "either", "condition")
 
-    def __init__(self, tensor, ptype=None, either=False):
+    def __init__(self, tensor, ptype=None, either=False, condition=None):
         self.tensor = tensor
+        self.condition = condition      # a bool's truth as the boolean tensor it was computed as
         self.ptype = ptype      # int / float (or np.float32 / np.int32) when every node holds that type
         self.either = either    # (ptype None) a Python int on some nodes and a float on others
         if ptype in (int, bool, None) and tensor.dtype.is_integer:
@@ -116,7 +123,7 @@ class WeakNumber:
                 return out                         # a tensor's dtype won
             if result is None:                     # a comparison: of two Python numbers, a Python
                 python = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)} <= set(_WEAK)
-                return WeakNumber(tf.cast(out, tf.int32), bool) if python else out     # bool (held as an int)
+                return bool_number(out) if python else out     # bool (held as an int)
             kinds = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)}
             if None in kinds:                      # a column whose Python type varies by node:
                 return _varying(guarded(out), result, self, other)     # so may the result's

@@ -22,7 +22,7 @@ from codegen.lowering.recursion import CallGroup, Return
 from codegen.operators.context import VARIABLE_READS, VARIABLE_WRITES, Frame
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer, Tables
-from codegen.operators.weak_numbers import WeakNumber
+from codegen.operators.weak_numbers import WeakNumber, bool_number
 from codegen.operators.values import UNDEF
 from codegen.syntax.analysis import assigned_names
 
@@ -78,8 +78,8 @@ def spec_of(value):
     """Spec, or a tuple of specs for a tuple/list value, or None for other Python objects."""
     if isinstance(value, Pointer):       # typing runs on stand-in tables; keep the real ones
         return Spec(tf.int32, (), tables=value.tables.real or value.tables)
-    if isinstance(value, WeakNumber):
-        return Spec(value.dtype, (), weak=True)
+    if isinstance(value, WeakNumber):      # a bool (held as an int) in a bool table, as a Python bool is
+        return Spec(tf.bool if value.ptype is bool else value.dtype, (), weak=True)
     if isinstance(value, PyNumber):          # a fed Python number: a frame variable like one
         return Spec(tf.convert_to_tensor(value).dtype, (), weak=True)
     if isinstance(value, (tf.Tensor, tf.Variable)):
@@ -163,6 +163,8 @@ def dry_value(spec):
         return Pointer(tf.compat.v1.placeholder(tf.int32, ()), stand_in)
     if spec.weak and spec.dtype == tf.float64:       # a Python float (see `frames.wrap`)
         return WeakNumber(tf.compat.v1.placeholder(spec.dtype, spec.shape), float)
+    if spec.weak and spec.dtype == tf.bool:          # a Python bool (see `frames.wrap`)
+        return bool_number(tf.compat.v1.placeholder(spec.dtype, spec.shape))
     return tf.compat.v1.placeholder(spec.dtype, spec.shape)
 
 

@@ -20,7 +20,7 @@ import tensorflow as tf
 from codegen.operators.context import current
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer
-from codegen.operators.weak_numbers import WeakNumber
+from codegen.operators.weak_numbers import WeakNumber, bool_number
 from codegen.recursion.frame_specs import MixedSpec, Spec, flatten, leaves
 
 
@@ -154,7 +154,7 @@ def cast(value, spec: Spec):
         value = value.index
     weak = isinstance(value, (WeakNumber, PyNumber)) or type(value) in (bool, int, float)
     if isinstance(value, WeakNumber):
-        value = value.tensor
+        value = value.tensor if value.condition is None or spec.dtype != tf.bool else value.condition
     if type(value) is float and spec.dtype.is_floating:
         return tf.constant(value, spec.dtype)      # not through float32, which would round 0.1
     t = tf.convert_to_tensor(value)
@@ -190,6 +190,8 @@ def wrap(value, spec):
         return Pointer(value, spec.tables)
     if spec.weak and spec.dtype == tf.float64 and not isinstance(value, WeakNumber):
         return WeakNumber(value, float)
+    if spec.weak and spec.dtype == tf.bool and not isinstance(value, WeakNumber):
+        return bool_number(value)                  # a Python bool: `flag is True`, `flag + 1` as Python's
     return value
 
 

@@ -37,7 +37,7 @@ from codegen.errors import StagingError
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import Frame
 from codegen.operators.numbers import PyNumber
-from codegen.operators.weak_numbers import WeakNumber
+from codegen.operators.weak_numbers import WeakNumber, bool_number
 from codegen.recursion.frame_specs import Spec, dry_value, is_python_number
 from codegen.recursion.frames import Widened
 from codegen.syntax.analysis import assigned_names
@@ -140,7 +140,7 @@ def _python_number(leaf, ptype):
     int arithmetic after the machine is guarded to fit it (`codegen.operators.int_range`)."""
     tensor = leaf.tensor if isinstance(leaf, (WeakNumber, PyNumber)) else leaf
     if ptype is bool:
-        return WeakNumber(tf.cast(tensor, tf.int32), bool)     # True + 1 is 2: held as an int
+        return bool_number(tensor if tensor.dtype == tf.bool else tf.not_equal(tensor, 0))   # held as an int
     if ptype in (int, float):
         return WeakNumber(tensor, ptype)
     return WeakNumber(tf.cast(tensor, tf.as_dtype(ptype)), ptype)
@@ -233,7 +233,9 @@ def _value(spec, python: bool):
         return tuple(_value(s, True) for s in spec)
     if not python or not isinstance(spec, Spec) or spec.is_static or spec.tables is not None or spec.shape:
         return Widened.narrow(dry_value(spec))
-    ptype = bool if spec.dtype == tf.bool else float if spec.dtype.is_floating else int   # as the machine holds them
+    if spec.dtype == tf.bool:
+        return bool_number(tf.compat.v1.placeholder(spec.dtype, spec.shape))
+    ptype = float if spec.dtype.is_floating else int   # as the machine holds them
     return WeakNumber(tf.compat.v1.placeholder(spec.dtype, spec.shape), ptype)
 
 

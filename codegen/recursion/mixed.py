@@ -32,7 +32,7 @@ from codegen.errors import ConversionError, StagingError, unsupported
 from codegen.lowering.recursion import CallGroup, Return
 from codegen.operators.context import Frame
 from codegen.operators.values import EitherKind, Undefined
-from codegen.operators.weak_numbers import WeakNumber
+from codegen.operators.weak_numbers import WeakNumber, bool_number
 from codegen.recursion.frame_specs import (BIT, MixedSpec, Spec, dry_value, exposed_reads, is_python_number, leaves,
                                            pack)
 from codegen.recursion.frames import Widened, wrap
@@ -276,6 +276,8 @@ def _stand_in(spec, python: set):
         i = counter[0]
         counter[0] += 1
         if i in python:
+            if s.dtype == tf.bool:
+                return bool_number(tf.compat.v1.placeholder(s.dtype, ()))
             return WeakNumber(tf.compat.v1.placeholder(s.dtype, ()), ptype_of(s.dtype))
         if _scalar(s) and s.weak:
             return tf.compat.v1.placeholder(s.dtype, ())       # held as a tensor in this combination

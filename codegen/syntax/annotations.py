@@ -6,6 +6,7 @@ who writes and who reads it.
 """
 from __future__ import annotations
 
+import ast
 import enum
 
 _FIELD = "_janus_annotations"
@@ -19,6 +20,9 @@ class Anno(enum.Enum):
     # An `if` made by a lowering (a flag test), not the user: it has no profile site.  Written
     # by break_continue, read by if_statements.
     GENERATED = "a statement janus made"
+    # An `and`/`or` whose value only an `if`, `while` or conditional expression tests: only its
+    # truth matters.  Written by `only_tested` (for expressions and recursion), read by expressions.
+    TRUTH_ONLY = "a boolean operator only tested"
 
 
 def getanno(node, key: Anno, default=None):
@@ -35,3 +39,14 @@ def setanno(node, key: Anno, value) -> None:
 
 def hasanno(node, key: Anno) -> bool:
     return key in getattr(node, _FIELD, {})
+
+
+def only_tested(test) -> None:
+    """Marks the `and`/`or` operators in `test` (an `if`'s, a `while`'s, a conditional
+    expression's) whose value is only tested for truth."""
+    if isinstance(test, ast.BoolOp):
+        setanno(test, Anno.TRUTH_ONLY, True)
+        for value in test.values:
+            only_tested(value)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        only_tested(test.operand)

@@ -36,12 +36,9 @@ from hypothesis import strategies as st
 OPEN_BUG_RULES: dict[str, str] = {
     # A rule that makes a known, open bug is generated only under --fuzz-open, listed here with a
     # one-line repro, until the bug is fixed.
-    "node-test-identity-in-machine": "inside a recursion over a tree, `(node.left is None) is True` and "
-    "`isinstance(node.left is None, bool)` are always False: the test is a bool tensor there, not a "
-    "Python bool (`tnis` below; /tmp/adv20/t08_node_bool_identity.py)",
 }
 # The statements of those rules (generated only under --fuzz-open).
-OPEN_STATEMENTS: list[str] = ["t = t + tnis(tree)"]
+OPEN_STATEMENTS: list[str] = []
 
 HEADER = '''import collections
 import io
@@ -315,6 +312,14 @@ def tnis(node):
     return tnis(node.left) + 1.0
 
 
+def tcount(node, flag=True):
+    if node.left is None:
+        return node.tv * isinstance(node.right is None, bool) + (node.right is None)
+    if flag is True:
+        return tcount(node.left, not flag) + 1.0 * (node.right is None)
+    return tcount(node.left, True) - (node.left is not None) + (type(not node.right) is bool)
+
+
 def tfl(node):
     if node.left is None:
         return node.tv * float(node.w)
@@ -493,6 +498,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         # recursion whose calls name an argument or leave it to its default.
         lambda: "t = t + ttruth(tree) + teq(tree)",
         lambda: "t = t + tin(tree)",
+        # Node tests are Python bools: `is True`, isinstance, arithmetic, a bool argument passed down.
+        lambda: f"t = t + {draw(st.sampled_from(['tnis(tree)', 'tcount(tree)', 'tcount(tree, False)']))}",
         lambda: f"t = t + tdef(tree{draw(st.sampled_from(['', ', 2.0', ', scale=0.5']))})",
         lambda: "t = t + tf.add_n([tdef(q) for q in [tree, tree]])",
         lambda: "t = t + tf.cast(tfl(tree), t.dtype)",

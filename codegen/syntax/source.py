@@ -69,7 +69,42 @@ def parse_function(fn) -> FunctionSource:
                 sub.col_offset += indent
                 if getattr(sub, "end_col_offset", None) is not None:
                     sub.end_col_offset += indent
+    _explicit_super(node, fn)
     return FunctionSource(fn, node, filename, text)
+
+
+class _ZeroArgumentSuper(ast.NodeTransformer):
+    """`super()` in the function's own body (not in a nested function, lambda or comprehension,
+    whose `super()` means their own first argument) becomes `super(__class__, first)`."""
+
+    def __init__(self, first: str):
+        self.first = first
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "super" and not node.args and not node.keywords:
+            node.args = [ast.copy_location(ast.Name(id="__class__", ctx=ast.Load()), node),
+                         ast.copy_location(ast.Name(id=self.first, ctx=ast.Load()), node)]
+        return node
+
+    def _own_scope(self, node):
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _own_scope
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _own_scope
+
+
+def _explicit_super(node: ast.FunctionDef, fn) -> None:
+    """Python gives a method that calls `super()` a `__class__` cell and finds the instance in
+    its first argument; the function janus compiles from the AST has no class around it, so the
+    call names both, as `super(__class__, self)` would.  Only where the user's function has that
+    cell and a first positional parameter (elsewhere eager raises, and so does the rewritten
+    code's build, which then runs the function in Python)."""
+    params = node.args.posonlyargs + node.args.args
+    if "__class__" not in fn.__code__.co_freevars or not params:
+        return
+    rewrite = _ZeroArgumentSuper(params[0].arg)
+    node.body = [rewrite.visit(stmt) for stmt in node.body]
 
 
 def span(node) -> tuple[int, int, int, int]:

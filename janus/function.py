@@ -32,7 +32,6 @@ from janus.instances import Family, Instances
 from janus.log import log
 from janus.relaxations import Relaxations
 from janus.report import Reported
-from janus.result_types import match_types, merged, type_template
 from janus.segmented import BREAKS, try_split
 from janus.stack_budget import EagerStack
 from janus.tf_api import TfFunctionApi
@@ -240,7 +239,6 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         kind, value = outcome
         if kind == "raise":
             raise value
-        self.family.result_types = merged(self.family.result_types, type_template(value))
         return value
 
     # -- graphs -----------------------------------------------------------------------------
@@ -401,13 +399,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
             return self._profiled(args, kwargs)
         self.counters["graph_runs"] += 1
         self.wrong_errors = self.data_failures = 0
-        result = graph.commit(outs, args, kwargs)
-        return result if graph.result_kinds_checked else self._python_result(result)
-
-    def _python_result(self, result):
-        """Leaves eager returned as Python scalars come back as Python scalars (a Python
-        scalar argument fed as a tensor makes them tensors in the graph)."""
-        return match_types(result, self.family.result_types)
+        return graph.commit(outs, args, kwargs)
 
     def _guard_failed(self, graph, assumption, args, kwargs, keep=True):
         self.counters["guard_failures"] += 1

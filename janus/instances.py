@@ -25,7 +25,6 @@ class Family:
     """What a method's per-instance functions share: the profile and what it found."""
     profile: Profile = dataclasses.field(default_factory=Profile)
     profile_runs: int = 0               # profiled calls of the whole family
-    result_types: object = None         # which results eager returned as Python scalars
 
 
 class Instances:

@@ -69,8 +69,6 @@ class GraphArtifact:
     restored_variables: list = dataclasses.field(default_factory=list)  # those a write may change before a failure
     xla: str = ""                     # under jit_compile: "on", or why the graph runs without XLA
     python_ops: list = dataclasses.field(default_factory=list)   # (type, token) of ops that call Python
-    result_kinds_checked: bool = False  # a recursion's result kind varied between the profiled calls
-                                        # and the graph checks it: no conversion by profiled types
     unchanged: list = dataclasses.field(default_factory=list)    # outside reads a Python call may change
     unchanged_arguments: tuple | None = None   # (message, forced) when argument containers are watched
     variables_before_python: list = dataclasses.field(default_factory=list)   # used before its first Python call
@@ -238,7 +236,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                              [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
                              variable_writes.written_variables(concrete), _restored_variables(concrete),
                              python_ops=python_calls.python_ops(concrete.graph),
-                             result_kinds_checked=ctx.result_kinds_checked, unchanged=holder["unchanged"],
+                             unchanged=holder["unchanged"],
                              unchanged_arguments=holder["arguments"])
     # (no check runs after a tf.py_function: state read after it fails the build; code is let be)
     late = [r for r in ctx.outside_reads.values() if r.when != "early" and not r.code]

@@ -139,7 +139,6 @@ class BuildContext:
         self.outside_reads: dict = {}          # (access, id(holder), name) -> state.OutsideRead
         self.observers: list = []              # (callback, [tensors]) called with values after success
         self.recursion: list = []              # recursive cycles run as machines in this graph
-        self.result_kinds_checked = False      # a machine checks a result kind the profile saw vary
         self._scanned = 0
         self._wrote = False
 

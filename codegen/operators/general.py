@@ -17,6 +17,7 @@ from profiler.library import is_library_file
 from codegen.assumptions import Kind
 from codegen.operators import failing_ops
 from codegen.operators.arrays import PyArray
+from codegen.operators.cond_merge import packed, python_number
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
 from codegen.operators.numbers import PyNumber, python_kind, wide_tensor, wide_tensor_dtype
@@ -69,17 +70,6 @@ def _loop_value(v, like=None):
     return as_tensor(v)
 
 
-def _packed(a, b, leaves):
-    """`leaves` in the structure both sides share; a composite tensor gets the type spec that
-    fits both sides (a ragged tensor of 2 rows on one side and 3 on the other: of None rows)."""
-    def common(x, y):
-        if is_composite(x):
-            sx, sy = tf.type_spec_from_value(x), tf.type_spec_from_value(y)
-            return sx.most_specific_common_supertype([sy]) or sx
-        return x
-    return tf.nest.pack_sequence_as(tf.nest.map_structure(common, a, b), leaves, expand_composites=True)
-
-
 def _carriable(v) -> bool:
     """Tensors, numbers, composite tensors, a `GrowList`'s rows, and lists/tuples of them can be
     `tf.cond` outputs."""
@@ -88,20 +78,6 @@ def _carriable(v) -> bool:
     if is_tensorlike(v) or is_composite(v):
         return True
     return type(v) in (list, tuple) and len(v) > 0 and all(_carriable(x) for x in v)
-
-
-def _python_number(name, a, b) -> type | None:
-    """When a variable is a Python number after both sides, it stays one (of that type) after
-    the cond; a Python number on one side and a tensor, or another type, on the other cannot:
-    its type would depend on the branch, which only eager can follow."""
-    ka, kb = python_kind(a), python_kind(b)
-    if ka is None and kb is None:
-        return None
-    if ka is not kb:
-        current().fail("cond-python-number", f"`{name}` is a {(ka or type(a)).__name__} on one side of a "
-                       f"tensor `if` and a {(kb or type(b)).__name__} on the other",
-                       "give it the same type on both sides (tf.constant for a tensor)")
-    return ka
 
 
 def _contents(container) -> list:
@@ -287,16 +263,16 @@ def _merge(names, init, seen, carry, fills, outs):
         elif i in fills:
             other = b if a is NO_RETURN else a
             kind = python_kind(other)
-            final[i] = PyNumber(leaves[0], kind) if kind is not None else _packed(other, other, leaves)
+            final[i] = PyNumber(leaves[0], kind) if kind is not None else packed(names[i], other, other, leaves)
         elif i in carry and _carriable(a) and _carriable(b):
             same_python = type(a) in _NUMBERS and type(a) is type(b) and a == b
-            kind = None if same_python else _python_number(names[i], a, b)
+            kind = None if same_python else python_number(names[i], a, b)
             if same_python:
                 final[i] = a
             elif kind is not None:
                 final[i] = PyNumber(leaves[0], kind)
             else:
-                final[i] = _packed(a, b, leaves)
+                final[i] = packed(names[i], a, b, leaves)
         elif a is b:
             final[i] = a
         else:

@@ -91,20 +91,22 @@ def divisor_ok(op):
 
 def guarded(out):
     """`out`, a Python number a `WeakNumber` computed, checked to be what Python computes: an int
-    that fits its dtype, a quotient whose divisor is not zero.  Inside a machine block the check
-    goes to the machine; elsewhere an in-graph `EXACT` guard fails the run (the call then runs in
+    that fits its dtype, a quotient whose divisor is not zero.  Inside a machine block the
+    machine's walk checks it; elsewhere an in-graph `EXACT` guard fails the run (the call then runs in
     Python, which computes the int or raises), and where that guard failed too often the build
     fails."""
     if not isinstance(out, tf.Tensor):
+        return out
+    ctx = current()
+    if ctx.int_checks is not None:
+        # Inside a machine block the machine walks the block's ops from every int the block
+        # holds (`noted`) and checks each (`codegen.recursion.exact_ints`); checks made here too
+        # would add ops the walk then checks again, in float64, which keeps a chain from XLA.
         return out
     checks = [c for c in (fits(out.op), divisor_ok(out.op)) if c is not None]
     if not checks:
         return out
     ok = checks[0] if len(checks) == 1 else tf.logical_and(*checks)
-    ctx = current()
-    if ctx.int_checks is not None:
-        ctx.int_checks.append(ok)
-        return out
     if ctx.in_machine or ctx.dry_run:
         return out                      # a scratch trace of a machine's block: not run
     where = ctx.user_line()

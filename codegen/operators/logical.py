@@ -56,10 +56,12 @@ def _both_bools(a, b) -> bool:
 
 
 def _bool_number(op, a, b):
-    """`a and b` / `a or b` on two bools, one of them varying: a varying bool."""
+    """`a and b` / `a or b` on two bools, one of them varying: a varying bool (a `WeakNumber`
+    where one of them is, a `PyNumber` otherwise)."""
+    weak = isinstance(a, WeakNumber) or isinstance(b, WeakNumber)
     computed = is_computed(a, b)
     a, b = (_number_truth(v) if _varying_bool(v) else tf.constant(v) for v in (a, b))
-    return PyNumber(op(a, b), bool, computed)
+    return bool_number(op(a, b)) if weak else PyNumber(op(a, b), bool, computed)
 
 
 # -- boolean operators -------------------------------------------------------------------
@@ -240,9 +242,11 @@ def compare_chain(ops, *thunks):
             result = value
         elif is_symbolic(result) or is_symbolic(value):
             result = tf.logical_and(as_bool(tf.convert_to_tensor(result)), as_bool(tf.convert_to_tensor(value)))
+        elif _both_bools(result, value):        # `0 < a < 10` on a Python number the graph holds
+            result = _bool_number(tf.logical_and, result, value)
         else:
             result = value
-        if not is_symbolic(result) and not result:
+        if not is_symbolic(result) and not _varying_bool(result) and not result:
             return result
         left = right
     return _answer(result, *operands)

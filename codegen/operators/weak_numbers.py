@@ -158,6 +158,13 @@ class WeakNumber:
     def __abs__(self):
         return self._unary(tf.abs(self.tensor))
 
+    def __invert__(self):
+        """`~n` of a Python int or bool is `-n - 1`, an int (the bits of an int32 are exact there);
+        Python raises for a float, and so does the call, run in Python."""
+        if self.ptype not in (int, bool) or not self.tensor.dtype.is_integer:
+            current().fail("python-number", "`~` of a Python float raises in eager", "the function runs in Python")
+        return WeakNumber(tf.bitwise.invert(self.tensor), int)
+
     def _unary(self, out):
         python_int = self.ptype in (int, bool, None)       # -(2**31) leaves int32; Python's does not
         ptype = int if self.ptype is bool else self.ptype   # (-True and abs(True) are ints)

@@ -78,7 +78,6 @@ class Machine:
         check failed too often, the kinds decided after the run (`mixed.either_kinds`)."""
         if has_mixed(self.returns[self.entry]):
             if self._kind_key() in self.ctx.relaxed:
-                self.ctx.result_kinds_checked = True
                 return either_kinds(self, packed)
             spec = unmixed(self.returns[self.entry])
             packed = pack(spec, checked_result(self, packed))
@@ -133,12 +132,9 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
     if mixed:           # numbers that are Python in some frames and tensors in others carry a bit
         specs, returns, tables, result_kinds, tensors = resolve_mixed(ctx, cycle, entry, calls, specs, returns, mixed)
         kinds, post, (result, ptypes) = {}, set(), speculated(result_kinds, returns[entry], kind)
-        # Where the profiled calls returned both kinds, the function's result kind varies too: the
-        # graph's checked kinds stand, not a conversion to the types a profiled call returned.
-        ctx.result_kinds_checked |= kind not in ("P", "T") and has_mixed(returns[entry])
     else:
         tables, tensors = {}, _known_tensors(ctx, cycle, entry, calls, specs, returns)
-        kinds, post, ptypes = return_kinds(ctx, cycle, specs)
+        kinds, post, ptypes = return_kinds(ctx, cycle, specs, entry)
         result = result_kind(kinds, kind, ptypes)
         if kind == "P" and types_differ(kinds, ptypes):     # every profiled call would fail the check
             raise unsupported("recursion-kind", cf.filename, cf.node,

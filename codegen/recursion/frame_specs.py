@@ -165,6 +165,8 @@ def dry_value(spec):
         return WeakNumber(tf.compat.v1.placeholder(spec.dtype, spec.shape), float)
     if spec.weak and spec.dtype == tf.bool:          # a Python bool (see `frames.wrap`)
         return bool_number(tf.compat.v1.placeholder(spec.dtype, spec.shape))
+    if spec.weak and spec.dtype.is_integer and spec.shape == ():
+        return WeakNumber(tf.compat.v1.placeholder(spec.dtype, spec.shape), int)
     return tf.compat.v1.placeholder(spec.dtype, spec.shape)
 
 

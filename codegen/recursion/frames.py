@@ -192,6 +192,8 @@ def wrap(value, spec):
         return WeakNumber(value, float)
     if spec.weak and spec.dtype == tf.bool and not isinstance(value, WeakNumber):
         return bool_number(value)                  # a Python bool: `flag is True`, `flag + 1` as Python's
+    if spec.weak and spec.dtype.is_integer and spec.shape == () and not isinstance(value, WeakNumber):
+        return WeakNumber(value, int)              # a Python int: yields to a float tensor's dtype
     return value
 
 

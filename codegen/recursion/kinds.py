@@ -43,9 +43,11 @@ from codegen.recursion.frames import Widened
 from codegen.syntax.analysis import assigned_names
 
 
-def return_kinds(ctx, cycle, specs) -> tuple[dict, set, tuple | None]:
+def return_kinds(ctx, cycle, specs, entry) -> tuple[dict, set, tuple | None]:
     """({global block id: kinds} of every return block, the ids of those that run after a call,
-    the Python or NumPy type of each result leaf where every return agrees on it, else None);
+    the Python or NumPy type of each leaf of the entry's result where every return of the entry
+    agrees on it, else None; the other functions of the cycle may return other types: their
+    results reach the entry's through the frames' types);
     ({}, set(), None) when every return gives tensors whatever the callees give.  A return's
     kinds are a tuple with one of "P", "T", "PASS", "U" per leaf of its value, or "N" / "U" for
     the whole value."""
@@ -74,7 +76,7 @@ def return_kinds(ctx, cycle, specs) -> tuple[dict, set, tuple | None]:
             out[gid] = "N" if kinds == python == "N" else "U"
             continue
         out[gid] = tuple("U" if unsure and gid in post else _COMBINED.get(pair, "U") for pair in zip(kinds, python))
-        for i, k in enumerate(out[gid]):
+        for i, k in enumerate(out[gid] if f is entry else ()):
             if k in ("P", "PASS"):
                 types.setdefault(i, set()).add((ptypes if k == "P" else python_types)[i])
     widths = {len(k) for k in out.values() if isinstance(k, tuple)}
@@ -231,6 +233,8 @@ def _weak(spec) -> bool:
 def _value(spec, python: bool):
     if python and isinstance(spec, tuple):
         return tuple(_value(s, True) for s in spec)
+    if not python and _weak(spec) and spec.dtype != tf.float64 and not spec.shape:
+        return tf.compat.v1.placeholder(spec.dtype, ())     # an int or bool held as a tensor in this probe
     if not python or not isinstance(spec, Spec) or spec.is_static or spec.tables is not None or spec.shape:
         return Widened.narrow(dry_value(spec))
     if spec.dtype == tf.bool:

@@ -320,6 +320,12 @@ def tcount(node, flag=True):
     return tcount(node.left, True) - (node.left is not None) + (type(not node.right) is bool)
 
 
+def tchain(node, a=1):
+    if node.left is None:
+        return node.tv * (0 < node.w < 3) + ~a
+    return tchain(node.left, a + 2) + (1 <= a < 4 <= node.w + 4) + ~(node.right is None)
+
+
 def tfl(node):
     if node.left is None:
         return node.tv * float(node.w)
@@ -500,6 +506,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = t + tin(tree)",
         # Node tests are Python bools: `is True`, isinstance, arithmetic, a bool argument passed down.
         lambda: f"t = t + {draw(st.sampled_from(['tnis(tree)', 'tcount(tree)', 'tcount(tree, False)']))}",
+        # Comparison chains and `~` on node numbers and on a Python int the frames carry.
+        lambda: "t = t + tchain(tree)",
         lambda: f"t = t + tdef(tree{draw(st.sampled_from(['', ', 2.0', ', scale=0.5']))})",
         lambda: "t = t + tf.add_n([tdef(q) for q in [tree, tree]])",
         lambda: "t = t + tf.cast(tfl(tree), t.dtype)",
@@ -614,7 +622,7 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
 @st.composite
 def calls(draw):
     """4 to 8 calls; the batch size, values (and so branch directions), dtype and n (now and then a
-    float) change, and between calls the state may be changed from outside (the same way for
+    float or a scalar tensor) change, and between calls the state may be changed from outside (the same way for
     eager and janus)."""
     out = []
     for _ in range(draw(st.integers(4, 8))):
@@ -624,5 +632,7 @@ def calls(draw):
         n = draw(st.integers(-5, 40))
         if draw(st.integers(0, 5)) == 0:
             n = n + 0.5          # a float where ints went before (a relaxed int must not take it)
+        elif draw(st.integers(0, 7)) == 0:
+            n = ("tensor", n)    # a scalar int32 tensor where Python ints went before (the runner makes it)
         out.append((values, dtype, n, draw(st.sampled_from(MUTATIONS))))
     return out

@@ -116,6 +116,8 @@ def _compare(eager_mod, janus_mod, calls: list) -> dict:
                                 "Node": module.Node, "Stale": module.Stale, "Doubling": module.Doubling,
                                 "Plus": module.Plus})
         x = tf.constant(values, getattr(tf, dtype))
+        if isinstance(n, tuple):                  # ("tensor", int): eager's result follows its kind
+            n = tf.constant(n[1])
         (ek, ev), eout = run_capturing(eager_mod.f, (x, n, eager_box, eager_box.tree))
         (jk, jv), jout = run_capturing(spec, (x, n, janus_box, janus_box.tree))
         where = f"call {i} (x={values} {dtype}, n={n}, before it: {mutation})"

@@ -91,7 +91,8 @@ def start_scaled(node):
 
 
 def big_step(m, acc):
-    """`2**32` meets an int the machine holds in int32: TensorFlow would wrap the literal to 0."""
+    """`2**32` meets an int the machine holds: TensorFlow would wrap the literal to an int32 0;
+    the machine adds it in int64, as Python's exact int."""
     if m == 0:
         return acc
     return big_step(m - 1, acc + 2**32)
@@ -99,6 +100,17 @@ def big_step(m, acc):
 
 def start_big_step(m):
     return big_step(m, 1)
+
+
+def huge_step(m, acc):
+    """Past 64 bits for m = 9: the machine's check fails, and Python computes it."""
+    if m == 0:
+        return acc
+    return huge_step(m - 1, acc + 2**60)
+
+
+def start_huge_step(m):
+    return huge_step(m, 1)
 
 
 def summed(m):
@@ -252,10 +264,16 @@ def test_a_frame_int_times_a_node_attribute_past_int32_runs_in_python():
     assert spec.stats()["graph_runs"] == 4 and spec.stats()["guard_failures"] == 1, spec.report()
 
 
-def test_an_int_literal_past_32_bits_inside_the_recursion_runs_it_in_python():
-    """TensorFlow wraps `2**32` to the int32 0 where it meets an int32 tensor."""
+def test_an_int_literal_past_32_bits_inside_the_recursion_is_exact():
+    """TensorFlow wraps `2**32` to the int32 0 where it meets an int32 tensor; the machine's int
+    there is a Python int, which adds it exactly (in int64)."""
     spec = differential(start_big_step, _ints(2, 3, 4, 1, 5, 0, 2), profile_runs=1)
-    assert "an int past 32 bits" in spec.report(), spec.report()
+    assert spec.stats()["graph_runs"] >= 5, spec.report()
+
+
+def test_an_int_past_64_bits_inside_the_recursion_runs_that_call_in_python():
+    spec = differential(start_huge_step, _ints(1, 0, 1, 2, 9, 3), profile_runs=1)
+    assert spec.stats()["graph_runs"] >= 2 and spec.stats()["guard_failures"] >= 1, spec.report()
 
 
 def test_sum_of_the_recursions_ints_after_the_machine_is_checked():
@@ -320,9 +338,9 @@ def library_products(m):
     return math.prod([r, r]), operator.mul(r, r), functools.reduce(operator.add, [r, r, r]), r.__mul__(r)
 
 
-def test_a_global_int_past_32_bits_inside_the_recursion_runs_it_in_python():
+def test_a_global_int_past_32_bits_inside_the_recursion_is_exact():
     spec = differential(start_global_step, _ints(1, 2, 3, 4, 0, 2), profile_runs=1)
-    assert "an int past 32 bits" in spec.report(), spec.report()
+    assert spec.stats()["graph_runs"] >= 4, spec.report()
 
 
 def test_library_arithmetic_on_the_recursions_ints_is_checked():

@@ -91,7 +91,8 @@ def switched(node, flag):
 
 
 def test_a_bool_argument_held_in_the_frames_is_the_bool():
-    _graph_ran(differential(switched, [(t, flag) for (t,), flag in zip(CHAINS, (True, False, True, False, True, True))]))
+    flags = (True, False, True, False, True, True)
+    _graph_ran(differential(switched, [(t, flag) for (t,), flag in zip(CHAINS, flags)]))
 
 
 def or_tensor(node):
@@ -102,3 +103,24 @@ def or_tensor(node):
 
 def test_a_node_test_or_a_tensor_condition_is_tested_in_the_graph():
     _graph_ran(differential(or_tensor, FULL))
+
+
+def chained(node):
+    if node.left is None:
+        return node.t * (0 < node.v < 3)
+    inner = 0 < node.v <= 4
+    return chained(node.left) + chained(node.right) * 0.5 + inner + (1 <= node.v < 2 < 5)
+
+
+def inverted(node):
+    if node.left is None:
+        return node.t + ~node.v + ~(node.right is None)
+    return inverted(node.left) + inverted(node.right)
+
+
+def test_a_comparison_chain_on_node_numbers_is_a_bool():
+    _graph_ran(differential(chained, FULL))
+
+
+def test_invert_of_a_node_int_and_a_node_test_is_an_int():
+    _graph_ran(differential(inverted, FULL))

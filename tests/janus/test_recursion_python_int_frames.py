@@ -1,0 +1,57 @@
+"""A Python int a recursion passes down (`fib(n - 1, a + b, a)`) is held in an int table of the
+machine's frames, and still acts as Python's int: added to a float tensor it takes the tensor's
+dtype, as eager converts it; where it grows past what the table holds, the call runs in Python and
+gives eager's exact value."""
+import tensorflow as tf
+
+from tests.harness import differential
+
+
+def fib_with_defaults(n, a=1, b=0):
+    if n == 0:
+        return tf.constant(0.0) + b
+    return tf.cast(n, tf.float32) * 0.5 + a + fib_with_defaults(n - 1, a + b, a)
+
+
+def fib_positional(n, a, b):
+    if n == 0:
+        return tf.constant(0.0, tf.float64) + b
+    return tf.cast(n, tf.float64) + a + fib_positional(n - 1, a + b, a)
+
+
+def scaled_by_depth(x, n, k):
+    if n == 0:
+        return x * k
+    return scaled_by_depth(x, n - 1, k + 1) * 0.5 + k
+
+
+def _graph_ran(spec):
+    assert spec.stats()["graph_runs"] >= 1, spec.report()
+
+
+def test_a_python_int_in_the_frames_added_to_a_float_tensor_takes_its_dtype():
+    _graph_ran(differential(fib_with_defaults, [(tf.constant(n),) for n in (3, 5, 4, 6, 2, 7)]))
+
+
+def test_a_python_int_in_the_frames_with_a_float64_tensor():
+    _graph_ran(differential(fib_positional, [(tf.constant(n), 1, 0) for n in (3, 5, 4, 6, 2, 7)]))
+
+
+def test_a_python_int_past_the_table_runs_in_python_with_eager_value():
+    calls = [(tf.constant(n), 1, 0) for n in (3, 5, 4, 6)] + [(tf.constant(60), 1, 0), (tf.constant(5), 1, 0)]
+    spec = differential(fib_positional, calls)
+    _graph_ran(spec)
+
+
+def test_a_python_int_scaling_a_float_tensor_through_the_returns():
+    _graph_ran(differential(scaled_by_depth, [(tf.constant([1.5, -2.0]), tf.constant(n), 1) for n in (2, 4, 3, 5, 1, 6)]))
+
+
+def windowed(n, a):
+    if n == 0:
+        return tf.constant(1.0) * (0 < a < 10) + ~a
+    return windowed(n - 1, a + 3) * 0.5
+
+
+def test_a_comparison_chain_and_invert_on_a_frame_int():
+    _graph_ran(differential(windowed, [(tf.constant(n), 1) for n in (1, 2, 4, 3, 5, 2)]))

@@ -161,13 +161,23 @@ def dry_value(spec):
         stand_in = Tables(schema, cols)
         stand_in.real = spec.tables
         return Pointer(tf.compat.v1.placeholder(tf.int32, ()), stand_in)
-    if spec.weak and spec.dtype == tf.float64:       # a Python float (see `frames.wrap`)
-        return WeakNumber(tf.compat.v1.placeholder(spec.dtype, spec.shape), float)
-    if spec.weak and spec.dtype == tf.bool:          # a Python bool (see `frames.wrap`)
-        return bool_number(tf.compat.v1.placeholder(spec.dtype, spec.shape))
-    if spec.weak and spec.dtype.is_integer and spec.shape == ():
-        return WeakNumber(tf.compat.v1.placeholder(spec.dtype, spec.shape), int)
-    return tf.compat.v1.placeholder(spec.dtype, spec.shape)
+    return python_number_of(tf.compat.v1.placeholder(spec.dtype, spec.shape), spec)
+
+
+def python_number_of(tensor, spec: Spec):
+    """The tensor a frame holds, as the builder sees it: a Python float (held in float64) is a
+    float WeakNumber, which yields to a tensor's dtype as the float does in eager; a Python bool
+    is a bool number (`flag is True`, `flag + 1` as Python's); a Python int is an int
+    WeakNumber.  Any other tensor is itself."""
+    if not spec.weak or isinstance(tensor, WeakNumber):
+        return tensor
+    if spec.dtype == tf.float64:
+        return WeakNumber(tensor, float)
+    if spec.dtype == tf.bool:
+        return bool_number(tensor)
+    if spec.dtype.is_integer and spec.shape == ():
+        return WeakNumber(tensor, int)
+    return tensor
 
 
 def infer_specs(ctx, cycle, entry, args):

@@ -20,8 +20,8 @@ import tensorflow as tf
 from codegen.operators.context import current
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer
-from codegen.operators.weak_numbers import WeakNumber, bool_number
-from codegen.recursion.frame_specs import MixedSpec, Spec, flatten, leaves
+from codegen.operators.weak_numbers import WeakNumber
+from codegen.recursion.frame_specs import MixedSpec, Spec, flatten, leaves, python_number_of
 
 
 class MachineState(NamedTuple):
@@ -178,9 +178,8 @@ def cast_all(value, spec) -> list:
 
 
 def wrap(value, spec):
-    """Table values as the builder sees them: tree nodes become Pointers, tuples tuples, and a
-    Python float (held in float64) a WeakNumber, which yields to a tensor's dtype as the float
-    does in eager.  A number that is Python in some frames and a tensor in others (`MixedSpec`) is
+    """Table values as the builder sees them: tree nodes become Pointers, tuples tuples, Python
+    numbers WeakNumbers (`frame_specs.python_number_of`).  A number that is Python in some frames and a tensor in others (`MixedSpec`) is
     its value: the block computes on tensors, its kinds come from `codegen.recursion.mixed`."""
     if isinstance(spec, MixedSpec):
         return wrap(value[0], spec[0])
@@ -188,13 +187,7 @@ def wrap(value, spec):
         return tuple(wrap(v, s) for v, s in zip(value, spec))
     if spec.tables is not None:
         return Pointer(value, spec.tables)
-    if spec.weak and spec.dtype == tf.float64 and not isinstance(value, WeakNumber):
-        return WeakNumber(value, float)
-    if spec.weak and spec.dtype == tf.bool and not isinstance(value, WeakNumber):
-        return bool_number(value)                  # a Python bool: `flag is True`, `flag + 1` as Python's
-    if spec.weak and spec.dtype.is_integer and spec.shape == () and not isinstance(value, WeakNumber):
-        return WeakNumber(value, int)              # a Python int: yields to a float tensor's dtype
-    return value
+    return python_number_of(value, spec)
 
 
 def is_tensors(value) -> bool:

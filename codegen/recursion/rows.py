@@ -27,6 +27,7 @@ from __future__ import annotations
 import tensorflow as tf
 from tensorflow.python.eager import execute
 from tensorflow.python.framework import func_graph
+from tensorflow.python.ops import gen_resource_variable_ops
 
 _UNARY = {"Identity", "Cast", "Tanh", "Sigmoid", "Relu", "Relu6", "Elu", "Selu", "Softplus", "Exp", "Log",
           "Log1p", "Neg", "Square", "Sqrt", "Rsqrt", "Abs", "Sign", "Floor", "Ceil", "Round", "Reciprocal",
@@ -38,6 +39,7 @@ _READS = {"ReadVariableOp", "ResourceGather"}
 _REDUCE = {"Sum", "Mean", "Max", "Min", "Prod", "All", "Any"}
 
 FREE, SCALAR, ROW = "free", "scalar", "row"
+HANDLE = "handle"           # a variable read only by gathers: its handle, read row by row
 
 
 class _Refused(Exception):
@@ -59,8 +61,12 @@ def run_rows(per_frame, vals, k):
     try:
         env = {t.ref(): _entering(v, s) for t, v, s in zip(inputs, vals, specs)}
         env.update({inner.ref(): (FREE, outer) for outer, inner in scratch.captures})
+        sparse = _gathered_reads(scratch, outs)
         for op in scratch.get_operations():
             if op.type == "Placeholder" and op.outputs[0].ref() in env:
+                continue
+            if op in sparse:
+                env[op.outputs[0].ref()] = (HANDLE, env[op.inputs[0].ref()][1])
                 continue
             for out, value in zip(op.outputs, _rewrite(op, [env[t.ref()] for t in op.inputs], k)):
                 env[out.ref()] = value
@@ -68,6 +74,30 @@ def run_rows(per_frame, vals, k):
     except (_Refused, KeyError, ValueError, TypeError):
         return None
     return stacked[:len(new_leaves)], stacked[len(new_leaves):]
+
+
+def _gathered_reads(graph, outs) -> set:
+    """The variable reads of the trace whose every use is a gather of rows on the first axis.
+
+    Inside a recursion machine a variable attribute is read whole (`tf.convert_to_tensor`), since
+    `tf.vectorized_map` cannot batch a resource op.  Run as rows, `tf.gather(E, [node.word])`
+    needs only the rows it gathers: reading an embedding whole copies all of it on every call
+    (TensorFlow copies a variable's buffer on read once sparse ops have touched it) and keeps
+    that copy alive past the weight update.  Such reads become `ResourceGather`s, as eager's
+    `tf.gather` on the variable is."""
+    uses: dict = {}
+    for op in graph.get_operations():
+        for i, t in enumerate(op.inputs):
+            if t.op.type == "ReadVariableOp" and not t.op.control_inputs:
+                uses.setdefault(t.op, []).append((op, i))
+    for op in graph.get_operations():
+        for c in op.control_inputs:
+            uses.setdefault(c, []).append((op, -1))
+    for t in outs:
+        uses.setdefault(t.op, []).append((None, -1))
+    return {read for read, used in uses.items() if read.type == "ReadVariableOp" and all(
+        i == 0 and op is not None and op.type == "GatherV2" and op.get_attr("batch_dims") == 0
+        and tf.get_static_value(op.inputs[2]) == 0 for op, i in used)}
 
 
 def _entering(value, spec):
@@ -94,6 +124,8 @@ def _rewrite(op, args, k) -> list:
         raise _Refused(f"{op.type} must run once per frame, in order")
     if any(a.HasField("func") or len(a.list.func) for a in op.node_def.attr.values()):
         raise _Refused(f"{op.type} calls a function of the one-frame trace")
+    if args and args[0][0] == HANDLE:
+        return _sparse_gather(op, args)
     if all(kind == FREE for kind, _ in args):
         return [(FREE, out) for out in _emit(op, [v for _, v in args])]
     t = op.type
@@ -167,6 +199,15 @@ def _gather(op, args) -> list:
     out = op.outputs[0].shape
     if ik == ROW or out.rank == 0:
         return [(ik if ik == ROW else SCALAR, o) for o in _emit(op, [a[1] for a in args])]
+    raise _Refused("a gather of whole rows at a scalar index")
+
+
+def _sparse_gather(op, args) -> list:
+    """A gather of a variable's rows (see `_gathered_reads`), as eager's `tf.gather` on it."""
+    (_, handle), (kind, indices) = args[0], args[1]
+    if kind == ROW or kind == FREE or op.outputs[0].shape.rank == 0:
+        out = gen_resource_variable_ops.resource_gather(handle, indices, dtype=op.outputs[0].dtype)
+        return [(SCALAR if kind == SCALAR else kind, out)]
     raise _Refused("a gather of whole rows at a scalar index")
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import janus
 from tests.harness import differential
 
 
@@ -108,3 +109,77 @@ def branchy(node):
 def test_a_function_inside_the_cell_keeps_vectorized_map():
     spec = differential(lambda trees: [branchy(t) for t in trees], CALLS)
     assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+# -- a variable the cell only gathers from is read by its rows --------------------------------------------
+def _consumers_of(spec, variable) -> set:
+    graph = spec.graphs[0].concrete.graph
+    handle = next(inner for outer, inner in graph.captures if outer is variable.handle)
+    return {c.type for c in handle.consumers()}
+
+
+class Model:
+    def __init__(self):
+        rng = np.random.default_rng(5)
+        self.E = tf.Variable(rng.normal(0, 0.5, (5, 3)).astype(np.float32))
+        self.W = tf.Variable(rng.normal(0, 0.5, (6, 3)).astype(np.float32))
+
+    def encode(self, node):
+        if node.is_leaf():
+            return tf.gather(self.E, [node.word])
+        return tf.tanh(tf.matmul(tf.concat([self.encode(node.left), self.encode(node.right)], 1), self.W))
+
+    def mixed(self, node):
+        """The leaf gathers rows of E and also reads all of E (its mean): E is read whole."""
+        if node.is_leaf():
+            return tf.gather(self.E, [node.word]) + tf.reduce_mean(self.E)
+        return tf.tanh(tf.matmul(tf.concat([self.mixed(node.left), self.mixed(node.right)], 1), self.W))
+
+
+@pytest.mark.parametrize("where", ["global", "attribute"])
+def test_an_embedding_the_cells_only_gather_from_is_read_row_by_row(where):
+    """As eager's `tf.gather` on a variable, the graph gathers E's rows (`ResourceGather`) and
+    never copies all of E; values and gradients (IndexedSlices included) equal eager's."""
+    model = Model()
+    fn, variable = (encoder("rows"), E) if where == "global" else (lambda trees: _step(model, trees), model.E)
+    spec = differential(fn, CALLS)
+    assert spec.stats()["graph_runs"] >= 2, spec.report()
+    assert _consumers_of(spec, variable) == {"ResourceGather"}, _consumers_of(spec, variable)
+
+
+def test_an_embedding_also_read_whole_is_read_whole():
+    model = Model()
+
+    def step(trees):
+        with tf.GradientTape() as tape:
+            loss = tf.add_n([tf.reduce_sum(model.mixed(t)) for t in trees])
+        return loss, tape.gradient(loss, [model.E, model.W])
+    spec = differential(step, CALLS)
+    assert spec.stats()["graph_runs"] >= 2, spec.report()
+    assert "ReadVariableOp" in _consumers_of(spec, model.E)
+
+
+def _step(model, trees):
+    with tf.GradientTape() as tape:
+        loss = tf.add_n([tf.reduce_sum(model.encode(t) ** 2) for t in trees])
+    return loss, tape.gradient(loss, [model.E, model.W])
+
+
+def train(model, trees):
+    """A training step that gathers E's rows in the recursion and then updates E in place."""
+    loss, grads = _step(model, trees)
+    for w, g in zip([model.E, model.W], grads):
+        w.assign_sub(0.1 * tf.convert_to_tensor(g))
+    return loss
+
+
+def test_training_that_updates_a_gathered_embedding_equals_eager():
+    """Each step reads the rows E holds before its own update, as eager's step does."""
+    eager, sped = Model(), Model()
+    spec = janus.speculate(train)
+    for (trees,) in CALLS * 2:
+        np.testing.assert_allclose(train(eager, trees).numpy(), spec(sped, trees).numpy(), rtol=1e-5)
+        for a, b in ((eager.E, sped.E), (eager.W, sped.W)):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+    assert spec.stats()["graph_runs"] >= 5, spec.report()
+    assert _consumers_of(spec, sped.E) <= {"ResourceGather", "AssignSubVariableOp"}, _consumers_of(spec, sped.E)

@@ -7,6 +7,7 @@ with other numbers, so what leaves the graph is what eager computes.
 from __future__ import annotations
 
 import operator as _op
+import sys
 
 import numpy as np
 import tensorflow as tf
@@ -174,6 +175,11 @@ class WeakNumber:
         return bool(self.tensor)
 
     def _text(self, *_):
+        if _in_constant():
+            current().fail("python-number", "a Python number computed inside the graph is used where TensorFlow "
+                           "needs a constant while the graph is built: an index or slice bound of a tensor "
+                           "(`x[i]`), or an item of a list TensorFlow converts (`tf.constant([n])`)",
+                           "the function runs in Python")
         current().fail("python-number", "the text of a Python number computed inside the graph (`str`, "
                        "`repr`, an f-string) is needed while the graph is built", "the function runs in Python")
 
@@ -188,6 +194,19 @@ class WeakNumber:
     @property
     def shape(self):
         return self.tensor.shape
+
+
+def _in_constant() -> bool:
+    """Whether TensorFlow is making a constant of the number: it asks for the number's text only
+    to report a value it cannot hold (a tensor's index, a list with a number in it)."""
+    frame = sys._getframe(2)
+    for _ in range(12):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "make_tensor_proto":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _varying(out, result, a, b) -> WeakNumber:

@@ -55,3 +55,32 @@ def windowed(n, a):
 
 def test_a_comparison_chain_and_invert_on_a_frame_int():
     _graph_ran(differential(windowed, [(tf.constant(n), 1) for n in (1, 2, 4, 3, 5, 2)]))
+
+
+def indexed_by_depth(x, i):
+    if i == 0:
+        return x[0]
+    return x[i] * 0.5 + indexed_by_depth(x, i - 1)
+
+
+def labelled_by_depth(x, i):
+    if i == 0:
+        return x
+    return tf.identity(labelled_by_depth(x, i - 1), name=f"level{i}")
+
+
+def _reasons(spec) -> str:
+    return " ".join(r["explanation"] for r in spec.report(format="json")["fallbacks"])
+
+
+def test_a_frame_int_indexing_a_tensor_runs_in_python_and_says_so():
+    """`x[i]` needs `i` as a constant while the graph is built: the call runs in Python, with
+    eager's values, and the reason names the index (not the number's text)."""
+    x = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0])
+    spec = differential(indexed_by_depth, [(x, k) for k in (3, 4, 2, 4, 3, 1)])
+    assert "index or slice bound of a tensor" in _reasons(spec), spec.report()
+
+
+def test_the_text_of_a_frame_int_runs_in_python_and_says_so():
+    spec = differential(labelled_by_depth, [(tf.constant(1.0), k) for k in (3, 4, 2, 4, 3, 1)])
+    assert "the text of a Python number" in _reasons(spec), spec.report()

@@ -179,8 +179,9 @@ def cast_all(value, spec) -> list:
 
 def wrap(value, spec):
     """Table values as the builder sees them: tree nodes become Pointers, tuples tuples, Python
-    numbers WeakNumbers (`frame_specs.python_number_of`).  A number that is Python in some frames and a tensor in others (`MixedSpec`) is
-    its value: the block computes on tensors, its kinds come from `codegen.recursion.mixed`."""
+    numbers WeakNumbers (`frame_specs.python_number_of`).  A number that is Python in some frames
+    and a tensor in others (`MixedSpec`) is its value: the block computes on tensors, its kinds
+    come from `codegen.recursion.mixed`."""
     if isinstance(spec, MixedSpec):
         return wrap(value[0], spec[0])
     if isinstance(spec, tuple):

@@ -113,6 +113,9 @@ class Machine:
                                fallback="recursion-kind")
 
 
+_SCALARS = (bool, int, float, str)
+
+
 def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
     """Type the frame variables (shared tensors become static) and lay out their tables.  `kind`:
     "P" / "T" when every profiled call returned a Python number / a tensor, else None."""
@@ -121,10 +124,15 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
         raise unsupported("recursion", cf.filename, cf.node,
                           f"a Python int {entry.__qualname__} computes left the machine's int tables (Python's "
                           "ints have no bound) on several calls")
-    specs, returns, stateful, mixed = infer_specs(ctx, cycle, entry, calls[0])
-    # Tensors every call passes along unchanged are the entry's value in every frame: no table.
+    # Tensors and Python scalars every call passes along unchanged are the entry's value in every
+    # frame: no table.  A flag so passed (`encode(node, training)`) stays the Python value it is
+    # in the dry traces too, so `if training:` and `a if training else b` take eager's side.
     shared = {cycle.invariant[(entry, p)]: a for i, (p, a) in enumerate(zip(cycle.functions[entry].params, calls[0]))
-              if (entry, p) in cycle.invariant and is_tensors(a) and all(c[i] is a for c in calls)}
+              if (entry, p) in cycle.invariant and (is_tensors(a) or type(a) in _SCALARS)
+              and all(c[i] is a for c in calls)}
+    statics = {key: shared[cls] for key, cls in cycle.invariant.items()
+               if cls in shared and type(shared[cls]) in _SCALARS}
+    specs, returns, stateful, mixed = infer_specs(ctx, cycle, entry, calls[0], statics)
     shared = {cls: tf.nest.map_structure(Widened.of, value) for cls, value in shared.items()}
     for key, cls in cycle.invariant.items():
         if cls in shared:

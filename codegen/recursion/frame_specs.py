@@ -180,16 +180,20 @@ def python_number_of(tensor, spec: Spec):
     return tensor
 
 
-def infer_specs(ctx, cycle, entry, args):
+def infer_specs(ctx, cycle, entry, args, statics=None):
     """Dry-trace blocks in a scratch graph until every variable and return has a type.  Returns
     the types, the return types, the blocks with stateful ops, and the parameters that hold a
-    Python number in some frames and a tensor in others."""
+    Python number in some frames and a tensor in others.  `statics`: {(function, parameter):
+    value} for Python values every call passes along unchanged, the same in every frame."""
     specs: dict = {}
     returns: dict = {}
     stateful: set = set()           # blocks with stateful ops other than variable reads
     entry_cf = cycle.functions[entry]
     for p, a in zip(entry_cf.params, args):
         specs[(entry, p)] = spec_of(a) or Spec(tf.int32, (), static=a, is_static=True)
+    statics = statics or {}
+    for key, value in statics.items():
+        specs[key] = Spec(tf.int32, (), static=value, is_static=True)
 
     mixed: dict = {}                # parameters a Python number in some frames and a tensor in others:
                                     # the dtypes they held
@@ -239,6 +243,8 @@ def infer_specs(ctx, cycle, entry, args):
                         for call, call_args in zip(block.term.calls, term):
                             callee = cycle.names[f][call.callee]
                             for p, a, expr in zip(cycle.functions[callee].params, call_args, call.args):
+                                if (callee, p) in statics:
+                                    continue            # (the caller's own parameter, passed on)
                                 spec = spec_of(a)
                                 if spec is None:
                                     caller_spec = specs.get((f, expr.id)) if isinstance(expr, ast.Name) else None

@@ -1,0 +1,104 @@
+"""A Python flag or number every recursive call passes along unchanged (`encode(node,
+training)`) is the entry's value in every frame, so the blocks see the Python value itself, as
+eager's calls do: `if training:` and `a if training else b` take eager's side while the graph is
+built, and the tree still runs level by level.  Where the calls one machine joins pass different
+values, or a call passes another value down, the frames hold it as before; values equal eager's
+either way."""
+import numpy as np
+import tensorflow as tf
+
+import janus
+from tests.harness import differential
+
+
+class Node:
+    def __init__(self, left=None, right=None, word=0):
+        self.left, self.right, self.word = left, right, word
+
+
+def tree(depth, start=0):
+    if depth == 0:
+        return Node(word=start % 5)
+    return Node(tree(depth - 1, 2 * start), tree(depth - 1, 2 * start + 1))
+
+
+E = tf.Variable(np.arange(15, dtype=np.float32).reshape(5, 3) * 0.1)
+
+
+def encode(node, training, repeat=2):
+    """`training` picks a tensor or a Python float (eager's type follows the flag); `repeat` is a
+    Python int loop bound."""
+    if node.left is None:
+        return tf.gather(E, [node.word]) + (tf.reduce_mean(E) if training else 0.0)
+    h = encode(node.left, training, repeat) + encode(node.right, training, repeat)
+    for _ in range(repeat):
+        h = tf.tanh(h)
+    if training:
+        h = h * 0.5
+    return h
+
+
+def encode_all(trees, training):
+    return [encode(t, training) for t in trees]
+
+
+def two_sites(trees):
+    return [encode(trees[0], True), encode(trees[1], False)]
+
+
+def joined(trees):
+    """One machine for the comprehension's calls, whose flags differ: the frames hold them."""
+    return [encode(t, flag) for t, flag in zip(trees, [True, False])]
+
+
+def flip(node, flag):
+    """The flag changes from call to call: the frames hold it."""
+    if node.left is None:
+        return tf.gather(E, [node.word]) * (2.0 if flag else 1.0)
+    return flip(node.left, not flag) + flip(node.right, flag)
+
+
+def _forests(depths):
+    return [([tree(d), tree(max(d - 1, 0))],) for d in depths]
+
+
+CALLS = [(trees, flag) for (trees,), flag in zip(_forests([2, 3, 1, 2, 3, 2]), [True, True, True, False, False, True])]
+
+
+def _strategy(spec) -> str:
+    return next(line for line in spec.report().splitlines() if "runs as" in line)
+
+
+def test_a_flag_passed_down_unchanged_is_the_python_value():
+    spec = differential(encode_all, CALLS)
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
+    assert spec.stats()["fallbacks"] == 0, spec.report()
+    assert "runs as levels" in _strategy(spec), spec.report()
+
+
+def test_two_call_sites_with_different_flags_each_see_their_own():
+    spec = differential(two_sites, _forests([2, 3, 1, 2, 3]))
+    assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def test_joined_calls_with_different_flags_equal_eager():
+    """Their frames hold the flags: the conditional expression between a tensor and a float then
+    runs in Python, with eager's values."""
+    differential(joined, _forests([2, 3, 1, 2, 3]))
+
+
+def test_a_flag_that_changes_from_call_to_call_is_held_in_the_frames():
+    spec = differential(lambda trees: [flip(t, True) for t in trees], _forests([2, 3, 1, 2, 3]))
+    assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def test_a_graph_built_for_one_flag_is_not_run_for_the_other():
+    """The flag is fixed in the graph: a call with the other value builds (or finds) its own."""
+    spec = janus.speculate(encode_all)
+    trees = [tree(2), tree(1)]
+    for flag in (True, True, True, True, False, True, False):
+        want, got = encode_all(trees, flag), spec(trees, flag)
+        for a, b in zip(want, got):
+            assert type(a) is type(b)
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+    assert spec.stats()["graph_runs"] >= 3, spec.report()

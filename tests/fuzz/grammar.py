@@ -22,7 +22,8 @@ calls a node may become one whose attributes Python reads through code (a proper
 `__dict__` entry, a `__getattribute__`, a dict subclass as `__dict__`), hold a tensor among Python
 numbers, or an attribute named as the tables' own columns; recursions test a node's truth and
 `==` and `in` between children (which a mutation makes the same node), and name or leave out an
-argument.
+argument, or pass a flag along unchanged; a recursive method gathers rows of a variable attribute
+(also reading it whole, or updating it in place after its gradient).
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -71,6 +72,13 @@ class Box:
         self.layers = [Layer(), Layer()]
         self.v = tf.Variable(0.0)
         self.tree = Node(1, Node(2.5), Node(3, Node(4)))
+        self.emb = tf.Variable(np.arange(8.0, dtype=np.float32).reshape(4, 2) * 0.25)
+
+    def remb(self, node, whole=False):
+        """Rows of a variable attribute gathered in a recursion (whole: the variable read whole too)."""
+        if node.left is None:
+            return tf.gather(self.emb, [3]) + (tf.reduce_mean(self.emb) if whole else 0.0)
+        return tf.tanh(self.remb(node.left, whole) * 0.5 + tf.gather(self.emb, [1]))
 
 
 class Node:
@@ -320,6 +328,15 @@ def tcount(node, flag=True):
     return tcount(node.left, True) - (node.left is not None) + (type(not node.right) is bool)
 
 
+def tflag(node, training, scale=2):
+    if node.left is None:
+        return node.tv * (2.0 if training else 1.0) + (tf.reduce_sum(node.tv) if training else 0.5)
+    h = tflag(node.left, training, scale) * scale
+    if training:
+        h = h + 1.0
+    return h
+
+
 def tchain(node, a=1):
     if node.left is None:
         return node.tv * (0 < node.w < 3) + ~a
@@ -477,6 +494,10 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  "LOG.append(tape.gradient(g, t) is None)"),
         # Recursion over a tree whose number attributes are ints on some nodes and floats on
         # others (the result's type depends on the nodes), and over a tensor attribute.
+        # A variable attribute the recursion gathers rows of, updated in place after its gradient.
+        lambda: f"t = t + tf.cast(tf.reduce_sum(box.remb(tree{draw(st.sampled_from(['', ', True']))})), t.dtype)",
+        lambda: ("with tf.GradientTape() as tape:\n    r = tf.reduce_sum(box.remb(tree))\n"
+                 "box.emb.assign_sub(0.125 * tf.convert_to_tensor(tape.gradient(r, box.emb)))\nt = t + tf.cast(r, t.dtype)"),
         lambda: "s = s + tsum(tree)",
         lambda: 'print("leaf", leafw(tree))',
         lambda: "t = t * tpick(tree)",
@@ -508,6 +529,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: f"t = t + {draw(st.sampled_from(['tnis(tree)', 'tcount(tree)', 'tcount(tree, False)']))}",
         # Comparison chains and `~` on node numbers and on a Python int the frames carry.
         lambda: "t = t + tchain(tree)",
+        # A flag and a number every call passes along unchanged: Python values in every frame.
+        lambda: f"t = t + tflag(tree, {draw(st.sampled_from(['True', 'False', 'n > 3', 'k % 2 == 0']))})",
         lambda: f"t = t + tdef(tree{draw(st.sampled_from(['', ', 2.0', ', scale=0.5']))})",
         lambda: "t = t + tf.add_n([tdef(q) for q in [tree, tree]])",
         lambda: "t = t + tf.cast(tfl(tree), t.dtype)",

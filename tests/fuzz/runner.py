@@ -83,7 +83,7 @@ def _same_text(a: str, b: str) -> bool:
 
 
 def _state(module, box):
-    return {"box.n": box.n, "box.t": box.t, "box.v": box.v.read_value(), "box.items": list(box.items),
+    return {"box.n": box.n, "box.t": box.t, "box.v": box.v.read_value(), "box.emb": box.emb.read_value(), "box.items": list(box.items),
             "LOG": list(module.LOG), "LIMIT": list(module.LIMIT), "CAP": module.Node.CAP,
             "TABLE": dict(module.TABLE), "COUNT": module.COUNT,
             "ENV": (module.ENV.steps, module.ENV.state.tolist()), "RNG": module.RNG.getstate(),

@@ -180,21 +180,25 @@ def python_number_of(tensor, spec: Spec):
     return tensor
 
 
+def _given_specs(cycle, entry, args, statics) -> dict:
+    """The types known before any block is traced: the entry's parameters, from the root call's
+    arguments, and the values every call passes along unchanged (static)."""
+    specs = {(entry, p): spec_of(a) or Spec(tf.int32, (), static=a, is_static=True)
+             for p, a in zip(cycle.functions[entry].params, args)}
+    for key, value in statics.items():
+        specs[key] = Spec(tf.int32, (), static=value, is_static=True)
+    return specs
+
+
 def infer_specs(ctx, cycle, entry, args, statics=None):
     """Dry-trace blocks in a scratch graph until every variable and return has a type.  Returns
     the types, the return types, the blocks with stateful ops, and the parameters that hold a
     Python number in some frames and a tensor in others.  `statics`: {(function, parameter):
     value} for Python values every call passes along unchanged, the same in every frame."""
-    specs: dict = {}
+    statics = statics or {}
+    specs = _given_specs(cycle, entry, args, statics)
     returns: dict = {}
     stateful: set = set()           # blocks with stateful ops other than variable reads
-    entry_cf = cycle.functions[entry]
-    for p, a in zip(entry_cf.params, args):
-        specs[(entry, p)] = spec_of(a) or Spec(tf.int32, (), static=a, is_static=True)
-    statics = statics or {}
-    for key, value in statics.items():
-        specs[key] = Spec(tf.int32, (), static=value, is_static=True)
-
     mixed: dict = {}                # parameters a Python number in some frames and a tensor in others:
                                     # the dtypes they held
 

@@ -117,8 +117,9 @@ _SCALARS = (bool, int, float, str)
 
 
 def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
-    """Type the frame variables (shared tensors become static) and lay out their tables.  `kind`:
-    "P" / "T" when every profiled call returned a Python number / a tensor, else None."""
+    """Type the frame variables (shared tensors and Python scalars become static) and lay out their
+    tables.  `kind`: "P" / "T" when every profiled call returned a Python number / a tensor, else
+    None."""
     cf = cycle.functions[entry]
     if exact_ints.range_key(cf, entry) in ctx.relaxed:
         raise unsupported("recursion", cf.filename, cf.node,

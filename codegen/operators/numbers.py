@@ -127,6 +127,16 @@ def _require(ok, what: str, computed: bool = False):
     emit_guard(ok, ctx.assume(Kind.EXACT, key, what, True, where))
 
 
+def narrowed(number: PyNumber, dtype) -> PyNumber:
+    """`number`, about to be held in the int `dtype` (a recursion's frame tables hold Python ints
+    in 32 bits), guarded to fit it: an int computed in int64 (`k * 2 ** 20`) would wrap there."""
+    wide = number.tensor
+    if number.ptype is int and dtype.is_integer and dtype.size < wide.dtype.size:
+        ok = tf.logical_and(wide >= tf.cast(dtype.min, wide.dtype), wide <= tf.cast(dtype.max, wide.dtype))
+        _require(ok, f"a Python int a recursion holds in {dtype.name} fits it", number.computed)
+    return number
+
+
 def _arith(name, op, a, b):
     pa, pb = _ptype(a), _ptype(b)
     computed = is_computed(a, b)

@@ -154,7 +154,7 @@ def dry_value(spec):
     if isinstance(spec, tuple):
         return tuple(dry_value(s) for s in spec)
     if spec.is_static:
-        return spec.static
+        return static_view(spec.static)
     if spec.tables is not None:
         schema = spec.tables.schema
         cols = [tf.compat.v1.placeholder(tf.as_dtype(c.dtype), (None,) + c.shape) for c in schema.columns]
@@ -162,6 +162,19 @@ def dry_value(spec):
         stand_in.real = spec.tables
         return Pointer(tf.compat.v1.placeholder(tf.int32, ()), stand_in)
     return python_number_of(tf.compat.v1.placeholder(spec.dtype, spec.shape), spec)
+
+
+def static_view(value):
+    """What the blocks see of a value every frame shares: a Python number the graph is fed is the
+    number a frame would hold, a WeakNumber, whose arithmetic the machine checks as it checks the
+    frames' (a fed number's own checks cannot run inside the machine's loop); an int is held in
+    int32, as the frames' Python ints are (`build_machine` guards that it fits); any other value is
+    itself."""
+    if not isinstance(value, PyNumber):
+        return value
+    if value.ptype is int:
+        return WeakNumber(tf.cast(value.tensor, tf.int32), int)
+    return python_number_of(value.tensor, Spec(value.tensor.dtype, (), weak=True))
 
 
 def python_number_of(tensor, spec: Spec):

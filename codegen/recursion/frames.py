@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from codegen.operators.context import current
-from codegen.operators.numbers import PyNumber
+from codegen.operators.numbers import PyNumber, narrowed
 from codegen.operators.trees import Pointer
 from codegen.operators.weak_numbers import WeakNumber
 from codegen.recursion.frame_specs import MixedSpec, Spec, flatten, leaves, python_number_of
@@ -153,6 +153,8 @@ def cast(value, spec: Spec):
     if isinstance(value, Pointer):
         value = value.index
     weak = isinstance(value, (WeakNumber, PyNumber)) or type(value) in (bool, int, float)
+    if isinstance(value, PyNumber):
+        narrowed(value, spec.dtype)
     if isinstance(value, WeakNumber):
         value = value.tensor if value.condition is None or spec.dtype != tf.bool else value.condition
     if type(value) is float and spec.dtype.is_floating:

@@ -102,3 +102,57 @@ def test_a_graph_built_for_one_flag_is_not_run_for_the_other():
             assert type(a) is type(b)
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
     assert spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+def shifted(node, k, scale):
+    """`k` and `scale` vary between calls, so the graph is fed them (relaxed Python numbers);
+    every call passes them along unchanged."""
+    if node.left is None:
+        v = tf.gather(E, [node.word])
+        return v * scale + k
+    h = shifted(node.left, k, scale) + shifted(node.right, k, scale)
+    if k > 2:
+        h = tf.tanh(h)
+    return h * scale
+
+
+def decayed(node, k, scale):
+    """The same numbers, but every call passes a new `scale` down: the frames hold it."""
+    if node.left is None:
+        return tf.gather(E, [node.word]) * scale + k
+    return decayed(node.left, k, scale * 0.5) + decayed(node.right, k, scale)
+
+
+_NUMBERS = [(1, 0.5), (1, 0.5), (3, 0.25), (4, 2.0), (1, 0.75), (5, 0.5), (2, 1.5), (3, 0.25)]
+NUMBER_CALLS = [(trees, k, scale) for (trees,), (k, scale) in zip(_forests([2, 3, 1, 2, 3, 2, 1, 3]), _NUMBERS)]
+
+
+def test_python_numbers_fed_to_the_graph_and_passed_down_unchanged_are_shared():
+    """A fed int and float, the same object in every frame: the tree runs level by level and no
+    call falls back, though they change from call to call."""
+    spec = differential(lambda trees, k, scale: [shifted(t, k, scale) for t in trees], NUMBER_CALLS)
+    assert spec.stats()["graph_runs"] >= 4, spec.report()
+    assert spec.stats()["fallbacks"] == 0 and "IMPERATIVE" not in spec.report(), spec.report()
+    assert "runs as levels" in _strategy(spec), spec.report()
+
+
+def test_a_fed_number_a_call_changes_is_held_in_the_frames():
+    differential(lambda trees, k, scale: [decayed(t, k, scale) for t in trees], NUMBER_CALLS)
+
+
+def ack(m, n, bonus):
+    """`n` is a tensor in the root call and the literal 1 below: a Python int in some frames."""
+    if m == 0:
+        return n + bonus
+    if n == 0:
+        return ack(m - 1, 1, bonus)
+    return ack(m - 1, ack(m, n - 1, bonus), bonus)
+
+
+def test_a_fed_int_passed_down_meets_the_frames_python_ints():
+    calls = [(tf.constant(m), tf.constant(n), bonus) for m, n, bonus in
+             [(2, 3, 1), (2, 2, 2), (1, 4, 3), (2, 3, 0), (2, 1, 5), (1, 1, 1), (2, 2, 9)]]
+    spec = differential(ack, calls)
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
+    assert spec.stats()["fallbacks"] == 0 and "IMPERATIVE" not in spec.report(), spec.report()
+

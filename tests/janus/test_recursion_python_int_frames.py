@@ -84,3 +84,38 @@ def test_a_frame_int_indexing_a_tensor_runs_in_python_and_says_so():
 def test_the_text_of_a_frame_int_runs_in_python_and_says_so():
     spec = differential(labelled_by_depth, [(tf.constant(1.0), k) for k in (3, 4, 2, 4, 3, 1)])
     assert "the text of a Python number" in _reasons(spec), spec.report()
+
+
+def threshold(x, n, k):
+    if n == 0:
+        return x * 2.0 if k > 5 else x
+    return threshold(x, n - 1, k) + 1.0
+
+
+def countdown(x, n, k):
+    if n == 0:
+        return x * 2.0 if k > 5 else x
+    return countdown(x, n - 1, k - 1) + 1.0
+
+
+def shifted_threshold(x, n, k):
+    """`k * 2 ** 20 + 1` is an int the graph computes in int64 (2 ** 32 + 1 for k = 4096)."""
+    return threshold(x, n, k * 2 ** 20 + 1)
+
+
+def shifted_countdown(x, n, k):
+    return countdown(x, n, k * 2 ** 20 + 1)
+
+
+_BIG = [(3, 0), (4, 1), (2, 0), (5, 7), (3, 6), (2, 7), (4, 0), (3, 4096), (3, 8193), (2, 9)]
+
+
+def test_a_computed_int_past_32_bits_passed_down_unchanged_does_not_wrap():
+    """The frames see it in int32: 2 ** 32 + 1 would be 1 there, and `k > 5` would flip."""
+    x = tf.constant([1.5, 2.0])
+    _graph_ran(differential(shifted_threshold, [(x, n, k) for n, k in _BIG]))
+
+
+def test_a_computed_int_past_32_bits_in_the_frame_tables_does_not_wrap():
+    x = tf.constant([1.5, 2.0])
+    _graph_ran(differential(shifted_countdown, [(x, n, k) for n, k in _BIG]))

@@ -255,6 +255,8 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
                             raise unsupported("recursion", cf.filename, block.term.value or cf.node,
                                               "a recursive function returns a Python object",
                                               "return tensors, numbers or tuples of them")
+                        _same_structure(returns.get(f), spec, cf, block.term.value,
+                                        f"{f.__qualname__} returns {{new}} here and {{old}} on another path")
                         progress |= update(returns, f, spec)
                     elif isinstance(block.term, CallGroup):
                         for call, call_args in zip(block.term.calls, term):
@@ -271,6 +273,8 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
                                                           "the caller's own parameter",
                                                           "pass tensors, numbers, tree nodes, or the same object")
                                     spec = caller_spec
+                                _same_structure(specs.get((callee, p)), spec, cf, expr,
+                                                f"a recursive call passes {{new}} as `{p}` here and {{old}} elsewhere")
                                 progress |= update(specs, (callee, p), spec, param=True)
                             if callee in returns:
                                 progress |= update(specs, (f, call.target), returns[callee])
@@ -283,6 +287,27 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
         for v in cf.vars:
             specs.setdefault((f, v), Spec(tf.int32, (), True))    # never read before assigned
     return specs, returns, stateful, mixed
+
+
+def _same_structure(old, new, cf, node, what: str):
+    """Refuse a value whose structure differs from the one typed before (a tuple on one path and a
+    tensor on another, or tuples of other lengths): the frames have one layout of table leaves."""
+    if old is not None and _shape_of(old) != _shape_of(new):
+        raise unsupported("recursion", cf.filename, node or cf.node,
+                          what.format(new=_describe(new), old=_describe(old)),
+                          "return (and pass) values of one structure on every path: the same tuple, "
+                          "or the same single tensor or number")
+
+
+def _shape_of(spec):
+    return tuple(_shape_of(s) for s in spec) if isinstance(spec, tuple) else None
+
+
+def _describe(spec) -> str:
+    if not isinstance(spec, tuple):
+        return "a tensor or number"
+    return f"a tuple of {len(spec)}" + (f" ({', '.join(_describe(s) for s in spec)})"
+                                         if any(isinstance(s, tuple) for s in spec) else "")
 
 
 def _kinds_differ(old, new) -> set:

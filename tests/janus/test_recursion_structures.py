@@ -1,0 +1,86 @@
+"""A recursion's frames hold one layout of values: a function that returns a tuple on one path
+and a single tensor (or a tuple of another length) on another, or a call that passes such
+different values, runs in Python, with eager's results, and the report says which return or call
+and why, at the user's line - not TensorFlow's error from the machine's tables."""
+import numpy as np
+import tensorflow as tf
+
+import janus
+from tests.harness import differential
+
+
+class Node:
+    def __init__(self, left=None, right=None, word=0):
+        self.left, self.right, self.word = left, right, word
+
+
+def tree(depth, start=0):
+    if depth == 0:
+        return Node(word=start % 5)
+    return Node(tree(depth - 1, 2 * start), tree(depth - 1, 2 * start + 1))
+
+
+E = tf.Variable(np.arange(15, dtype=np.float32).reshape(5, 3) * 0.1)
+
+
+def nested(node):
+    """Nested pairs as deep as the tree: no one layout fits every depth."""
+    if node.left is None:
+        return tf.gather(E, [node.word])
+    return nested(node.left), nested(node.right)
+
+
+def leaf_pair(node):
+    if node.left is None:
+        return tf.gather(E, [node.word]), 1.0
+    h, _ = leaf_pair(node.left)
+    return h + leaf_pair(node.right)[0]
+
+
+def with_count(node):
+    """The same pair on every path: the machine holds it."""
+    if node.left is None:
+        return tf.gather(E, [node.word]), 1
+    hl, cl = with_count(node.left)
+    hr, cr = with_count(node.right)
+    return tf.tanh(hl + hr), cl + cr
+
+
+def carry(node, acc):
+    if node.left is None:
+        return tf.gather(E, [node.word]) + acc[0]
+    return carry(node.left, (acc[0] * 0.5,)) + carry(node.right, acc[0])
+
+
+CALLS = [(tree(d),) for d in (2, 3, 1, 2, 3, 2)]
+
+
+def _reason(spec) -> str:
+    return next(line for line in spec.report().splitlines() if "RUNS IMPERATIVELY" in line)
+
+
+def test_a_tuple_from_some_calls_and_a_tensor_from_others_runs_in_python_and_says_so():
+    spec = differential(nested, CALLS)
+    reason = _reason(spec)
+    assert "nested returns a tuple of 2 here and a tensor or number on another path" in reason, reason
+    assert "test_recursion_structures.py:30" in reason, reason
+    assert spec.stats()["imperative"] and spec.stats()["fallbacks"] == 1, spec.report()     # one try
+
+
+def test_a_pair_from_the_leaves_and_a_tensor_from_the_inner_nodes():
+    spec = differential(leaf_pair, CALLS)
+    reason = _reason(spec)
+    assert "leaf_pair returns a tensor or number here and a tuple of 2 on another path" in reason, reason
+    assert "test_recursion_structures.py:37" in reason, reason
+
+
+def test_a_call_passing_a_tuple_here_and_a_tensor_there():
+    spec = differential(carry, [(t, (tf.constant(1.0),)) for (t,) in CALLS])
+    reason = _reason(spec)
+    assert "passes a tensor or number as `acc` here and a tuple of 1 elsewhere" in reason or \
+        "passes a tuple of 1 as `acc` here and a tensor or number elsewhere" in reason, reason
+
+
+def test_the_same_pair_on_every_path_runs_in_the_graph():
+    spec = differential(with_count, CALLS)
+    assert spec.stats()["graph_runs"] >= 3 and "IMPERATIVE" not in spec.report(), spec.report()

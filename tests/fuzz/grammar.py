@@ -22,8 +22,9 @@ calls a node may become one whose attributes Python reads through code (a proper
 `__dict__` entry, a `__getattribute__`, a dict subclass as `__dict__`), hold a tensor among Python
 numbers, or an attribute named as the tables' own columns; recursions test a node's truth and
 `==` and `in` between children (which a mutation makes the same node), and name or leave out an
-argument, or pass a flag along unchanged; a recursive method gathers rows of a variable attribute
-(also reading it whole, or updating it in place after its gradient).
+argument, or pass a flag or fed numbers along unchanged (or an int computed past 32 bits, changed
+or not), or return a pair from a leaf and a tensor elsewhere; a recursive method gathers rows of a
+variable attribute (also reading it whole, or updating it in place after its gradient).
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -349,6 +350,27 @@ def tfl(node):
     return tfl(node.left) + float(node.w) + bool(node.w)
 
 
+def tshift(node, k, scale):
+    if node.left is None:
+        return node.tv * scale + k
+    h = tshift(node.left, k, scale) + 1.0
+    if k > 2:
+        h = tf.tanh(h)
+    return h * scale
+
+
+def tdown(node, k):
+    if node.left is None:
+        return node.tv * 2.0 if k > 5 else node.tv
+    return tdown(node.left, k - 1) + 1.0
+
+
+def tlp(node):
+    if node.left is None:
+        return node.tv, 1.0
+    return tlp(node.left)[0] + 1.0
+
+
 def tdef(node, scale=1.0):
     if node.left is None:
         return node.tv * scale
@@ -532,6 +554,12 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         # A flag and a number every call passes along unchanged: Python values in every frame.
         lambda: f"t = t + tflag(tree, {draw(st.sampled_from(['True', 'False', 'n > 3', 'k % 2 == 0']))})",
         lambda: f"t = t + tdef(tree{draw(st.sampled_from(['', ', 2.0', ', scale=0.5']))})",
+        # Numbers the graph is fed (or computes past 32 bits) passed along unchanged or changed.
+        lambda: (f"t = t + tf.cast(tshift(tree, {draw(st.sampled_from(['k', 'abs(k) % 4', 'k * 2 ** 20 + 1']))}, "
+                 f"{draw(st.sampled_from(['s', '0.5', 'n']))}), t.dtype)"),
+        lambda: f"t = t + tf.cast(tdown(tree, {draw(st.sampled_from(['k', 'k * 2 ** 20 + 1', 'abs(k) * 2 ** 29']))}), t.dtype)",
+        # A recursion returning a pair from a leaf and a tensor from other nodes.
+        lambda: "rp = tlp(tree)\nt = t + tf.cast(rp[0] if isinstance(rp, tuple) else rp, t.dtype)",
         lambda: "t = t + tf.add_n([tdef(q) for q in [tree, tree]])",
         lambda: "t = t + tf.cast(tfl(tree), t.dtype)",
         # A node's number given to TensorFlow on its own (eager's dtype: float32 for a float), and

@@ -7,8 +7,10 @@ call), all calls become root frames of one machine, which advances every tree
 level by level together; `jn.joined` then hands out their results in order.
 Otherwise it returns None and `jn.joined` simply makes the call.
 
-The same holds for a list comprehension `[model.encode(t) for t in trees]`
-whose iterable is a name or attribute.  Only calls that cannot depend on what
+A loop over `enumerate(trees)` or `zip(trees, labels)` (over names or attributes, into as
+many names) joins too: `jn.listed` makes the list of its pairs where the iterables are Python
+lists or tuples, and `jn.join` hands each pair's names to the call.  The same holds for a list
+comprehension `[model.encode(t) for t in trees]` whose iterable is a name or attribute.  Only calls that cannot depend on what
 the loop body did before them qualify: the call is evaluated unconditionally
 in a body statement (or the comprehension's element), its
 callee and arguments read only the loop variable and names the body never
@@ -99,7 +101,7 @@ class JoinCalls(Lowering):
         before, after = [], []
         for comp in comps:
             gen = comp.generators[0]
-            calls = [c for c in _unconditional(comp.elt, ast.Call) if self._joinable(c, gen.target.id, {gen.target.id})]
+            calls = [c for c in _unconditional(comp.elt, ast.Call) if self._joinable(c, [gen.target.id], {gen.target.id})]
             if not calls:
                 continue
             it = self.namer.new("join_items")
@@ -107,7 +109,7 @@ class JoinCalls(Lowering):
             gen.iter = ast.copy_location(ast.Name(id=it, ctx=ast.Load()), gen.iter)
             batchable = len(calls) == 1 and self._pure_element(comp.elt, calls[0], gen.target.id)
             for call in calls:
-                b, a, joined = self._join(stmt, call, gen.target.id, it)
+                b, a, joined = self._join(stmt, call, [gen.target.id], it)
                 before += b
                 after += a
             if batchable:
@@ -170,45 +172,51 @@ class JoinCalls(Lowering):
                 and _rooted_name(gen.iter) and not any(isinstance(n, ast.Call) for n in ast.walk(gen.iter))
                 and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(comp.elt)))
 
-    def _join(self, stmt, call, target, it):
+    def _join(self, stmt, call, targets, it, pairs=False):
         """(statements before, after, the joined name) that join `call` over `it`; replaces the call
-        in `stmt`."""
+        in `stmt`.  `targets`: the loop's names; `pairs`: each item is a tuple of them."""
         j = self.namer.new("joined")
-        spec = _inline(ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=target)], vararg=None,
-                                             kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-                          body=ast.Tuple(elts=[copy.deepcopy(call.func),
-                                               ast.Tuple(elts=copy.deepcopy(call.args), ctx=ast.Load())],
-                                         ctx=ast.Load())))
+        spec = _inline(ast.Lambda(args=_params(targets),
+                                  body=ast.Tuple(elts=[copy.deepcopy(call.func),
+                                                       ast.Tuple(elts=copy.deepcopy(call.args), ctx=ast.Load())],
+                                                 ctx=ast.Load())))
         where = ast.Constant(f"{self.filename}:{call.lineno}")
-        before = replace(f"j = {JN}.join(it, spec, where)", stmt, j=j, it=it, spec=spec, where=where)
+        pairs_arg = ", True" if pairs else ""
+        before = replace(f"j = {JN}.join(it, spec, where{pairs_arg})", stmt, j=j, it=it, spec=spec, where=where)
         after = replace(f"{JN}.join_end(j)", stmt, j=j)
-        thunk = _inline(ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
-                                                      kw_defaults=[], kwarg=None, defaults=[]),
-                                   body=ast.Call(func=call.func, args=call.args, keywords=[])))
+        thunk = _inline(ast.Lambda(args=_params([]), body=ast.Call(func=call.func, args=call.args, keywords=[])))
         _replace_node(stmt, call, replace_expr(f"{JN}.joined(j, thunk)", call, j=j, thunk=thunk))
         return before, after, j
 
     def visit_For(self, node):
         self.generic_visit(node)
-        if not isinstance(node.target, ast.Name) or node.orelse or not self._plain_body(node.body):
+        targets = _target_names(node.target)
+        pairs = isinstance(node.target, ast.Tuple)
+        if targets is None or node.orelse or not self._plain_body(node.body) or (
+                pairs and not _paired_iterable(node.iter, len(targets))):
             return node
-        target = node.target.id
-        varying = set(assigned_names(node.body)) | {target}
+        varying = set(assigned_names(node.body)) | set(targets)
         joins = []
         for stmt in node.body:
             if not isinstance(stmt, _SIMPLE) or stmt.value is None:
                 continue
             for call in _unconditional(stmt.value, ast.Call):
-                if self._joinable(call, target, varying):
+                if self._joinable(call, targets, varying):
                     joins.append((stmt, call))
         if not joins:
             return node
         it = self.namer.new("join_items")
-        before = replace("it = items", node, it=it, items=node.iter)
+        if pairs:       # `enumerate(trees)`, `zip(trees, labels)`: a list of the pairs, where they are lists
+            iterable = node.iter
+            before = replace(f"it = {JN}.listed(fn)", node, it=it, fn=iterable.func)
+            before[0].value.args += iterable.args
+            before[0].value.keywords = iterable.keywords
+        else:
+            before = replace("it = items", node, it=it, items=node.iter)
         after = []
         node.iter = ast.copy_location(ast.Name(id=it, ctx=ast.Load()), node.iter)
         for stmt, call in joins:
-            b, a, _ = self._join(stmt, call, target, it)
+            b, a, _ = self._join(stmt, call, targets, it, pairs)
             before += b
             after += a
         for new in before + after:
@@ -228,7 +236,7 @@ class JoinCalls(Lowering):
         return True
 
     @staticmethod
-    def _joinable(call: ast.Call, target: str, varying: set[str]) -> bool:
+    def _joinable(call: ast.Call, targets, varying: set[str]) -> bool:
         if call.keywords or any(isinstance(a, ast.Starred) for a in call.args) or not call.args:
             return False
         if not _rooted_name(call.func) or _names(call.func) & varying:
@@ -236,7 +244,40 @@ class JoinCalls(Lowering):
         if any(isinstance(sub, ast.Call) for a in call.args for sub in ast.walk(a)):
             return False
         used = set().union(*(_names(a) for a in call.args))
-        return target in used and not (used - {target}) & varying
+        return bool(used & set(targets)) and not (used - set(targets)) & varying
+
+
+def _target_names(target):
+    """The names a for loop binds: one name, or a flat tuple of names (`for i, t in ...`); else None."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple) and target.elts and all(isinstance(e, ast.Name) for e in target.elts):
+        names = [e.id for e in target.elts]
+        return names if len(set(names)) == len(names) else None
+    return None
+
+
+def _paired_iterable(it, n: int) -> bool:
+    """`enumerate(x)` for two names, `zip(x, y, ...)` for as many names as lists, over names and
+    attributes (and `enumerate`'s `start`) that call nothing: `jn.listed` lists its pairs."""
+    if not isinstance(it, ast.Call) or not isinstance(it.func, ast.Name) or any(
+            isinstance(a, ast.Starred) for a in it.args) or any(k.arg is None for k in it.keywords):
+        return False
+    if any(isinstance(sub, (ast.Call, ast.NamedExpr, ast.Lambda)) for a in it.args + it.keywords
+           for sub in ast.walk(a)):
+        return False
+    if it.func.id == "enumerate":
+        return n == 2 and len(it.args) in (1, 2) and {k.arg for k in it.keywords} <= {"start"} and \
+            _rooted_name(it.args[0])
+    if it.func.id == "zip":
+        return n == len(it.args) and {k.arg for k in it.keywords} <= {"strict"} and \
+            all(_rooted_name(a) for a in it.args)
+    return False
+
+
+def _params(names) -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[ast.arg(arg=n) for n in names], vararg=None, kwonlyargs=[],
+                         kw_defaults=[], kwarg=None, defaults=[])
 
 
 def _inline(node: ast.Lambda) -> ast.Lambda:

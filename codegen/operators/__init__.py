@@ -11,7 +11,7 @@ from codegen.operators.builtins import TensorRange, py_iter
 from codegen.operators.calls import call
 from codegen.operators.control_flow import for_stmt, if_exp, if_stmt, returned, while_stmt
 from codegen.operators.general import run_cond, run_while
-from codegen.operators.joins import each, join, join_end, joined
+from codegen.operators.joins import each, join, join_end, joined, listed
 from codegen.operators.logical import and_, compare_chain, eq, in_, ne, not_, not_any, not_in, or_, truth
 from codegen.operators.state import (del_attr, del_item, del_name, inplace, ld, ld_attr, ld_item, st_attr, st_item,
                                      st_name)
@@ -28,7 +28,7 @@ __all__ = [
     # calls
     "call", "py_iter",
     # joined recursive calls
-    "join", "joined", "join_end", "each",
+    "join", "joined", "join_end", "each", "listed",
     # values
     "UNDEF", "Undefined", "NO_RETURN", "is_symbolic",
 ]

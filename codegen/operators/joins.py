@@ -4,6 +4,7 @@ See `codegen.lowering.join_calls` for the code that calls these operators.
 """
 from __future__ import annotations
 
+import builtins
 import contextlib
 import logging
 
@@ -27,14 +28,15 @@ class Joined:
         self.cycle = None           # the machine's cycle, whose report names a batched element
 
 
-def join(items, spec, where):
+def join(items, spec, where, pairs=False):
     """One machine run for `f(*args)` of every item, when the loop will call a recursion the machine
-    runs on each item of a Python list or tuple; else None (the loop calls as usual)."""
+    runs on each item of a Python list or tuple; else None (the loop calls as usual).  `pairs`: the
+    items are tuples of the loop's names (`listed`), `spec` takes them one by one."""
     ctx = current()
     if type(items) not in (list, tuple) or len(items) < 2 or ctx.in_machine or ctx.dry_run \
             or ("join", where) in ctx.relaxed:
         return None
-    calls = [user_callee(*spec(item)) for item in items]
+    calls = [user_callee(*(spec(*item) if pairs else spec(item))) for item in items]
     if any(c is None for c in calls) or len({c[0] for c in calls}) != 1:
         return None
     fn = calls[0][0]
@@ -49,6 +51,24 @@ def join(items, spec, where):
     joined = Joined(results, where, graph, len(graph.get_operations()), len(ctx.heap.writes))
     joined.cycle = ctx.recursion[-1] if len(ctx.recursion) > machines else None
     return joined
+
+
+def listed(fn, *args, **kwargs):
+    """`fn(*args, **kwargs)` for a loop's iterable; as a list when it is the builtin `enumerate` or
+    `zip` over Python lists or tuples, so the calls over its items can be joined (`join`).  Its
+    items are then what the loop would have taken one by one: the body writes no list (a write
+    after the join redoes the build without it), and a `zip(..., strict=True)` over lists of
+    different lengths stays lazy, to raise where eager does, after the shorter list's items."""
+    if fn is builtins.enumerate and len(args) in (1, 2) and set(kwargs) <= {"start"}:
+        seqs = args[:1]
+    elif fn is builtins.zip and args and set(kwargs) <= {"strict"}:
+        seqs = args
+    else:
+        seqs = ()
+    if seqs and all(type(a) in (list, tuple) for a in seqs) and (
+            not kwargs.get("strict") or len({len(a) for a in seqs}) == 1):
+        return list(fn(*args, **kwargs))
+    return fn(*args, **kwargs)
 
 
 def joined(j, thunk):

@@ -526,6 +526,12 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         # A list comprehension over joined recursive calls: an element of tensors built once for
         # all items, one of Python numbers and one that prints (both built per item).
         lambda: "t = t + tf.add_n([tpick(q) * q.tv + 1.0 for q in [tree, tree]])",
+        # Loops over enumerate / zip of a list of trees (joined), or of a generator (not joined).
+        lambda: (f"qs = [tree, {draw(st.sampled_from(['tree', 'tree.left', 'box.tree']))}]\n"
+                 f"for qi, q in enumerate({draw(st.sampled_from(['qs', 'qs, 1', 'iter(qs)']))}):\n"
+                 "    t = t + tpick(q) * (qi + 1)"),
+        lambda: ("qs, ws = [tree, tree], [0.5, n]\nfor q, qw in zip(qs, ws):\n"
+                 "    t = t + tpick(q) * qw"),
         lambda: "s = s + sum([tsum(q) * 2 for q in [tree, tree]])",
         lambda: 'k = k + len([print("tp", tpick(q) * 0.5) for q in [tree, tree]])',
         # ... one reading a container item the calls between may change (`box.layers[0].w`).

@@ -395,7 +395,7 @@ def _leaf_value(leaf, inputs):
         return tf.nest.pack_sequence_as(leaf.value, list(inputs[leaf.input_index:leaf.input_index + n]),
                                         expand_composites=True)
     if leaf.kind is Feed.SCALAR_TENSOR:
-        return PyNumber(inputs[leaf.input_index], leaf.value)
+        return PyNumber(inputs[leaf.input_index], leaf.value, bounded=leaf.value is int)   # (entry_guard)
     if leaf.kind is Feed.TENSOR and leaf.value is np.ndarray:
         return PyArray(inputs[leaf.input_index])
     return inputs[leaf.input_index] if leaf.input_index is not None else leaf.value

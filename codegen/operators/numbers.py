@@ -38,13 +38,15 @@ _INT64_SAFE = 2.0 ** 62          # float64 estimates below this cannot have over
 
 class PyNumber:
     """`computed`: the number was computed from a graph tensor (or from such a number) rather
-    than fed, so specialising on a fed value cannot give Python its value."""
+    than fed, so specialising on a fed value cannot give Python its value.  `bounded`: an int
+    argument fed as it is, which the entry guard keeps inside int32."""
 
-    __slots__ = ("tensor", "ptype", "computed")
+    __slots__ = ("tensor", "ptype", "computed", "bounded")
 
-    def __init__(self, tensor, ptype: type, computed: bool = False):
+    def __init__(self, tensor, ptype: type, computed: bool = False, bounded: bool = False):
         self.ptype = ptype
         self.computed = computed
+        self.bounded = bounded
         self.tensor = tensor if tensor.dtype == _WIDE[ptype] else tf.cast(tensor, _WIDE[ptype])
 
     def __tf_tensor__(self, dtype=None, name=None):
@@ -129,9 +131,11 @@ def _require(ok, what: str, computed: bool = False):
 
 def narrowed(number: PyNumber, dtype) -> PyNumber:
     """`number`, about to be held in the int `dtype` (a recursion's frame tables hold Python ints
-    in 32 bits), guarded to fit it: an int computed in int64 (`k * 2 ** 20`) would wrap there."""
+    in 32 bits), guarded to fit it: an int computed in int64 (`k * 2 ** 20`) would wrap there.
+    Where no guard may be emitted (inside a machine) the number is specialised on instead.  An
+    argument the entry guard keeps inside int32 needs no guard."""
     wide = number.tensor
-    if number.ptype is int and dtype.is_integer and dtype.size < wide.dtype.size:
+    if number.ptype is int and not number.bounded and dtype.is_integer and dtype.size < wide.dtype.size:
         ok = tf.logical_and(wide >= tf.cast(dtype.min, wide.dtype), wide <= tf.cast(dtype.max, wide.dtype))
         _require(ok, f"a Python int a recursion holds in {dtype.name} fits it", number.computed)
     return number

@@ -23,7 +23,6 @@ from codegen.errors import unsupported
 from codegen.operators.context import Frame
 from codegen.operators.gradients import differentiable
 from codegen.operators.joins import quiet_pfor
-from codegen.operators.numbers import PyNumber, narrowed
 from codegen.operators.values import UNDEF, Undefined
 from codegen.operators.weak_numbers import WeakNumber
 from codegen.recursion import exact_ints
@@ -33,7 +32,7 @@ from codegen.recursion.kinds import as_eager, kind_guard, result_kind, return_ki
 from codegen.recursion.mixed import checked_result, either_kinds, has_mixed, outputs_with_bits, speculated, unmixed
 from codegen.recursion.mixed import known_tensors, resolve as resolve_mixed
 from codegen.recursion.rows import run_rows
-from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack, static_view
+from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack
 from codegen.recursion.frames import Widened, cast_all, is_tensors, table_layout, wrap
 from codegen.syntax.analysis import assigned_names
 
@@ -118,8 +117,10 @@ _SCALARS = (bool, int, float, str)
 
 
 def _is_scalar(value) -> bool:
-    """A Python scalar, or a Python number the graph is fed (the same object in every frame)."""
-    return type(value) in _SCALARS or isinstance(value, PyNumber)
+    """A Python scalar.  A Python number the graph is fed (`PyNumber`) is not: the blocks would
+    compute on it without the guards its Python arithmetic needs (a zero divisor, a float power's
+    domain), which cannot be emitted inside the machine."""
+    return type(value) in _SCALARS
 
 
 def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
@@ -138,9 +139,6 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
               if (entry, p) in cycle.invariant and (is_tensors(a) or _is_scalar(a))
               and all(c[i] is a for c in calls)}
     statics = {key: shared[cls] for key, cls in cycle.invariant.items() if cls in shared and _is_scalar(shared[cls])}
-    for value in statics.values():
-        if isinstance(value, PyNumber):
-            narrowed(value, tf.int32)           # the blocks hold it in int32 (`static_view`)
     specs, returns, stateful, mixed = infer_specs(ctx, cycle, entry, calls[0], statics)
     shared = {cls: tf.nest.map_structure(Widened.of, value) for cls, value in shared.items()}
     for key, cls in cycle.invariant.items():
@@ -201,7 +199,7 @@ def run_builder(m: Machine, f, cf, block, table_vars, written, flat, checked: li
     for v in cf.vars:
         spec = m.specs[(f, v)]
         if isinstance(spec, Spec) and spec.is_static:
-            full.append(static_view(tf.nest.map_structure(Widened.narrow, spec.static)))
+            full.append(tf.nest.map_structure(Widened.narrow, spec.static))
         else:
             full.append(wrap(given[v], spec) if v in given else UNDEF)
     converted = m.cycle.builders[(f, block.id)]

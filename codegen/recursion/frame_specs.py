@@ -12,13 +12,14 @@ from __future__ import annotations
 import ast
 import dataclasses
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework.func_graph import FuncGraph
 
 from profiler.library import is_library_file
 
 from codegen.errors import ConversionError, Reason, unsupported, where
-from codegen.lowering.recursion import CallGroup, Return
+from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import VARIABLE_READS, VARIABLE_WRITES, Frame
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer, Tables
@@ -154,7 +155,7 @@ def dry_value(spec):
     if isinstance(spec, tuple):
         return tuple(dry_value(s) for s in spec)
     if spec.is_static:
-        return static_view(spec.static)
+        return spec.static
     if spec.tables is not None:
         schema = spec.tables.schema
         cols = [tf.compat.v1.placeholder(tf.as_dtype(c.dtype), (None,) + c.shape) for c in schema.columns]
@@ -162,19 +163,6 @@ def dry_value(spec):
         stand_in.real = spec.tables
         return Pointer(tf.compat.v1.placeholder(tf.int32, ()), stand_in)
     return python_number_of(tf.compat.v1.placeholder(spec.dtype, spec.shape), spec)
-
-
-def static_view(value):
-    """What the blocks see of a value every frame shares: a Python number the graph is fed is the
-    number a frame would hold, a WeakNumber, whose arithmetic the machine checks as it checks the
-    frames' (a fed number's own checks cannot run inside the machine's loop); an int is held in
-    int32, as the frames' Python ints are (`build_machine` guards that it fits); any other value is
-    itself."""
-    if not isinstance(value, PyNumber):
-        return value
-    if value.ptype is int:
-        return WeakNumber(tf.cast(value.tensor, tf.int32), int)
-    return python_number_of(value.tensor, Spec(value.tensor.dtype, (), weak=True))
 
 
 def python_number_of(tensor, spec: Spec):
@@ -214,6 +202,7 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
     stateful: set = set()           # blocks with stateful ops other than variable reads
     mixed: dict = {}                # parameters a Python number in some frames and a tensor in others:
                                     # the dtypes they held
+    shapes = _Structures(cycle)
 
     def update(table, key, spec, param=False):
         old = table.get(key)
@@ -244,6 +233,7 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
                         ctx.frames.pop()
                     if stateful_block(cf):
                         stateful.add((f, block.id))
+                    shapes.traced(f, block, term)
                     for v, value in zip(cf.vars, new_vars):
                         spec = spec_of(value)
                         if spec is not None and (f, v) not in specs:
@@ -255,8 +245,8 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
                             raise unsupported("recursion", cf.filename, block.term.value or cf.node,
                                               "a recursive function returns a Python object",
                                               "return tensors, numbers or tuples of them")
-                        _same_structure(returns.get(f), spec, cf, block.term.value,
-                                        f"{f.__qualname__} returns {{new}} here and {{old}} on another path")
+                        shapes.note(f, block, returns.get(f), spec, block.term.value,
+                                    f"{f.__qualname__} returns {{new}} here and {{old}} on another path")
                         progress |= update(returns, f, spec)
                     elif isinstance(block.term, CallGroup):
                         for call, call_args in zip(block.term.calls, term):
@@ -264,22 +254,15 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
                             for p, a, expr in zip(cycle.functions[callee].params, call_args, call.args):
                                 if (callee, p) in statics:
                                     continue            # (the caller's own parameter, passed on)
-                                spec = spec_of(a)
-                                if spec is None:
-                                    caller_spec = specs.get((f, expr.id)) if isinstance(expr, ast.Name) else None
-                                    if not isinstance(caller_spec, Spec) or not caller_spec.is_static:
-                                        raise unsupported("recursion", cf.filename, expr,
-                                                          "a recursive call passes a Python object that is not "
-                                                          "the caller's own parameter",
-                                                          "pass tensors, numbers, tree nodes, or the same object")
-                                    spec = caller_spec
-                                _same_structure(specs.get((callee, p)), spec, cf, expr,
-                                                f"a recursive call passes {{new}} as `{p}` here and {{old}} elsewhere")
+                                spec = _argument_spec(a, specs, f, cf, expr)
+                                shapes.note(f, block, specs.get((callee, p)), spec, expr,
+                                            f"a recursive call passes {{new}} as `{p}` here and {{old}} elsewhere")
                                 progress |= update(specs, (callee, p), spec, param=True)
                             if callee in returns:
                                 progress |= update(specs, (f, call.target), returns[callee])
         if not progress:
             break
+    shapes.check()
     for f, cf in cycle.functions.items():
         if f not in returns:
             raise unsupported("recursion", cf.filename, cf.node, f"cannot type the result of {f.__qualname__}",
@@ -289,14 +272,71 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
     return specs, returns, stateful, mixed
 
 
-def _same_structure(old, new, cf, node, what: str):
-    """Refuse a value whose structure differs from the one typed before (a tuple on one path and a
-    tensor on another, or tuples of other lengths): the frames have one layout of table leaves."""
-    if old is not None and _shape_of(old) != _shape_of(new):
-        raise unsupported("recursion", cf.filename, node or cf.node,
-                          what.format(new=_describe(new), old=_describe(old)),
-                          "return (and pass) values of one structure on every path: the same tuple, "
-                          "or the same single tensor or number")
+def _argument_spec(value, specs, f, cf, expr):
+    """The type of an argument a recursive call passes: of its value, or, for a Python object, the
+    caller's own static parameter passed on (any other object is refused)."""
+    spec = spec_of(value)
+    if spec is not None:
+        return spec
+    caller_spec = specs.get((f, expr.id)) if isinstance(expr, ast.Name) else None
+    if not isinstance(caller_spec, Spec) or not caller_spec.is_static:
+        raise unsupported("recursion", cf.filename, expr,
+                          "a recursive call passes a Python object that is not the caller's own parameter",
+                          "pass tensors, numbers, tree nodes, or the same object")
+    return caller_spec
+
+
+class _Structures:
+    """Values of different structure on different paths (a tuple on one, a tensor on another, or
+    tuples of other lengths): the frames have one layout of table leaves, so such a recursion runs
+    in Python.  A path that a Python test decides against while the blocks are typed (`if pair:`
+    with a flag every call passes along unchanged) never runs, and what it would return does
+    not count."""
+
+    def __init__(self, cycle):
+        self.cycle = cycle
+        self.conflicts: list = []       # (function, block id, node, message)
+        self.decided: dict = {}         # (function, branch block id) -> the Python bool of its test
+
+    def traced(self, f, block, term):
+        if isinstance(block.term, Branch):
+            known = tf.get_static_value(term) if isinstance(term, tf.Tensor) else term
+            if type(known) is bool or isinstance(known, (np.bool_, np.ndarray)) and known.dtype == bool \
+                    and known.shape == ():
+                self.decided[(f, block.id)] = bool(known)
+
+    def note(self, f, block, old, new, node, what: str):
+        if old is not None and _shape_of(old) != _shape_of(new):
+            self.conflicts.append((f, block.id, node, what.format(new=_describe(new), old=_describe(old))))
+
+    def check(self):
+        reachable = self._reachable()
+        for f, bid, node, message in self.conflicts:
+            if (f, bid) in reachable:
+                cf = self.cycle.functions[f]
+                raise unsupported("recursion", cf.filename, node or cf.node, message,
+                                  "return (and pass) values of one structure on every path: the same "
+                                  "tuple, or the same single tensor or number")
+
+    def _reachable(self) -> set:
+        seen: set = set()
+        for f, cf in self.cycle.functions.items():
+            todo = [cf.entry]
+            while todo:
+                bid = todo.pop()
+                if (f, bid) in seen:
+                    continue
+                seen.add((f, bid))
+                term = cf.blocks[bid].term
+                if isinstance(term, Branch):
+                    taken = self.decided.get((f, bid))
+                    todo += [term.if_true] if taken is True else [term.if_false] if taken is False else \
+                        [term.if_true, term.if_false]
+                elif isinstance(term, Goto):
+                    todo.append(term.target)
+                elif isinstance(term, CallGroup):
+                    todo.append(term.resume)
+        return seen
 
 
 def _shape_of(spec):

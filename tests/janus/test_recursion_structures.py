@@ -52,6 +52,18 @@ def carry(node, acc):
     return carry(node.left, (acc[0] * 0.5,)) + carry(node.right, acc[0])
 
 
+def flagged(node, pair):
+    """With `pair` True on every call, the line that would add two pairs never runs."""
+    if node.left is None:
+        h = tf.gather(E, [node.word])
+        return (h, h * 2.0) if pair else h
+    if pair:
+        a, b = flagged(node.left, pair)
+        c, d = flagged(node.right, pair)
+        return a + c, b * d
+    return flagged(node.left, pair) + flagged(node.right, pair)
+
+
 CALLS = [(tree(d),) for d in (2, 3, 1, 2, 3, 2)]
 
 
@@ -83,4 +95,9 @@ def test_a_call_passing_a_tuple_here_and_a_tensor_there():
 
 def test_the_same_pair_on_every_path_runs_in_the_graph():
     spec = differential(with_count, CALLS)
+    assert spec.stats()["graph_runs"] >= 3 and "IMPERATIVE" not in spec.report(), spec.report()
+
+
+def test_a_path_a_flag_rules_out_does_not_count():
+    spec = differential(flagged, [(t, True) for (t,) in CALLS])
     assert spec.stats()["graph_runs"] >= 3 and "IMPERATIVE" not in spec.report(), spec.report()

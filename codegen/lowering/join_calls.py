@@ -10,8 +10,8 @@ Otherwise it returns None and `jn.joined` simply makes the call.
 A loop over `enumerate(trees)` or `zip(trees, labels)` (over names or attributes, into as
 many names) joins too: `jn.listed` makes the list of its pairs where the iterables are Python
 lists or tuples, and `jn.join` hands each pair's names to the call.  The same holds for a list
-comprehension `[model.encode(t) for t in trees]` whose iterable is a name or attribute.  Only calls that cannot depend on what
-the loop body did before them qualify: the call is evaluated unconditionally
+comprehension `[model.encode(t) for t in trees]` whose iterable is a name or attribute.  Only
+calls that cannot depend on what the loop body did before them qualify: the call is evaluated unconditionally
 in a body statement (or the comprehension's element), its
 callee and arguments read only the loop variable and names the body never
 assigns, and the body has no break/continue/return, no attribute, subscript,

@@ -116,13 +116,6 @@ class Machine:
 _SCALARS = (bool, int, float, str)
 
 
-def _is_scalar(value) -> bool:
-    """A Python scalar.  A Python number the graph is fed (`PyNumber`) is not: the blocks would
-    compute on it without the guards its Python arithmetic needs (a zero divisor, a float power's
-    domain), which cannot be emitted inside the machine."""
-    return type(value) in _SCALARS
-
-
 def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
     """Type the frame variables (shared tensors and Python scalars become static) and lay out their
     tables.  `kind`: "P" / "T" when every profiled call returned a Python number / a tensor, else
@@ -134,11 +127,15 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
                           "ints have no bound) on several calls")
     # Tensors and Python scalars every call passes along unchanged are the entry's value in every
     # frame: no table.  A flag so passed (`encode(node, training)`) stays the Python value it is
-    # in the dry traces too, so `if training:` and `a if training else b` take eager's side.
+    # in the dry traces too, so `if training:` and `a if training else b` take eager's side.  A
+    # Python number the graph is fed (`PyNumber`) stays per frame: computing on a shared one, the
+    # blocks would lose the guards its Python arithmetic needs (a zero divisor), which cannot be
+    # emitted inside the machine.
     shared = {cycle.invariant[(entry, p)]: a for i, (p, a) in enumerate(zip(cycle.functions[entry].params, calls[0]))
-              if (entry, p) in cycle.invariant and (is_tensors(a) or _is_scalar(a))
+              if (entry, p) in cycle.invariant and (is_tensors(a) or type(a) in _SCALARS)
               and all(c[i] is a for c in calls)}
-    statics = {key: shared[cls] for key, cls in cycle.invariant.items() if cls in shared and _is_scalar(shared[cls])}
+    statics = {key: shared[cls] for key, cls in cycle.invariant.items()
+               if cls in shared and type(shared[cls]) in _SCALARS}
     specs, returns, stateful, mixed = infer_specs(ctx, cycle, entry, calls[0], statics)
     shared = {cls: tf.nest.map_structure(Widened.of, value) for cls, value in shared.items()}
     for key, cls in cycle.invariant.items():

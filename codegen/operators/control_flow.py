@@ -84,9 +84,9 @@ def _cond_value(test, body, orelse, computed):
                                                tf.nest.flatten(value, expand_composites=True)):
                 _needs_test_value(ctx, f"a side gives a Python value ({type(value).__name__}) that tf.cond "
                                   "would turn into tensors")
-            if len(kinds) == 2 and kinds[True] is not kinds[False]:
-                _needs_test_value(ctx, f"it gives a {(kinds[True] or type(values[True])).__name__} on one side "
-                                  f"and a {(kinds[False] or type(values[False])).__name__} on the other")
+            if len(kinds) == 2 and (kinds[True] is not kinds[False] or not _same_structure(values)):
+                _needs_test_value(ctx, f"it gives {_described(kinds[True], values[True])} on one side and "
+                                  f"{_described(kinds[False], values[False])} on the other")
             return wide_tensor(value) if kinds[side] is not None else value
         return run
 
@@ -103,6 +103,27 @@ def _cond_value(test, body, orelse, computed):
     if type(a) in (int, float, bool) and type(a) is type(b) and repr(a) == repr(b):
         return a                                   # the same constant either way (-0.0 is not 0.0)
     return PyNumber(result, kind, computed or is_computed(a, b))
+
+
+def _described(kind, value) -> str:
+    if kind is not None:
+        return f"a {kind.__name__}"
+    if value is None or is_symbolic(value):
+        return "None" if value is None else "a tensor"
+    if type(value) in (tuple, list):
+        return f"a {type(value).__name__} of {len(value)}"
+    return f"a {type(value).__name__}"
+
+
+def _same_structure(values) -> bool:
+    """Whether both sides' values nest alike, with None at the same places (`tf.cond` drops a
+    None output): one `tf.cond` output each."""
+    try:
+        tf.nest.assert_same_structure(values[True], values[False], expand_composites=True)
+    except (TypeError, ValueError):
+        return False
+    nones = [[leaf is None for leaf in tf.nest.flatten(values[side], expand_composites=True)] for side in (True, False)]
+    return nones[0] == nones[1]
 
 
 def _needs_test_value(ctx, what: str):

@@ -164,6 +164,21 @@ def test_a_conditional_expression_whose_type_depends_on_the_tensor_runs_in_pytho
     assert _python_break(spec) == "python-value-of-tensor", spec.report()
 
 
+def none_or_tensor(x):
+    y = None if tf.reduce_sum(x) > 0 else x
+    pair = (x, x) if tf.reduce_sum(x) > 1 else (x,)
+    return (x if y is None else y * 2.0), len(pair)
+
+
+def test_none_or_another_structure_on_one_side_runs_that_expression_in_python():
+    """`tf.cond` cannot give None on one side only, or tuples of two lengths: the statement runs
+    in Python, with the reason, and the rest of the function stays in the graph."""
+    spec = _differential(none_or_tensor, [(tf.constant([(-1.5) ** k]),) for k in range(8)])
+    assert _python_break(spec) == "python-value-of-tensor", spec.report()
+    assert "gives None on one side and a tensor on the other" in spec.report(), spec.report()
+    assert not spec.stats()["imperative"], spec.report()
+
+
 def one_side_first(x):
     a = 2 if tf.reduce_sum(x) > 0 else 7
     return a + 1, a / 2

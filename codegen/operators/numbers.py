@@ -39,7 +39,7 @@ _INT64_SAFE = 2.0 ** 62          # float64 estimates below this cannot have over
 class PyNumber:
     """`computed`: the number was computed from a graph tensor (or from such a number) rather
     than fed, so specialising on a fed value cannot give Python its value.  `bounded`: an int
-    argument fed as it is, which the entry guard keeps inside int32."""
+    known to fit int32 (an argument, which the entry guard keeps there, or one `narrowed` guarded)."""
 
     __slots__ = ("tensor", "ptype", "computed", "bounded")
 
@@ -138,6 +138,7 @@ def narrowed(number: PyNumber, dtype) -> PyNumber:
     if number.ptype is int and not number.bounded and dtype.is_integer and dtype.size < wide.dtype.size:
         ok = tf.logical_and(wide >= tf.cast(dtype.min, wide.dtype), wide <= tf.cast(dtype.max, wide.dtype))
         _require(ok, f"a Python int a recursion holds in {dtype.name} fits it", number.computed)
+        number.bounded = dtype == tf.int32          # (the guard holds for the rest of the run)
     return number
 
 

@@ -33,6 +33,7 @@ from codegen.errors import NeedsTree, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.calls import check_defaults
 from codegen.operators.context import current
+from codegen.operators.numbers import PyNumber, narrowed
 from codegen.operators.trees import Pointer, Tables, is_node
 from codegen.recursion import chain, levels, linear
 from codegen.recursion.blocks import (Machine, block_reads, block_vars, build_machine, op_count, ops_since,
@@ -85,6 +86,10 @@ def run_many(cycle: Cycle, entry, calls: list, kind=None):
         return None
     for g in cycle.defaults:                    # (written into its calls: `call_arguments`)
         check_defaults(ctx, g)
+    for args in calls:                          # guarded here, outside the machine, where guards may be
+        for a in args:                          # emitted: the frames hold a Python int in int32
+            if isinstance(a, PyNumber):
+                narrowed(a, tf.int32)
     ctx.general_depth += 1                     # no speculation and no deferred prints inside the machine
     ctx.in_machine += 1
     try:

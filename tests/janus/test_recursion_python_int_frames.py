@@ -119,3 +119,15 @@ def test_a_computed_int_past_32_bits_passed_down_unchanged_does_not_wrap():
 def test_a_computed_int_past_32_bits_in_the_frame_tables_does_not_wrap():
     x = tf.constant([1.5, 2.0])
     _graph_ran(differential(shifted_countdown, [(x, n, k) for n, k in _BIG]))
+
+
+def one_deeper(x, n):
+    """`n + 1` and `n * 2` are ints the graph computes from the fed `n`."""
+    return countdown(x, n + 1, n * 2)
+
+
+def test_a_computed_int_into_the_frames_keeps_one_graph():
+    """Its int32 check is a guard before the machine, not a value to specialise on."""
+    x = tf.constant([1.5, 2.0])
+    spec = differential(one_deeper, [(x, n) for n in range(1, 12)])
+    assert spec.stats()["graphs_built"] <= 3 and spec.stats()["graph_runs"] >= 6, spec.report()

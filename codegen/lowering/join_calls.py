@@ -8,8 +8,9 @@ level by level together; `jn.joined` then hands out their results in order.
 Otherwise it returns None and `jn.joined` simply makes the call.
 
 A loop over `enumerate(trees)` or `zip(trees, labels)` (over names or attributes, into as
-many names) joins too: `jn.listed` makes the list of its pairs where the iterables are Python
-lists or tuples, and `jn.join` hands each pair's names to the call.  The same holds for a list
+many names) joins too: `jn.listed` makes the list of its pairs where the iterables are lists or
+tuples of tree nodes or tensors (else the iterable is made as the loop would make it), and
+`jn.join` hands each pair's names to the call.  The same holds for a list
 comprehension `[model.encode(t) for t in trees]` whose iterable is a name or attribute.  Only
 calls that cannot depend on what the loop body did before them qualify: the call is evaluated unconditionally
 in a body statement (or the comprehension's element), its
@@ -208,7 +209,8 @@ class JoinCalls(Lowering):
         it = self.namer.new("join_items")
         if pairs:       # `enumerate(trees)`, `zip(trees, labels)`: a list of the pairs, where they are lists
             iterable = node.iter
-            before = replace(f"it = {JN}.listed(fn)", node, it=it, fn=iterable.func)
+            plain = _inline(ast.Lambda(args=_params([]), body=copy.deepcopy(iterable)))
+            before = replace(f"it = {JN}.listed(plain, fn)", node, it=it, plain=plain, fn=iterable.func)
             before[0].value.args += iterable.args
             before[0].value.keywords = iterable.keywords
         else:

@@ -53,22 +53,25 @@ def join(items, spec, where, pairs=False):
     return joined
 
 
-def listed(fn, *args, **kwargs):
-    """`fn(*args, **kwargs)` for a loop's iterable; as a list when it is the builtin `enumerate` or
-    `zip` over Python lists or tuples, so the calls over its items can be joined (`join`).  Its
-    items are then what the loop would have taken one by one: the body writes no list (a write
-    after the join redoes the build without it), and a `zip(..., strict=True)` over lists of
-    different lengths stays lazy, to raise where eager does, after the shorter list's items."""
+def listed(plain, fn, *args, **kwargs):
+    """A loop's iterable `fn(*args, **kwargs)`, as a list when it is the builtin `enumerate` or `zip`
+    over lists or tuples of tree nodes or tensors (the graph's inputs), so the calls over its items
+    can be joined (`join`); else `plain()`, the iterable as the loop makes it.  Items of any other
+    kind (Python numbers) are read through `plain`, which records the reads the graph's entry
+    checks; a generator stays lazy, its code running between the loop's steps; and a
+    `zip(..., strict=True)` over lists of different lengths raises where eager does, after the
+    shorter list's items.  The body writes no list (a write after the join redoes the build
+    without it), so the listed items are what the loop would have taken one by one."""
     if fn is builtins.enumerate and len(args) in (1, 2) and set(kwargs) <= {"start"}:
         seqs = args[:1]
     elif fn is builtins.zip and args and set(kwargs) <= {"strict"}:
         seqs = args
     else:
         seqs = ()
-    if seqs and all(type(a) in (list, tuple) for a in seqs) and (
-            not kwargs.get("strict") or len({len(a) for a in seqs}) == 1):
+    if seqs and all(type(a) in (list, tuple) and all(isinstance(x, Pointer) or is_symbolic(x) for x in a)
+                    for a in seqs) and (not kwargs.get("strict") or len({len(a) for a in seqs}) == 1):
         return list(fn(*args, **kwargs))
-    return fn(*args, **kwargs)
+    return plain()
 
 
 def joined(j, thunk):

@@ -70,6 +70,7 @@ class Box:
         self.n = 0
         self.t = tf.constant(0.0)
         self.items = []
+        self.ws = [0.5, 2.0]
         self.layers = [Layer(), Layer()]
         self.v = tf.Variable(0.0)
         self.tree = Node(1, Node(2.5), Node(3, Node(4)))
@@ -532,6 +533,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  "    t = t + tpick(q) * (qi + 1)"),
         lambda: ("qs, ws = [tree, tree], [0.5, n]\nfor q, qw in zip(qs, ws):\n"
                  "    t = t + tpick(q) * qw"),
+        # ... zip with the box's weights, which change between calls.
+        lambda: "qs = [tree, tree]\nfor q, qw in zip(qs, box.ws):\n    t = t + tpick(q) * qw",
         lambda: "s = s + sum([tsum(q) * 2 for q in [tree, tree]])",
         lambda: 'k = k + len([print("tp", tpick(q) * 0.5) for q in [tree, tree]])',
         # ... one reading a container item the calls between may change (`box.layers[0].w`).
@@ -665,6 +668,7 @@ def program(draw, open_rules: bool = False):
 
 
 MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear()", "TABLE.clear()",
+             "box.ws[0] = 1.5", "box.ws.append(3.0)",
              "box.t = box.t + 1.0", "LOG.append(5)", "box.layers[0].w = tf.constant(5.0)", "box.v.assign(3.0)",
              "box.tree.left.w = 7", "box.tree.w = 2.0", "box.tree = Node(0.5, box.tree, None)",
              "box.tree.left.tv = tf.constant(2.0)", "box.tree.w = 2147483000", "box.tree.w = 2 ** 40",

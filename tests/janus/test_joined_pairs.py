@@ -1,7 +1,7 @@
 """A loop over `enumerate(trees)` or `zip(trees, labels)` joins its recursive calls into one
 machine run, as a loop over `trees` does: the pairs are listed before the loop where the
-iterables are Python lists or tuples.  Where they are not (a generator, whose code must run
-between the loop's steps), where `zip(..., strict=True)` would raise after some steps, where the
+iterables are lists or tuples of trees or tensors.  Where they are not (Python numbers, read as
+the loop reads them; a generator, whose code must run between the loop's steps), where `zip(..., strict=True)` would raise after some steps, where the
 body changes the list, or where `enumerate` is not the builtin, the loop runs its calls one by one;
 results equal eager's every time."""
 import numpy as np
@@ -92,8 +92,29 @@ def test_enumerate_with_a_start_joins_the_calls():
 
 
 def test_zip_with_labels_joins_the_calls():
+    """Tensor labels are inputs of the graph: the pairs are listed and the calls joined."""
     forests = _forests(3, [3, 4, 2, 5, 3, 3])
-    _one_machine(differential(labelled, [(f, [0.5 * k for k in range(len(f))]) for f in forests]), forests[-1])
+    calls = [(f, [tf.constant(0.5 * k) for k in range(len(f))]) for f in forests]
+    _one_machine(differential(labelled, calls), forests[-1])
+
+
+def test_zip_with_python_numbers_that_change_between_calls_equals_eager():
+    """Python numbers are read as the loop reads them, so a list changed between calls is seen:
+    listing the pairs directly lost the reads the graph's entry checks (the weight changed at the
+    last calls was the graph's constant)."""
+    rng = np.random.default_rng(3)
+    trees, weights = _forests(7, [3])[0], [0.5, 2.0, -1.0]
+    spec = janus.speculate(labelled)
+    for k in range(9):
+        if k == 4:
+            weights.append(3.0)              # zip stops at the shorter list
+        if k == 5:
+            trees.append(random_tree(4, rng))
+        if k == 7:
+            weights[0] = 1.5
+        args = (list(trees), weights) if k % 2 else (tuple(trees), tuple(weights))
+        np.testing.assert_allclose(labelled(*args).numpy(), spec(*args).numpy(), rtol=1e-5)
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
 
 
 def test_zip_strict_over_lists_of_different_lengths_raises_where_eager_does():

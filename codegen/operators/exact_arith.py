@@ -1,10 +1,11 @@
-"""Python's float `//` and `%`, and its comparisons of an int with a float, in graph ops.
+"""Python's float `//`, `%` and `**`, and its comparisons of an int with a float, in graph ops.
 
 TensorFlow's `floordiv` is `floor(x / y)` and its `floormod` keeps the dividend's sign on a zero
 remainder; Python (and NumPy, whose `divmod` is Python's) computes both from `fmod`: `1.0 // 0.1`
 is 9.0 there (10.0 in TensorFlow) and `-3.0 % 3.0` is 0.0 (-0.0).  Comparing an int with a float,
 Python is exact where a cast of the int to float64 is not (past 2**53).  These functions follow
-CPython's `float_divmod` and `float_richcompare`; a zero divisor is the caller's guard.
+CPython's `float_divmod` and `float_richcompare`; a zero divisor is the caller's guard.  Where a
+float `**` gives what Python's does is a check (`float_pow_is_pythons`) the caller guards on.
 """
 from __future__ import annotations
 
@@ -63,3 +64,15 @@ def int_float_compare(name: str, i, f):
                "ge": tf.logical_and(tf.logical_not(below), tf.logical_not(nan)),
                "ne": tf.logical_not(equal)}
     return results[name]
+
+
+def float_pow_is_pythons(x, y):
+    """Where Python's float `x ** y` is a float: not a negative base to a fractional power (a
+    complex number), not zero to a negative power (ZeroDivisionError), no overflow (OverflowError)."""
+    finite = tf.logical_and(tf.math.is_finite(x), tf.math.is_finite(y))
+    fractional = tf.logical_and(tf.math.is_finite(y), tf.not_equal(y, tf.floor(y)))
+    complex_result = tf.logical_and(x < 0.0, fractional)
+    zero_to_negative = tf.logical_and(tf.equal(x, 0.0), y < 0.0)
+    overflow = tf.logical_and(finite, tf.logical_not(tf.math.is_finite(tf.pow(x, y))))
+    return tf.logical_not(tf.logical_or(tf.logical_or(complex_result, zero_to_negative),
+                                        tf.logical_and(overflow, tf.logical_not(complex_result))))

@@ -1,4 +1,4 @@
-"""Whether an integer op computed what Python's unbounded ints compute.
+"""Whether an op on Python numbers held in tensors computed what Python computes.
 
 A Python int the graph holds in a tensor (a `WeakNumber`, a recursion
 machine's table) is computed with TensorFlow's integer ops, which wrap at their
@@ -6,7 +6,8 @@ dtype's bounds where Python's ints grow.  `fits(op)` recomputes one such op
 where it cannot wrap — int64 for 32-bit operands, a float64 estimate for
 64-bit ones (conservative: an estimate above 2**62 counts as leaving int64) —
 and says whether the result fits the op's dtype; `divisor_ok(op)` whether a
-float division's divisor is not zero (Python raises there).  Outside a recursion machine
+division's divisor is not zero (Python raises there), `pow_ok(op)` whether a float
+power is a float in Python too.  Outside a recursion machine
 a `WeakNumber`'s int arithmetic is guarded right there (`guarded`, an `EXACT`
 assumption: a failing run runs the call in Python, which computes the big
 int); inside one, the block's checks go to the machine
@@ -14,11 +15,15 @@ int); inside one, the block's checks go to the machine
 """
 from __future__ import annotations
 
+import functools
+
+import numpy as np
 import tensorflow as tf
 
 from codegen import faults
 from codegen.assumptions import Kind
 from codegen.operators.context import current
+from codegen.operators.exact_arith import float_pow_is_pythons
 
 _EXACT_OPS = {"AddV2": tf.add, "Add": tf.add, "Sub": tf.subtract, "Mul": tf.multiply,
               "FloorDiv": tf.math.floordiv}
@@ -81,17 +86,41 @@ def noted(tensor) -> None:
         ctx.int_sources.append(tensor)
 
 
+DIVISIONS = frozenset({"RealDiv", "Div", "DivNoNan", "FloorDiv", "FloorMod", "TruncateMod"})
+
+
 def divisor_ok(op):
-    """For a float division of Python numbers, whether its divisor is not zero (Python raises
-    ZeroDivisionError where TensorFlow gives inf or nan), as a bool tensor; else None."""
-    if op.type in ("RealDiv", "Div") and op.outputs[0].dtype.is_floating:
-        return tf.not_equal(op.inputs[1], tf.zeros_like(op.inputs[1]))
+    """For a division of Python numbers (`/`, `//`, `%`, and the fmod Python's float `//` and `%`
+    come from), whether its divisor is not zero (Python raises ZeroDivisionError where TensorFlow
+    gives inf or nan, or, compiled by XLA, an int), as a bool tensor; None for another op or a
+    divisor that is a constant other than zero."""
+    if op.type not in DIVISIONS:
+        return None
+    divisor = op.inputs[1]
+    static = tf.get_static_value(divisor)
+    if static is not None and np.all(static != 0):
+        return None
+    return tf.not_equal(divisor, tf.zeros_like(divisor))
+
+
+def pow_ok(op):
+    """For a float `**` of Python numbers, whether Python's gives a float there (no complex result,
+    no zero to a negative power, no overflow), as a bool tensor; else None."""
+    if op.type == "Pow" and op.outputs[0].dtype.is_floating:
+        return float_pow_is_pythons(op.inputs[0], op.inputs[1])
     return None
 
 
-def guarded(out):
+def checks(op) -> list:
+    """The bool tensors that say the Python number `op` computes is Python's (`fits`, `divisor_ok`,
+    `pow_ok`)."""
+    return [c for c in (fits(op), divisor_ok(op), pow_ok(op)) if c is not None]
+
+
+def guarded(out, divisor=None):
     """`out`, a Python number a `WeakNumber` computed, checked to be what Python computes: an int
-    that fits its dtype, a quotient whose divisor is not zero.  Inside a machine block the
+    that fits its dtype, a quotient whose divisor (`out`'s op's, or `divisor`) is not zero, a
+    float power Python computes as a float.  Inside a machine block the
     machine's walk checks it; elsewhere an in-graph `EXACT` guard fails the run (the call then runs in
     Python, which computes the int or raises), and where that guard failed too often the build
     fails."""
@@ -103,15 +132,16 @@ def guarded(out):
         # holds (`noted`) and checks each (`codegen.recursion.exact_ints`); checks made here too
         # would add ops the walk then checks again, in float64, which keeps a chain from XLA.
         return out
-    checks = [c for c in (fits(out.op), divisor_ok(out.op)) if c is not None]
-    if not checks:
+    oks = checks(out.op) + ([tf.not_equal(divisor, tf.zeros_like(divisor))] if divisor is not None else [])
+    if not oks:
         return out
-    ok = checks[0] if len(checks) == 1 else tf.logical_and(*checks)
+    ok = functools.reduce(tf.logical_and, oks)
     if ctx.in_machine or ctx.dry_run:
         return out                      # a scratch trace of a machine's block: not run
     where = ctx.user_line()
     key = ("int-range", where)
-    what = f"a Python int stays inside {out.dtype.name}" if out.dtype.is_integer else "a divisor is not zero"
+    what = f"a Python int stays inside {out.dtype.name}" if out.dtype.is_integer else \
+        "a float power is Python's" if out.op.type == "Pow" else "a divisor is not zero"
     if key in ctx.relaxed:
         ctx.fail("python-number", f"Python arithmetic in the graph ({what}) failed on earlier calls",
                  "the function runs in Python")

@@ -28,7 +28,7 @@ import tensorflow as tf
 from codegen.assumptions import Kind
 from codegen.errors import NeedsPythonValue, Reason
 from codegen.operators.context import current
-from codegen.operators.exact_arith import float_divmod, int_float_compare
+from codegen.operators.exact_arith import float_divmod, float_pow_is_pythons, int_float_compare
 from codegen.operators.guards import emit_guard
 
 _WIDE = {int: tf.int64, float: tf.float64, bool: tf.bool}
@@ -177,21 +177,9 @@ def _arith(name, op, a, b):
         estimate = op(tf.cast(x, tf.float64), tf.cast(y, tf.float64))
         _require(tf.abs(estimate) < _INT64_SAFE, f"int `{name}` stays inside int64", computed)
     elif name == "pow":
-        _require(_float_pow_is_pythons(x, y), "a float `**` gives Python's float (no complex result, no zero "
+        _require(float_pow_is_pythons(x, y), "a float `**` gives Python's float (no complex result, no zero "
                  "to a negative power, no overflow)", computed)
     return PyNumber(op(x, y), result, computed)
-
-
-def _float_pow_is_pythons(x, y):
-    """Where Python's float `x ** y` is a float: not a negative base to a fractional power (a
-    complex number), not zero to a negative power (ZeroDivisionError), no overflow (OverflowError)."""
-    finite = tf.logical_and(tf.math.is_finite(x), tf.math.is_finite(y))
-    fractional = tf.logical_and(tf.math.is_finite(y), tf.not_equal(y, tf.floor(y)))
-    complex_result = tf.logical_and(x < 0.0, fractional)
-    zero_to_negative = tf.logical_and(tf.equal(x, 0.0), y < 0.0)
-    overflow = tf.logical_and(finite, tf.logical_not(tf.math.is_finite(tf.pow(x, y))))
-    return tf.logical_not(tf.logical_or(tf.logical_or(complex_result, zero_to_negative),
-                                        tf.logical_and(overflow, tf.logical_not(complex_result))))
 
 
 def _small_constant(a, b) -> bool:

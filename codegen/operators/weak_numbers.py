@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from codegen.errors import Reason, StagingError
 from codegen.operators.context import current
+from codegen.operators.exact_arith import float_divmod
 from codegen.operators.int_range import guarded, noted
 from codegen.operators.numbers import PyNumber
 
@@ -39,8 +40,9 @@ class WeakNumber:
         self.condition = condition      # a bool's truth as the boolean tensor it was computed as
         self.ptype = ptype      # int / float (or np.float32 / np.int32) when every node holds that type
         self.either = either    # (ptype None) a Python int on some nodes and a float on others
-        if ptype in (int, bool, None) and tensor.dtype.is_integer:
-            noted(tensor)       # inside a machine block, its ops with the frame's ints are checked too
+        if (tensor.dtype.is_integer and ptype in (int, bool, None)
+                or tensor.dtype.is_floating and ptype in (float, None)):
+            noted(tensor)       # inside a machine block, its ops with the frame's numbers are checked too
 
     def __tf_tensor__(self, dtype=None, name=None):
         """The tensor TensorFlow makes of the number each node holds: `dtype` when given, else
@@ -126,10 +128,12 @@ class WeakNumber:
                 python = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)} <= set(_WEAK)
                 return bool_number(out) if python else out     # bool (held as an int)
             kinds = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)}
+            if None in kinds or kinds <= set(_WEAK):
+                out, divisor = _pythons(op, a, b, reverse, out)
             if None in kinds:                      # a column whose Python type varies by node:
-                return _varying(guarded(out), result, self, other)     # so may the result's
+                return _varying(guarded(out, divisor), result, self, other)     # so may the result's
             if kinds <= set(_WEAK):                # two Python numbers make a Python number
-                return WeakNumber(guarded(out), result(kinds))
+                return WeakNumber(guarded(out, divisor), result(kinds))
             # A NumPy scalar: NumPy's own rules give the result's type (float32 / 2 is float32).
             other_type = other.ptype if isinstance(other, WeakNumber) else type(other)
             a, b = (other_type(1), self.ptype(1)) if reverse else (self.ptype(1), other_type(1))
@@ -194,6 +198,16 @@ class WeakNumber:
     @property
     def shape(self):
         return self.tensor.shape
+
+
+def _pythons(op, a, b, reverse, out):
+    """(Python's float `//` or `%` of `a` and `b` where TensorFlow's `out` is not it, the divisor
+    to check), else (`out`, None): Python computes both from fmod (`1.0 // 0.1` is 9.0 there,
+    TensorFlow's floor(x / y) 10.0)."""
+    if op not in (_op.floordiv, _op.mod) or not out.dtype.is_floating:
+        return out, None
+    x, y = (tf.convert_to_tensor(v, out.dtype) for v in ((b, a) if reverse else (a, b)))
+    return float_divmod(x, y)[op is _op.mod], y
 
 
 def _in_constant() -> bool:

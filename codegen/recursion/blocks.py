@@ -62,13 +62,13 @@ class Machine:
     int_range: object = None    # the `EXACT` assumption on its Python ints, once a block computes one
 
     def range_assumption(self):
-        """The assumption that the Python ints this machine computes fit its tables (`exact_ints`)."""
+        """The assumption that the Python numbers this machine computes are Python's (`exact_ints`)."""
         if self.int_range is None:
             cf = self.cycle.functions[self.entry]
             self.int_range = self.ctx.assume(
                 Kind.EXACT, exact_ints.range_key(cf, self.entry),
-                f"the Python ints {self.entry.__qualname__} computes fit the machine's int tables and its "
-                "divisors are not zero", True,
+                f"the Python numbers {self.entry.__qualname__} computes are Python's: its ints fit the "
+                "machine's int tables, its divisors are not zero, its float powers are floats", True,
                 f"{cf.filename}:{cf.node.lineno}", fallback="python-int")
         return self.int_range
 
@@ -123,8 +123,9 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
     cf = cycle.functions[entry]
     if exact_ints.range_key(cf, entry) in ctx.relaxed:
         raise unsupported("recursion", cf.filename, cf.node,
-                          f"a Python int {entry.__qualname__} computes left the machine's int tables (Python's "
-                          "ints have no bound) on several calls")
+                          f"Python arithmetic {entry.__qualname__} computes failed in the machine on several "
+                          "calls: an int left its tables (Python's ints have no bound), or a divisor was zero or "
+                          "a float power not a float, where Python raises")
     # Tensors and Python scalars every call passes along unchanged are the entry's value in every
     # frame: no table.  A flag so passed (`encode(node, training)`) stays the Python value it is
     # in the dry traces too, so `if training:` and `a if training else b` take eager's side.  A

@@ -1,4 +1,5 @@
-"""Python ints a recursion machine holds stay Python's: a run that would wrap one fails.
+"""Python numbers a recursion machine holds stay Python's: a run that would wrap an int, or
+divide by zero, fails.
 
 Eager's Python ints have no bound.  A machine holds the Python ints its frames
 pass along (`acc * 3`, or the literal `ack(m - 1, 1)` passes) in 32-bit (or
@@ -10,8 +11,12 @@ makes the result a tensor, which wraps in eager too).  Each such add,
 subtract, multiply, floor division, negation, abs, power and narrowing cast is
 recomputed where it cannot wrap (int64 for 32-bit values, a float64 estimate
 for 64-bit ones) and compared with its dtype's range; the walk follows the
-Python floats such ints become, and each float division's divisor is checked
-not to be zero (Python raises there, TensorFlow gives inf).  Where a value is
+Python floats such ints become, and the Python floats the frames hold (a fed
+`scale` passed down) and tree nodes hold: each division's divisor is checked not
+to be zero (Python raises there, TensorFlow gives inf), and each float power to
+be a float in Python too (not complex, not an overflow), where its result has
+the shape of a Python number it reads (`tf.constant([1.0, 2.0]) / scale` is a
+tensor's division in eager, which does not raise).  Where a value is
 a Python int in some frames only (`MixedSpec`), an op's check holds in the
 frames whose inputs are all Python ints there (the AND of their bits).  A
 literal past 32 bits that meets such a value refuses the machine: TensorFlow
@@ -37,7 +42,7 @@ from tensorflow.python.framework.func_graph import FuncGraph
 
 from codegen.errors import unsupported
 from codegen.operators.failing_ops import BODY_ATTRS, body_graphs
-from codegen.operators.int_range import COMPUTES, divisor_ok, fits
+from codegen.operators.int_range import COMPUTES, DIVISIONS, divisor_ok, fits, pow_ok
 from codegen.recursion.frame_specs import MixedSpec
 
 
@@ -47,8 +52,9 @@ def range_key(cf, entry) -> tuple:
 
 
 def sources(m, f, given: dict) -> dict:
-    """{tensor ref: its bit} of the int table values of `given` that may hold Python ints: the
-    per-frame bit tensor of a number that is one in some frames only (`MixedSpec`), else True.
+    """{tensor ref: its bit} of the table values of `given` that may hold Python ints or floats:
+    the per-frame bit tensor of a number that is one in some frames only (`MixedSpec`), else True.
+    A float counts where every frame held a Python float (a weak float64 table).
     Only the kinds resolution of `codegen.recursion.mixed` tells tensors for sure (`m.tensors`;
     the typing of the frames lets `acc * 3` of a Python `acc` become a tensor), so every other
     int leaf counts: a check that fails on an int that was a tensor in eager only sends that
@@ -63,10 +69,10 @@ def sources(m, f, given: dict) -> dict:
         i = counter[0]
         counter[0] += 1
         if isinstance(spec, MixedSpec):
-            if spec[0].dtype.is_integer:
+            if spec[0].dtype.is_integer or spec[0].dtype == tf.float64:
                 out[tf.convert_to_tensor(value[0]).ref()] = value[1]
-        elif spec.dtype.is_integer and not spec.is_static and spec.tables is None and spec.shape == () \
-                and (f, v, i) not in m.tensors:
+        elif (spec.dtype.is_integer or spec.dtype == tf.float64 and spec.weak) and not spec.is_static \
+                and spec.tables is None and spec.shape == () and (f, v, i) not in m.tensors:
             out[tf.convert_to_tensor(value).ref()] = True
     for v, value in given.items():
         walk(m.specs[(f, v)], value, v, [0])
@@ -82,9 +88,11 @@ def checks(ops: list, taint: dict, cf, f, block) -> list:
     wrapped = None
     for op in ops:
         bits, python = [], True
+        shapes = []
         for t in op.inputs:
             if t.ref() in taint:
                 bits.append(taint[t.ref()])
+                shapes.append(t.shape)
             elif t.ref() not in constant and t.op.type != "Const":
                 python = False
         if not python:
@@ -99,18 +107,26 @@ def checks(ops: list, taint: dict, cf, f, block) -> list:
                               f"an int past 32 bits in {f.__qualname__} meets a Python int the machine holds in "
                               "32 bits, where TensorFlow would wrap it", "keep such ints outside the recursion")
         bit = _and(bits)
-        if op.type in BODY_ATTRS and _computes_ints(op):
+        if op.type in BODY_ATTRS and _computes_numbers(op):
             raise unsupported("recursion", cf.filename, cf.node,
-                              f"a Python int of {f.__qualname__} goes through a tensor `if` or loop that "
+                              f"a Python number of {f.__qualname__} goes through a tensor `if` or loop that "
                               "computes on it inside the recursion, where janus cannot check that it stays "
-                              "inside the machine's 32-bit tables", "compute the int outside that `if`")
-        for ok in (fits(op), divisor_ok(op)):
+                              "Python's (inside the machine's 32-bit tables, no zero divisor)",
+                              "compute the number outside that `if`")
+        for ok in [fits(op)] + ([divisor_ok(op), pow_ok(op)] if _shaped_as(op, shapes) else []):
             if ok is not None:
                 oks.append(ok if bit is True else tf.logical_or(ok, tf.logical_not(bit)))
         for out in op.outputs:
             if out.dtype.is_integer or out.dtype.is_floating or out.dtype == tf.bool:
                 taint[out.ref()] = bit      # a Python int, float or bool
     return oks
+
+
+def _shaped_as(op, shapes: list) -> bool:
+    """Whether `op`'s result has the shape of one of its Python-number inputs (`shapes`): Python's
+    arithmetic keeps a number's shape, so a bigger result (`tf.constant([1.0, 2.0]) / scale`) is a
+    tensor's, which does not raise in eager."""
+    return not op.outputs or any(op.outputs[0].shape.is_compatible_with(s) for s in shapes)
 
 
 def _wrapped_literals(cf, block) -> set:
@@ -211,15 +227,18 @@ def _and(values):
     return functools.reduce(tf.logical_and, values) if values else True
 
 
-def _computes_ints(op) -> bool:
-    """Whether a body `op` runs (a branch, a loop body) computes on ints (conservatively: unreadable bodies do)."""
+def _computes_numbers(op) -> bool:
+    """Whether a body `op` runs (a branch, a loop body) computes ints, divides or raises to a float
+    power (conservatively: unreadable bodies do)."""
     bodies = body_graphs(op, BODY_ATTRS[op.type])
     if bodies is None:
         return True
     for graph in bodies:
         for inner in graph.get_operations():
-            if inner.type in BODY_ATTRS and _computes_ints(inner):
+            if inner.type in BODY_ATTRS and _computes_numbers(inner):
                 return True
             if inner.type in COMPUTES and inner.outputs and inner.outputs[0].dtype.is_integer:
+                return True
+            if inner.type in DIVISIONS or inner.type == "Pow":
                 return True
     return False

@@ -82,7 +82,7 @@ def spec_of(value):
     if isinstance(value, WeakNumber):      # a bool (held as an int) in a bool table, as a Python bool is
         return Spec(tf.bool if value.ptype is bool else value.dtype, (), weak=True)
     if isinstance(value, PyNumber):          # a fed Python number: a frame variable like one
-        return Spec(tf.convert_to_tensor(value).dtype, (), weak=True)
+        return Spec(tf.float64 if value.ptype is float else tf.convert_to_tensor(value).dtype, (), weak=True)
     if isinstance(value, (tf.Tensor, tf.Variable)):
         return Spec(value.dtype, tuple(value.shape.as_list()))
     if type(value) is float:               # Python's double: a float32 table would round it

@@ -153,8 +153,8 @@ def cast(value, spec: Spec):
     if isinstance(value, Pointer):
         value = value.index
     weak = isinstance(value, (WeakNumber, PyNumber)) or type(value) in (bool, int, float)
-    if isinstance(value, PyNumber):
-        narrowed(value, spec.dtype)
+    if isinstance(value, PyNumber):                # (its 64 bits: the default conversion rounds a float)
+        value = narrowed(value, spec.dtype).tensor
     if isinstance(value, WeakNumber):
         value = value.tensor if value.condition is None or spec.dtype != tf.bool else value.condition
     if type(value) is float and spec.dtype.is_floating:

@@ -366,6 +366,12 @@ def tdown(node, k):
     return tdown(node.left, k - 1) + 1.0
 
 
+def tsdiv(node, s):
+    if node.left is None:
+        return node.tv * (1.0 / s) + node.w // 0.1 + 7.0 % s
+    return tsdiv(node.left, s - 0.5) + (node.w - 2.5) ** s
+
+
 def tlp(node):
     if node.left is None:
         return node.tv, 1.0
@@ -567,6 +573,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: (f"t = t + tf.cast(tshift(tree, {draw(st.sampled_from(['k', 'abs(k) % 4', 'k * 2 ** 20 + 1']))}, "
                  f"{draw(st.sampled_from(['s', '0.5', 'n']))}), t.dtype)"),
         lambda: f"t = t + tf.cast(tdown(tree, {draw(st.sampled_from(['k', 'k * 2 ** 20 + 1', 'abs(k) * 2 ** 29']))}), t.dtype)",
+        # Python floats passed down and node numbers: zero divisors, Python's `//`, complex powers.
+        lambda: f"t = t + tf.cast(tsdiv(tree, {draw(st.sampled_from(['s', 's - 0.5', 'abs(k) * 0.5', '1.5']))}), t.dtype)",
         # A recursion returning a pair from a leaf and a tensor from other nodes.
         lambda: "rp = tlp(tree)\nt = t + tf.cast(rp[0] if isinstance(rp, tuple) else rp, t.dtype)",
         lambda: "t = t + tf.add_n([tdef(q) for q in [tree, tree]])",

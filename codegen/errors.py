@@ -29,6 +29,8 @@ HINTS = {
     "keeps-recompiling": "pass values that vary between calls as tensors",
     "python-value-of-tensor": "it runs in Python between graph segments; kept in TensorFlow ops (tf.cond, "
                               "tf.where) or moved out of the function, the rest is one graph",
+    "held-number": "nothing to do: a number the graph holds per node or frame was used where Python needs its "
+                   "value; Python runs that code, as eager does",
     "python-arithmetic": "nothing to do: Python raised or computed beyond int64 here, as eager does",
     "python-int": "nothing to do: a Python number here left what the graph computes exactly (an int past its "
                   "fixed width, a zero divisor); Python computed or raised it, as eager does",

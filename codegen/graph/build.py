@@ -21,7 +21,7 @@ from profiler.library import is_library_file
 
 from codegen import faults
 from codegen.assumptions import GUARD_MARK, Kind, Source
-from codegen.errors import JanusError, NeedsPythonValue, Reason, ReplicaSync, StagingError
+from codegen.errors import ConversionError, JanusError, NeedsPythonValue, Reason, ReplicaSync, StagingError
 from codegen.graph import python_calls, variable_writes, writeback
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.print_order import (order_prints_after_failures, order_python_after_failures,
@@ -422,6 +422,12 @@ def _staging_error(exc, converted) -> StagingError:
     if ("SymbolicTensor" in text and any(f"{conv}()" in text for conv in ("float", "int", "bool", "len"))) \
             or "has no attribute 'numpy'" in text:
         return NeedsPythonValue(Reason("python-value-of-tensor", where, text))
+    recursion = getattr(exc, "janus_recursion", None)
+    if recursion is not None and _HELD.search(text):
+        return ConversionError(Reason(
+            "recursion", where, f"{recursion} runs Python code on a value its machine holds in the graph, which "
+            f"Python code cannot take there ({text.split(' You can attempt')[0]})",
+            "compute it with TensorFlow ops, or outside the recursion"))
     if "`merge_call` called while defining a new graph" in text:
         return ReplicaSync(Reason(
             "replica-sync", where, "the function runs on a replica thread of `strategy.run` and reaches a "
@@ -431,6 +437,7 @@ def _staging_error(exc, converted) -> StagingError:
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_HELD = re.compile(r"WeakNumber|SymbolicTensor|symbolic `tf\.Tensor`")    # the graph's stand-ins in an error
 
 
 def _first_line(exc) -> str:

@@ -198,8 +198,31 @@ def _minmax(py, tf_fn):
             # Python keeps the first unless the second is greater (max) or less (min): with a NaN
             # that is the first, where tf.maximum gives NaN.
             return PyNumber(tf.where(b > a if py is max else b < a, b, a), kind, computed)
+        if len(args) >= 2 and not kwargs and any(isinstance(a, WeakNumber) for a in args):
+            return functools.reduce(lambda a, b: _weak_minmax(py, a, b), args)
         return py(*args, **kwargs)
     return fn
+
+
+def _weak_minmax(py, a, b):
+    """`max(a, b)` / `min(a, b)` of Python numbers held in the graph (a recursion's frame ints,
+    a node's numbers): the first unless the second is greater (less), of their one Python type."""
+    if not isinstance(a, WeakNumber) and not isinstance(b, WeakNumber):
+        return py(a, b)
+    kinds = {x.ptype if isinstance(x, WeakNumber) else type(x) for x in (a, b)}
+    if len(kinds) != 1 or not kinds <= {int, float}:
+        if not all(isinstance(x, WeakNumber) or type(x) in (int, float, bool) for x in (a, b)):
+            return py(a, b)
+        current().fail("held-number", f"`{py.__name__}` of Python numbers held in the graph whose types differ "
+                       "(an int and a float, a bool): the result's type depends on which one wins",
+                       "convert both to one type first")
+    kind = kinds.pop()
+    dtypes = [x.tensor.dtype for x in (a, b) if isinstance(x, WeakNumber)]
+    wide = max(dtypes, key=lambda d: d.size)
+    if any(type(x) is int and not wide.min <= x <= wide.max for x in (a, b)):
+        wide = tf.int64
+    x, y = (tf.cast(v.tensor, wide) if isinstance(v, WeakNumber) else tf.constant(v, wide) for v in (a, b))
+    return WeakNumber(tf.where(y > x if py is max else y < x, y, x), kind)
 
 
 def _ptype(a):
@@ -243,7 +266,7 @@ def _tree_number(kind, number: WeakNumber):
         return bool_number(tf.not_equal(t, tf.zeros_like(t)))
     if kind is int and (number.ptype in (int, bool) or _numpy_scalar(number.ptype, np.integer)):
         return WeakNumber(t, int)
-    current().fail("python-number", f"`{kind.__name__}()` of a tree attribute that may hold a float",
+    current().fail("held-number", f"`{kind.__name__}()` of a tree attribute that may hold a float",
                    "the function runs in Python")
 
 

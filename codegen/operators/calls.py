@@ -258,7 +258,7 @@ def _profiled_kind(ctx, fn):
     return "T" if sites and all(s.value.only_tensors() for s in sites) else None
 
 
-_KEEPS = (sum, abs, pow, map, filter, zip, enumerate, reversed, list, tuple, dict, iter, next)
+_KEEPS = (sum, abs, pow, divmod, round, map, filter, zip, enumerate, reversed, list, tuple, dict, iter, next)
 _KEEPING_MODULES = ("operator", "_operator", "functools", "_functools", "math", "itertools")
 
 

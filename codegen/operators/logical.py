@@ -222,7 +222,7 @@ def _number_is(number, other):
             return False
     elif other is None:
         return False
-    current().fail("python-number", "`is` between a tree attribute's number and another object depends on which "
+    current().fail("held-number", "`is` between a tree attribute's number and another object depends on which "
                    "Python object it is", "compare with `==`")
 
 

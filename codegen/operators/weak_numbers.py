@@ -67,7 +67,7 @@ class WeakNumber:
         if not ok and hint and (dtype.is_integer and self.ptype is float or dtype == tf.bool and self.ptype is int):
             return tf.identity(self.__tf_tensor__())
         if not ok:
-            current().fail("python-number", f"a tree attribute converted to {dtype.name}, which eager refuses or "
+            current().fail("held-number", f"a tree attribute converted to {dtype.name}, which eager refuses or "
                            "rounds in its own way", "the function runs in Python")
         return tf.identity(self.__tf_tensor__(dtype))
 
@@ -98,7 +98,7 @@ class WeakNumber:
         if isinstance(other, (tf.Tensor, tf.Variable)):
             if other.dtype.is_integer and (self.ptype is float or self.either):
                 # eager's Python float does not convert to an int tensor's dtype: the op raises
-                current().fail("python-number", "a Python float tree attribute with an int tensor, which eager "
+                current().fail("held-number", "a Python float tree attribute with an int tensor, which eager "
                                "refuses", "the function runs in Python, which raises as eager does")
             return tf.cast(self.tensor, other.dtype), other
         if type(other) is float and not self.tensor.dtype.is_floating:
@@ -107,7 +107,7 @@ class WeakNumber:
                 self.tensor.dtype.min <= other <= self.tensor.dtype.max):
             # TensorFlow would wrap the literal to the tensor's dtype; Python's int is exact.
             if not tf.int64.min <= other <= tf.int64.max:
-                current().fail("python-number", f"the int {other} does not fit 64 bits", "the function runs in Python")
+                current().fail("held-number", f"the int {other} does not fit 64 bits", "the function runs in Python")
             return tf.cast(self.tensor, tf.int64), tf.constant(other, tf.int64)
         return self.tensor, other
 
@@ -167,8 +167,24 @@ class WeakNumber:
         """`~n` of a Python int or bool is `-n - 1`, an int (the bits of an int32 are exact there);
         Python raises for a float, and so does the call, run in Python."""
         if self.ptype not in (int, bool) or not self.tensor.dtype.is_integer:
-            current().fail("python-number", "`~` of a Python float raises in eager", "the function runs in Python")
+            current().fail("held-number", "`~` of a Python float raises in eager", "the function runs in Python")
         return WeakNumber(tf.bitwise.invert(self.tensor), int)
+
+    def __divmod__(self, other):
+        return self // other, self % other         # Python's divmod of ints and floats is exactly these
+
+    def __rdivmod__(self, other):
+        return other // self, other % self
+
+    def __round__(self, ndigits=None):
+        """`round(n)`: an int, halves to even (as `tf.round`); a float past int64, nan or inf makes
+        Python raise, and the call then runs in Python."""
+        if ndigits is not None or self.ptype not in (int, bool, float):
+            current().fail("held-number", "`round` with digits, or of a number whose Python type varies by node",
+                           "round a tensor with tf.round")
+        if self.ptype is not float:
+            return WeakNumber(tf.cast(self.tensor, tf.int32) if self.ptype is bool else self.tensor, int)
+        return WeakNumber(guarded(tf.cast(tf.round(self.tensor), tf.int64)), int)
 
     def _unary(self, out):
         python_int = self.ptype in (int, bool, None)       # -(2**31) leaves int32; Python's does not
@@ -180,11 +196,11 @@ class WeakNumber:
 
     def _text(self, *_):
         if _in_constant():
-            current().fail("python-number", "a Python number computed inside the graph is used where TensorFlow "
+            current().fail("held-number", "a Python number computed inside the graph is used where TensorFlow "
                            "needs a constant while the graph is built: an index or slice bound of a tensor "
                            "(`x[i]`), or an item of a list TensorFlow converts (`tf.constant([n])`)",
                            "the function runs in Python")
-        current().fail("python-number", "the text of a Python number computed inside the graph (`str`, "
+        current().fail("held-number", "the text of a Python number computed inside the graph (`str`, "
                        "`repr`, an f-string) is needed while the graph is built", "the function runs in Python")
 
     __str__ = __repr__ = __format__ = _text
@@ -263,7 +279,7 @@ def conversion(f, args, kwargs):
     bound.update(kwargs)
     value = bound["value"]
     if bound.get("shape") is not None:
-        current().fail("python-number", "tf.constant of a tree attribute with a shape", "the function runs in Python")
+        current().fail("held-number", "tf.constant of a tree attribute with a shape", "the function runs in Python")
     if bound.get("dtype") is not None:
         return value.converted(bound["dtype"])
     if bound.get("dtype_hint") is not None:

@@ -29,7 +29,7 @@ import sys
 
 import tensorflow as tf
 
-from codegen.errors import NeedsTree, unsupported
+from codegen.errors import ConversionError, NeedsTree, Reason, StagingError, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.calls import check_defaults
 from codegen.operators.context import current
@@ -94,6 +94,15 @@ def run_many(cycle: Cycle, entry, calls: list, kind=None):
     ctx.in_machine += 1
     try:
         return _run(ctx, cycle, entry, calls, kind)
+    except StagingError as exc:
+        if exc.reason.kind != "held-number":
+            raise
+        # A number the frames hold is no value a rebuild could specialise on: Python runs it.
+        raise ConversionError(Reason("recursion", exc.reason.where, f"{entry.__qualname__} holds a Python number "
+                                     f"per frame, and {exc.reason.explanation}", exc.reason.hint)) from None
+    except (TypeError, AttributeError, ValueError) as exc:
+        exc.janus_recursion = entry.__qualname__      # (`graph.build` tells a held value's error apart)
+        raise
     finally:
         ctx.general_depth -= 1
         ctx.in_machine -= 1

@@ -135,3 +135,30 @@ def test_a_node_float_attribute_floor_divided_is_pythons():
 
 def test_a_node_float_attribute_divisor_of_zero_raises_as_eager():
     differential(attribute_reciprocal, [(tree(2),)] * 4)
+
+
+def depth_and_sum(node):
+    """`max` and `min` of the Python numbers the frames return and the nodes hold."""
+    if node.left is None:
+        return V * node.w, 0, min(node.w, 2.5)
+    h1, d1, m1 = depth_and_sum(node.left)
+    h2, d2, m2 = depth_and_sum(node.right)
+    return h1 + h2, max(d1, d2, 0) + 1, max(m1, m2) + min(node.w, m1, 9.5)
+
+
+def int_and_float(node):
+    """`max(an int, a float)` is the int or the float by their values: that runs in Python."""
+    if node.left is None:
+        return V, 0
+    h, d = int_and_float(node.left)
+    return h * 2.0, max(d, node.w)
+
+
+def test_max_and_min_of_the_frames_python_numbers_run_in_the_graph():
+    spec = differential(depth_and_sum, [(tree(d, w),) for d, w in [(2, 1.0), (3, 0.5), (1, 4.0), (2, 3.0), (3, 1.0)]])
+    assert _stats(spec)["graph_runs"] >= 2, spec.report()
+
+
+def test_max_of_an_int_and_a_float_in_the_frames_says_why_it_runs_in_python():
+    spec = differential(int_and_float, [(tree(d, w),) for d, w in [(2, 1.0), (3, 0.5), (1, 4.0), (2, 3.0)]])
+    assert "the result's type depends on which one wins" in spec.report(), spec.report()

@@ -99,7 +99,7 @@ def run_many(cycle: Cycle, entry, calls: list, kind=None):
             raise
         # A number the frames hold is no value a rebuild could specialise on: Python runs it.
         raise ConversionError(Reason("recursion", exc.reason.where, f"{entry.__qualname__} holds a Python number "
-                                     f"per frame, and {exc.reason.explanation}", exc.reason.hint)) from None
+                                     f"per node or frame, and {exc.reason.explanation}", exc.reason.hint)) from None
     except (TypeError, AttributeError, ValueError) as exc:
         exc.janus_recursion = entry.__qualname__      # (`graph.build` tells a held value's error apart)
         raise

@@ -372,6 +372,16 @@ def tsdiv(node, s):
     return tsdiv(node.left, s - 0.5) + (node.w - 2.5) ** s
 
 
+def tdepth(node):
+    if node.left is None:
+        return node.tv * round(node.w), 0
+    h, d = tdepth(node.left)
+    if node.right is not None:
+        h2, d2 = tdepth(node.right)
+        h, d = h + h2, max(d, d2, 0)
+    return h + divmod(node.w, 0.7)[1], min(d + 1, 9)
+
+
 def tlp(node):
     if node.left is None:
         return node.tv, 1.0
@@ -575,6 +585,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: f"t = t + tf.cast(tdown(tree, {draw(st.sampled_from(['k', 'k * 2 ** 20 + 1', 'abs(k) * 2 ** 29']))}), t.dtype)",
         # Python floats passed down and node numbers: zero divisors, Python's `//`, complex powers.
         lambda: f"t = t + tf.cast(tsdiv(tree, {draw(st.sampled_from(['s', 's - 0.5', 'abs(k) * 0.5', '1.5']))}), t.dtype)",
+        # max/min of the depths the frames return, round and divmod of node numbers.
+        lambda: "td = tdepth(tree)\nt = t + tf.cast(td[0], t.dtype) * td[1]",
         # A recursion returning a pair from a leaf and a tensor from other nodes.
         lambda: "rp = tlp(tree)\nt = t + tf.cast(rp[0] if isinstance(rp, tuple) else rp, t.dtype)",
         lambda: "t = t + tf.add_n([tdef(q) for q in [tree, tree]])",

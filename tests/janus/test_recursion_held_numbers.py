@@ -70,7 +70,7 @@ def test_a_tensor_indexed_by_a_frame_int_says_why_after_one_build():
     spec = differential(indexed, [(tree(d), 0) for d in (1, 2, 1, 2, 1)])
     stats, report = spec.stats(), spec.report()
     assert stats["graphs_built"] == 0 and stats["build_failures"] <= 1, report
-    assert "[recursion]" in report and "holds a Python number per frame" in report, report
+    assert "[recursion]" in report and "holds a Python number per node or frame" in report, report
 
 
 def test_python_truth_of_a_frame_int_says_why_at_its_line_after_one_build():

@@ -57,6 +57,8 @@ def assert_same(a, b, path="result"):
         assert a.keys() == b.keys(), f"{path}: keys differ"
         for k in a:
             assert_same(a[k], b[k], f"{path}[{k!r}]")
+    elif type(a) is float:              # exactly: -0.0 is not 0.0, nan is nan
+        assert repr(a) == repr(b), f"{path}: {a!r} != {b!r}"
     else:
         assert a == b, f"{path}: {a!r} != {b!r}"
 

@@ -205,7 +205,7 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
         if leaf.value is int:          # converts to int32 alone, as eager converts a Python int of this size
             test += f" and {-2 ** 31} <= {var} < {2 ** 31}"
         src.require(test, f"{what} is a {leaf.value.__name__} fed as a tensor")
-        return f"convert({var}, {src.const(leaf.dtype, 'D')})"
+        return f"fed({var}, {src.const(leaf.dtype, 'D')})"
     if leaf.kind is Feed.SCALAR:
         src.require(_value_check(src, Kind.CONSTANT, var, leaf.value), f"{what} == {leaf.value!r}")
     else:
@@ -215,12 +215,22 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
     return None
 
 
+def _fed_number(value, dtype):
+    """A Python number as the tensor fed for it.  TensorFlow caches the tensors of Python scalars
+    by value, and -0.0 == 0.0: after -0.0 was converted once, 0.0 would come back as -0.0 (and
+    `s * -1.0` with it); a zero goes through an array, which the cache does not hold."""
+    if value == 0 and type(value) is float:
+        return tf.convert_to_tensor(np.array(value, dtype.as_numpy_dtype))
+    return tf.convert_to_tensor(value, dtype)
+
+
 def _generate(sig: Signature, checks, used, followed) -> _GuardText:
     src = _GuardText()
     src.used, src.followed = used, followed
     src.consts["EagerTensor"] = EAGER
     src.consts["ndarray"] = np.ndarray
     src.consts["convert"] = tf.convert_to_tensor
+    src.consts["fed"] = _fed_number
     src.consts["components"] = components
     items, kw = sig.template
     src.require(f"len(args) == {sig.n_args} and len(kwargs) == {len(sig.kw_names)}",

@@ -45,7 +45,10 @@ def fits(op):
     if op.type == "Cast":
         if x.dtype == tf.bool or (x.dtype.is_integer and x.dtype.size <= dtype.size):
             return None
-        return _within(tf.cast(x, tf.float64 if x.dtype.is_floating else tf.int64), dtype)
+        if x.dtype.is_floating:         # (float64(2**63 - 1) is 2**63, which int64 does not hold)
+            wide = tf.cast(x, tf.float64)
+            return tf.logical_and(wide >= float(dtype.min), wide < -float(dtype.min))
+        return _within(tf.cast(x, tf.int64), dtype)
     if op.type in ("Neg", "Abs"):
         return tf.not_equal(x, tf.constant(dtype.min, dtype))
     if op.type == "FloorDiv" and not narrow:      # only the lowest int64 divided by -1 leaves int64

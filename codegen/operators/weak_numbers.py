@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from codegen.errors import Reason, StagingError
 from codegen.operators.context import current
-from codegen.operators.exact_arith import float_divmod
+from codegen.operators.exact_arith import float_divmod, int_float_compare
 from codegen.operators.int_range import guarded, noted
 from codegen.operators.numbers import PyNumber
 
@@ -46,9 +46,14 @@ class WeakNumber:
 
     def __tf_tensor__(self, dtype=None, name=None):
         """The tensor TensorFlow makes of the number each node holds: `dtype` when given, else
-        float32 for a Python float, bool for a bool, int32 for a Python int (eager's defaults)."""
+        float32 for a Python float, bool for a bool, int32 for a Python int (eager's defaults).  A
+        Python float does not convert to an int dtype (`tf.constant([2]) * 7.7` raises in eager)."""
         if dtype is None:
             dtype = self._default_dtype()
+        dtype = tf.as_dtype(dtype)
+        if (dtype.is_integer or dtype == tf.bool) and (self.ptype is float or self.either):
+            current().fail("held-number", f"a Python float meets a tensor of {dtype.name}, which eager refuses",
+                           "the call runs in Python, which raises as eager does")
         if dtype != self.tensor.dtype:
             return tf.cast(self.tensor, dtype)
         return self.tensor
@@ -119,6 +124,10 @@ class WeakNumber:
                 # Two Python numbers, one fed: Python's arithmetic with its guards (`PyNumber`).
                 mine = PyNumber(self.tensor, self.ptype)
                 return op(other, mine) if reverse else op(mine, other)
+            if result is None:
+                exact = _int_float_compare(op, self, other)
+                if exact is not None:
+                    return exact
             a, b = self._other(other)
             out = op(b, a) if reverse else op(a, b)
             if isinstance(other, (tf.Tensor, tf.Variable)) or not (
@@ -214,6 +223,25 @@ class WeakNumber:
     @property
     def shape(self):
         return self.tensor.shape
+
+
+_SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _int_float_compare(op, a, b):
+    """`a <op> b` of an int and a float, one held in the graph, as Python compares them: exactly
+    (the int cast to float64 is not exact past 2**53); None for any other pair."""
+    def kind(v):
+        if isinstance(v, WeakNumber):
+            return "i" if v.ptype in (int, bool) and v.tensor.dtype.is_integer else "f" if v.ptype is float else None
+        return "i" if type(v) in (int, bool) and -2 ** 63 <= v < 2 ** 63 else "f" if type(v) is float else None
+    kinds = kind(a) + kind(b) if kind(a) and kind(b) else ""
+    if kinds not in ("if", "fi"):
+        return None
+    i, f = (a, b) if kinds == "if" else (b, a)
+    i = tf.cast(i.tensor, tf.int64) if isinstance(i, WeakNumber) else tf.constant(i, tf.int64)
+    f = tf.cast(f.tensor, tf.float64) if isinstance(f, WeakNumber) else tf.constant(f, tf.float64)
+    return bool_number(int_float_compare(op.__name__ if kinds == "if" else _SWAPPED[op.__name__], i, f))
 
 
 def _pythons(op, a, b, reverse, out):

@@ -154,3 +154,14 @@ def test_the_length_of_a_growing_list_is_fed_not_rebuilt():
     assert janus_log == eager_log
     stats = spec.stats()
     assert stats["graphs_built"] <= 3 and stats["graph_runs"] >= 55, spec.report()
+
+
+def negated(x, s):
+    return x + 1.0, s * -1.0
+
+
+def test_a_fed_zero_keeps_its_sign_after_a_negative_zero_was_fed():
+    """TensorFlow caches the tensors of Python scalars by value, and -0.0 == 0.0."""
+    x = tf.constant([1.0])
+    spec = differential(negated, [(x, s) for s in [1.0, 2.0, 3.0, -0.0, 0.0, 1.0, -0.0, 0.0, -0.0, 4.0, 0.0]])
+    assert spec.stats()["graph_runs"] >= 5, spec.report()

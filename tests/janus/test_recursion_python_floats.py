@@ -162,3 +162,38 @@ def test_max_and_min_of_the_frames_python_numbers_run_in_the_graph():
 def test_max_of_an_int_and_a_float_in_the_frames_says_why_it_runs_in_python():
     spec = differential(int_and_float, [(tree(d, w),) for d, w in [(2, 1.0), (3, 0.5), (1, 4.0), (2, 3.0)]])
     assert "the result's type depends on which one wins" in spec.report(), spec.report()
+
+
+def rounded_up(node, s):
+    if node.left is None:
+        return V * round(s)
+    return rounded_up(node.left, s) + rounded_up(node.right, s * 2.0)
+
+
+def test_round_of_a_float_at_two_to_the_63_is_pythons_int():
+    """float64(2**63 - 1) is 2**63: a range check against it would let 2.0**63 wrap in int64."""
+    differential(rounded_up, _calls([1.5, 2.5, 3.5, 2.0 ** 62, 2.5, 2.0 ** 63, -2.0 ** 63, 0.5], depth=1))
+
+
+def equal_to(node, k, s):
+    if node.left is None:
+        return V * float(k == s) + V * float(k < s)
+    return equal_to(node.left, k + 1, s) + equal_to(node.right, k, s * 1.0)
+
+
+def test_a_frame_int_and_float_compare_exactly_past_two_to_the_53():
+    t = tree(1)
+    big = 2 ** 53
+    differential(equal_to, [(t, k, s) for k, s in [(1, 2.0), (3, 2.0), (5, 2.0), (big, float(big)),
+                                                   (big + 1, float(big)), (7, 6.0)]])
+
+
+def int_tensor_times(node, s):
+    if node.left is None:
+        return tf.constant([2]) * s
+    return int_tensor_times(node.left, s) + int_tensor_times(node.right, s * 3.0)
+
+
+def test_an_int_tensor_times_a_frame_float_raises_as_eager():
+    spec = differential(int_tensor_times, _calls([7.7, 1.5, 2.0, 0.5], depth=1))
+    assert "meets a tensor of int32, which eager refuses" in spec.report(), spec.report()

@@ -584,7 +584,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  f"{draw(st.sampled_from(['s', '0.5', 'n']))}), t.dtype)"),
         lambda: f"t = t + tf.cast(tdown(tree, {draw(st.sampled_from(['k', 'k * 2 ** 20 + 1', 'abs(k) * 2 ** 29']))}), t.dtype)",
         # Python floats passed down and node numbers: zero divisors, Python's `//`, complex powers.
-        lambda: f"t = t + tf.cast(tsdiv(tree, {draw(st.sampled_from(['s', 's - 0.5', 'abs(k) * 0.5', '1.5']))}), t.dtype)",
+        lambda: f"t = t + tf.cast(tsdiv(tree, {draw(st.sampled_from(['s', 's - 0.5', 'abs(k) * 0.5', '1.5', '-0.0 * abs(k)']))}), t.dtype)",
         # max/min of the depths the frames return, round and divmod of node numbers.
         lambda: "td = tdepth(tree)\nt = t + tf.cast(td[0], t.dtype) * td[1]",
         # A recursion returning a pair from a leaf and a tensor from other nodes.

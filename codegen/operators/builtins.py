@@ -22,8 +22,8 @@ from codegen.operators.lists import GrowList
 from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
 from codegen.operators.trees import NodeClass, Pointer, class_test
-from codegen.operators.weak_numbers import WeakNumber, bool_number
-from codegen.operators.values import BUILDER_CODE, EAGER, OutsideValue, is_symbolic
+from codegen.operators.weak_numbers import WeakNumber, bool_number, held_minmax
+from codegen.operators.values import BUILDER_CODE, EAGER, EitherKind, OutsideValue, is_symbolic
 
 
 class TensorRange:
@@ -94,6 +94,8 @@ def _deferred(ctx, a):
     if isinstance(a, tf.Tensor) and is_symbolic(a):
         ctx.print_tensors.append(a)
         return _Out(len(ctx.print_tensors) - 1)
+    if isinstance(a, EitherKind):
+        a._used()                           # (whether it prints as a number or a tensor, only the run tells)
     if isinstance(a, PyNumber) or (isinstance(a, WeakNumber) and a.ptype is not None):
         ctx.print_tensors.append(a.tensor)
         return _Out(len(ctx.print_tensors) - 1, a.ptype)
@@ -199,30 +201,9 @@ def _minmax(py, tf_fn):
             # that is the first, where tf.maximum gives NaN.
             return PyNumber(tf.where(b > a if py is max else b < a, b, a), kind, computed)
         if len(args) >= 2 and not kwargs and any(isinstance(a, WeakNumber) for a in args):
-            return functools.reduce(lambda a, b: _weak_minmax(py, a, b), args)
+            return functools.reduce(lambda a, b: held_minmax(py, a, b), args)
         return py(*args, **kwargs)
     return fn
-
-
-def _weak_minmax(py, a, b):
-    """`max(a, b)` / `min(a, b)` of Python numbers held in the graph (a recursion's frame ints,
-    a node's numbers): the first unless the second is greater (less), of their one Python type."""
-    if not isinstance(a, WeakNumber) and not isinstance(b, WeakNumber):
-        return py(a, b)
-    kinds = {x.ptype if isinstance(x, WeakNumber) else type(x) for x in (a, b)}
-    if len(kinds) != 1 or not kinds <= {int, float}:
-        if not all(isinstance(x, WeakNumber) or type(x) in (int, float, bool) for x in (a, b)):
-            return py(a, b)
-        current().fail("held-number", f"`{py.__name__}` of Python numbers held in the graph whose types differ "
-                       "(an int and a float, a bool): the result's type depends on which one wins",
-                       "convert both to one type first")
-    kind = kinds.pop()
-    dtypes = [x.tensor.dtype for x in (a, b) if isinstance(x, WeakNumber)]
-    wide = max(dtypes, key=lambda d: d.size)
-    if any(type(x) is int and not wide.min <= x <= wide.max for x in (a, b)):
-        wide = tf.int64
-    x, y = (tf.cast(v.tensor, wide) if isinstance(v, WeakNumber) else tf.constant(v, wide) for v in (a, b))
-    return WeakNumber(tf.where(y > x if py is max else y < x, y, x), kind)
 
 
 def _ptype(a):

@@ -244,6 +244,27 @@ def _int_float_compare(op, a, b):
     return bool_number(int_float_compare(op.__name__ if kinds == "if" else _SWAPPED[op.__name__], i, f))
 
 
+def held_minmax(py, a, b):
+    """`max(a, b)` / `min(a, b)` of Python numbers held in the graph (a recursion's frame ints,
+    a node's numbers): the first unless the second is greater (less), of their one Python type."""
+    if not isinstance(a, WeakNumber) and not isinstance(b, WeakNumber):
+        return py(a, b)
+    kinds = {x.ptype if isinstance(x, WeakNumber) else type(x) for x in (a, b)}
+    if len(kinds) != 1 or not kinds <= {int, float}:
+        if not all(isinstance(x, WeakNumber) or type(x) in (int, float, bool) for x in (a, b)):
+            return py(a, b)
+        current().fail("held-number", f"`{py.__name__}` of Python numbers held in the graph whose types differ "
+                       "(an int and a float, a bool): the result's type depends on which one wins",
+                       "convert both to one type first")
+    kind = kinds.pop()
+    dtypes = [x.tensor.dtype for x in (a, b) if isinstance(x, WeakNumber)]
+    wide = max(dtypes, key=lambda d: d.size)
+    if any(type(x) is int and not wide.min <= x <= wide.max for x in (a, b)):
+        wide = tf.int64
+    x, y = (tf.cast(v.tensor, wide) if isinstance(v, WeakNumber) else tf.constant(v, wide) for v in (a, b))
+    return WeakNumber(tf.where(y > x if py is max else y < x, y, x), kind)
+
+
 def _pythons(op, a, b, reverse, out):
     """(Python's float `//` or `%` of `a` and `b` where TensorFlow's `out` is not it, the divisor
     to check), else (`out`, None): Python computes both from fmod (`1.0 // 0.1` is 9.0 there,

@@ -632,3 +632,23 @@ def test_a_buffer_a_library_returns_at_two_sites_reads_as_eagers():
         x = tf.constant([-2.0, -2.0])
         np.testing.assert_array_equal(two_reads_of_a_kept_buffer(x, eager_buf).numpy(),
                                       spec(x, janus_buf).numpy())
+
+
+def ack(m, n):
+    if m == 0:
+        return n + 1
+    if n == 0:
+        return ack(m - 1, 1)
+    return ack(m - 1, ack(m, n - 1))
+
+
+def printed_ack(x, n, k):
+    print("ack", ack(tf.constant(abs(n) % 3), tf.constant(abs(k) % 3)))
+    return x + 1.0
+
+
+def test_printing_a_recursion_result_whose_kind_the_run_decides_prints_as_eager():
+    """Once the kind check of `ack`'s result had failed often, the graph carried the result as
+    either kind and printed it after the run, where it could not be told: janus raised RuntimeError."""
+    x = tf.constant([1.0])
+    differential(printed_ack, [(x, n, k) for n, k in [(1, 1), (4, 2), (7, 0), (3, 1), (6, 2), (9, 0)] * 4])

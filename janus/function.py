@@ -44,10 +44,12 @@ MAX_WRONG_ERRORS = 4
 _TOLERATED = (codegen.Kind.EXACT, codegen.Kind.RESULT_KIND, codegen.Kind.UNCHANGED)
 MAX_BUILD_FAILURES = 3
 # Reasons a build stops with that come from the call's data, not the program (a tree attribute
-# holding another type on one node, a node of a class read through code): that call runs in
+# holding another type on one node, a node of a class read through code, a number a recursion
+# holds per node or frame used where Python needs its value, whose type and whether it is held
+# follow the call's data): that call runs in
 # Python and the cached graphs stay; MAX_DATA_FAILURES of them with no graph run between make
 # the function imperative.
-DATA_DEPENDENT = frozenset({"tree-attribute-types", "tree-node-class"})
+DATA_DEPENDENT = frozenset({"tree-attribute-types", "tree-node-class", "held-number"})
 MAX_DATA_FAILURES = 4
 MAX_REBUILDS = 16          # relax-and-retry rounds within one build (each relaxes something new)
 _MISS = object()           # no cached graph accepted the call

@@ -425,7 +425,7 @@ def _staging_error(exc, converted) -> StagingError:
     recursion = getattr(exc, "janus_recursion", None)
     if recursion is not None and _HELD.search(text):
         return ConversionError(Reason(
-            "recursion", where, f"{recursion} runs Python code on a value its machine holds in the graph, which "
+            "held-number", where, f"{recursion} runs Python code on a value its machine holds in the graph, which "
             f"Python code cannot take there ({text.split(' You can attempt')[0]})",
             "compute it with TensorFlow ops, or outside the recursion"))
     if "`merge_call` called while defining a new graph" in text:

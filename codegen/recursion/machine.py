@@ -95,13 +95,16 @@ def run_many(cycle: Cycle, entry, calls: list, kind=None):
     try:
         return _run(ctx, cycle, entry, calls, kind)
     except StagingError as exc:
-        if exc.reason.kind != "held-number":
-            raise
-        # A number the frames hold is no value a rebuild could specialise on: Python runs it.
-        raise ConversionError(Reason("recursion", exc.reason.where, f"{entry.__qualname__} holds a Python number "
-                                     f"per node or frame, and {exc.reason.explanation}", exc.reason.hint)) from None
+        if exc.reason.kind != "held-number" or _feeds_numbers(ctx, calls):
+            raise           # (a fed number may be held per frame: a rebuild specialises on it again)
+        # A number the frames or nodes hold has no value a rebuild could specialise on: this call
+        # runs in Python (a call whose nodes hold other types may still run in the graph).
+        raise ConversionError(Reason("held-number", exc.reason.where, f"{entry.__qualname__} holds a Python "
+                                     f"number per node or frame, and {exc.reason.explanation}",
+                                     exc.reason.hint)) from None
     except (TypeError, AttributeError, ValueError) as exc:
-        exc.janus_recursion = entry.__qualname__      # (`graph.build` tells a held value's error apart)
+        if not _feeds_numbers(ctx, calls):
+            exc.janus_recursion = entry.__qualname__      # (`graph.build` tells a held value's error apart)
         raise
     finally:
         ctx.general_depth -= 1
@@ -180,6 +183,13 @@ def _user_depth() -> int:
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))     # beside codegen/
 _CALL_MACHINERY = (os.path.dirname(tf.__file__) + os.sep,) + tuple(
     os.path.join(_ROOT, package) + os.sep for package in ("codegen", "profiler", "janus"))
+
+
+def _feeds_numbers(ctx, calls) -> bool:
+    """Whether the build feeds a Python number the recursion may hold (an argument's, a state
+    value's): a failure on a held number may then go away when janus specialises on it again."""
+    return bool(ctx.relaxed_state_scalars) or any(isinstance(a, PyNumber) and not a.computed
+                                                  for args in calls for a in args)
 
 
 def _run(ctx, cycle, entry, calls, kind):

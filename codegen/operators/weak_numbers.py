@@ -120,6 +120,9 @@ class WeakNumber:
         def method(self, other):
             if getattr(type(other), "numpy_rules", False):
                 return NotImplemented              # a NumPy array's operator computes by NumPy's rules
+            if isinstance(other, (list, tuple, str, bytes)):   # `[h] * k` repeats by the int's value
+                current().fail("held-number", f"a {type(other).__name__} meets a Python number held in the graph "
+                               "(repeated by it, or added to it)", "repeat it by a number Python holds")
             if isinstance(other, PyNumber) and self.ptype in _WEAK:
                 # Two Python numbers, one fed: Python's arithmetic with its guards (`PyNumber`).
                 mine = PyNumber(self.tensor, self.ptype)

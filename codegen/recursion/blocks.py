@@ -206,6 +206,7 @@ def run_builder(m: Machine, f, cf, block, table_vars, written, flat, checked: li
     m.ctx.int_checks, m.ctx.int_sources = [], []
     try:
         new_vars, term = converted.builder(*full)
+        term = exact_ints.narrowed_term(m, f, block, term)
         oks, noted = m.ctx.int_checks, m.ctx.int_sources    # a tree node's int attributes'
     finally:
         m.ctx.frames.pop()

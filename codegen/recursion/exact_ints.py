@@ -41,9 +41,11 @@ import tensorflow as tf
 from tensorflow.python.framework.func_graph import FuncGraph
 
 from codegen.errors import unsupported
+from codegen.lowering.recursion import CallGroup, Return
 from codegen.operators.failing_ops import BODY_ATTRS, body_graphs
 from codegen.operators.int_range import COMPUTES, DIVISIONS, divisor_ok, fits, pow_ok
-from codegen.recursion.frame_specs import MixedSpec
+from codegen.operators.weak_numbers import WeakNumber
+from codegen.recursion.frame_specs import MixedSpec, Spec
 
 
 def range_key(cf, entry) -> tuple:
@@ -120,6 +122,34 @@ def checks(ops: list, taint: dict, cf, f, block) -> list:
             if out.dtype.is_integer or out.dtype.is_floating or out.dtype == tf.bool:
                 taint[out.ref()] = bit      # a Python int, float or bool
     return oks
+
+
+def narrowed_term(m, f, block, term):
+    """The block's returned value or its calls' arguments with each Python int computed wider than
+    the table it goes to (`k + 2**40` in int64, an int32 table) narrowed here, among the block's
+    ops, so the walk checks the narrowing (the tables' own cast, after the block, is not walked)."""
+    if isinstance(block.term, Return) and block.term.value is not None:
+        return _narrowed(term, m.returns[f])
+    if isinstance(block.term, CallGroup):
+        out = []
+        for call, args in zip(block.term.calls, term):
+            callee = m.cycle.names[f][call.callee]
+            params = m.cycle.functions[callee].params
+            narrowed = [_narrowed(a, m.specs[(callee, p)]) for p, a in zip(params, args)]
+            out.append(type(args)(narrowed + list(args[len(narrowed):])) if type(args) in (list, tuple) else args)
+        return type(term)(out) if type(term) in (list, tuple) else term
+    return term
+
+
+def _narrowed(value, spec):
+    if isinstance(spec, tuple) and not isinstance(spec, MixedSpec):
+        if type(value) in (tuple, list) and len(value) == len(spec):
+            return type(value)(_narrowed(v, s) for v, s in zip(value, spec))
+        return value
+    if isinstance(value, WeakNumber) and isinstance(spec, Spec) and not spec.is_static and spec.tables is None \
+            and spec.dtype.is_integer and value.tensor.dtype.is_integer and value.tensor.dtype.size > spec.dtype.size:
+        return WeakNumber(tf.cast(value.tensor, spec.dtype), value.ptype, value.either)
+    return value
 
 
 def _shaped_as(op, shapes: list) -> bool:

@@ -107,3 +107,17 @@ def test_one_tree_whose_weights_mix_ints_and_floats_runs_alone_in_python():
     odd = Node(0, Node(w=2.0), Node(w=3), w=1)
     spec = differential(floored_weight, [(t,) for t in ints[:3] + [odd] + ints[3:]])
     assert spec.stats()["graph_runs"] >= 4 and not spec.stats()["imperative"], spec.report()
+
+
+ONE = tf.constant(1.0)
+
+
+def repeated(node, k):
+    """`[ONE] * k` repeats the list by the frame's int: a list of k tensors, not a tensor."""
+    if node.left is None:
+        return ONE * len([ONE] * k)
+    return repeated(node.left, k - 1) + repeated(node.right, k)
+
+
+def test_a_list_repeated_by_a_frame_int_is_eagers():
+    differential(repeated, [(tree(d), k) for d, k in ((1, 4), (2, 5), (1, 3), (2, 6), (1, 7), (1, 8))])

@@ -131,3 +131,47 @@ def test_a_computed_int_into_the_frames_keeps_one_graph():
     x = tf.constant([1.5, 2.0])
     spec = differential(one_deeper, [(x, n) for n in range(1, 12)])
     assert spec.stats()["graphs_built"] <= 3 and spec.stats()["graph_runs"] >= 6, spec.report()
+
+
+class Pair:
+    def __init__(self, left=None, right=None):
+        self.left, self.right = left, right
+
+
+def pairs(depth):
+    return None if depth == 0 else Pair(pairs(depth - 1), pairs(depth - 1))
+
+
+def plus_big(node, k):
+    """Returns an int the block computes in int64 (`+ 2**40`) into the int32 result table."""
+    if node is None:
+        return k
+    return plus_big(node.left, k + 1) + plus_big(node.right, k) + 2 ** 40
+
+
+def passes_big(node, k):
+    """Passes an int the block computes in int64 into the callee's int32 parameter table."""
+    if node is None:
+        return k * 3
+    return passes_big(node.left, k + 2 ** 40) + passes_big(node.right, k)
+
+
+def max_big(node, k):
+    if node is None:
+        return k
+    return max(max_big(node.left, k + 1), 2 ** 40, max_big(node.right, k - 1))
+
+
+_PAIRS = [(1, 1), (2, 2), (1, 3), (2, 1), (3, 5), (1, 7)]
+
+
+def test_an_int_past_32_bits_returned_into_the_frames_is_eagers():
+    differential(plus_big, [(pairs(d), k) for d, k in _PAIRS])
+
+
+def test_an_int_past_32_bits_passed_to_a_call_is_eagers():
+    differential(passes_big, [(pairs(d), k) for d, k in _PAIRS])
+
+
+def test_max_with_an_int_past_32_bits_is_eagers():
+    differential(max_big, [(pairs(d), k) for d, k in _PAIRS])

@@ -256,9 +256,9 @@ def held_minmax(py, a, b):
     if len(kinds) != 1 or not kinds <= {int, float}:
         if not all(isinstance(x, WeakNumber) or type(x) in (int, float, bool) for x in (a, b)):
             return py(a, b)
-        current().fail("held-number", f"`{py.__name__}` of Python numbers held in the graph whose types differ "
-                       "(an int and a float, a bool): the result's type depends on which one wins",
-                       "convert both to one type first")
+        current().fail("held-number", f"`{py.__name__}` of Python numbers held in the graph that are not all ints "
+                       "or all floats (an int and a float, bools): the result's type depends on which one wins",
+                       "convert them to one type first")
     kind = kinds.pop()
     dtypes = [x.tensor.dtype for x in (a, b) if isinstance(x, WeakNumber)]
     wide = max(dtypes, key=lambda d: d.size)

@@ -8,6 +8,7 @@ import tensorflow as tf
 
 import janus
 from tests.harness import differential
+from tests.janus.test_recursion import ack
 from tests.janus.test_recursion_kinds import mixed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "janus" / "library" / "site-packages"))
@@ -632,14 +633,6 @@ def test_a_buffer_a_library_returns_at_two_sites_reads_as_eagers():
         x = tf.constant([-2.0, -2.0])
         np.testing.assert_array_equal(two_reads_of_a_kept_buffer(x, eager_buf).numpy(),
                                       spec(x, janus_buf).numpy())
-
-
-def ack(m, n):
-    if m == 0:
-        return n + 1
-    if n == 0:
-        return ack(m - 1, 1)
-    return ack(m - 1, ack(m, n - 1))
 
 
 def printed_ack(x, n, k):

@@ -47,6 +47,9 @@ def float_mod(x, y):
     return float_divmod(x, y)[1]
 
 
+SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}    # `a op b` is `b op' a`
+
+
 def int_float_compare(name: str, i, f):
     """`i <op> f` for an int64 tensor `i` and a float64 tensor `f`, exactly (as Python compares
     an int with a float); `name` is lt, le, gt, ge, eq or ne."""

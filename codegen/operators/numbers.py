@@ -28,7 +28,7 @@ import tensorflow as tf
 from codegen.assumptions import Kind
 from codegen.errors import NeedsPythonValue, Reason
 from codegen.operators.context import current
-from codegen.operators.exact_arith import float_divmod, float_pow_is_pythons, int_float_compare
+from codegen.operators.exact_arith import SWAPPED, float_divmod, float_pow_is_pythons, int_float_compare
 from codegen.operators.guards import emit_guard
 
 _WIDE = {int: tf.int64, float: tf.float64, bool: tf.bool}
@@ -207,13 +207,10 @@ def _compare(op, a, b):
     ints = (_ptype(a) in (int, bool), _ptype(b) in (int, bool))
     if ints[0] != ints[1]:              # an int and a float: compared exactly, as Python compares them
         i, f = (a, b) if ints[0] else (b, a)
-        name = op.__name__ if ints[0] else _SWAPPED[op.__name__]
+        name = op.__name__ if ints[0] else SWAPPED[op.__name__]
         return PyNumber(int_float_compare(name, _tensor(i, int), _tensor(f, float)), bool, is_computed(a, b))
     wide = int if all(ints) else float
     return PyNumber(op(_tensor(a, wide), _tensor(b, wide)), bool, is_computed(a, b))
-
-
-_SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 
 
 _ARITH = {"add": _op.add, "sub": _op.sub, "mul": _op.mul, "truediv": _op.truediv,

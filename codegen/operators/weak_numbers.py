@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from codegen.errors import Reason, StagingError
 from codegen.operators.context import current
-from codegen.operators.exact_arith import float_divmod, int_float_compare
+from codegen.operators.exact_arith import SWAPPED, float_divmod, int_float_compare
 from codegen.operators.int_range import guarded, noted
 from codegen.operators.numbers import PyNumber
 
@@ -228,9 +228,6 @@ class WeakNumber:
         return self.tensor.shape
 
 
-_SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
-
-
 def _int_float_compare(op, a, b):
     """`a <op> b` of an int and a float, one held in the graph, as Python compares them: exactly
     (the int cast to float64 is not exact past 2**53); None for any other pair."""
@@ -244,7 +241,7 @@ def _int_float_compare(op, a, b):
     i, f = (a, b) if kinds == "if" else (b, a)
     i = tf.cast(i.tensor, tf.int64) if isinstance(i, WeakNumber) else tf.constant(i, tf.int64)
     f = tf.cast(f.tensor, tf.float64) if isinstance(f, WeakNumber) else tf.constant(f, tf.float64)
-    return bool_number(int_float_compare(op.__name__ if kinds == "if" else _SWAPPED[op.__name__], i, f))
+    return bool_number(int_float_compare(op.__name__ if kinds == "if" else SWAPPED[op.__name__], i, f))
 
 
 def held_minmax(py, a, b):

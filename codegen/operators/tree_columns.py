@@ -47,15 +47,34 @@ def column_tensor(col, values, index, pointers, has_presence):
     try:
         if col.shape == () and kinds - {type(None)} <= {int, float, bool}:
             # (a node without the value holds 0: its presence column says it has none)
-            return tf.constant(np.array([0 if v is None else v for v in values] if type(None) in kinds else values,
-                                        dtype))
+            array = np.array([0 if v is None else v for v in values] if type(None) in kinds else values, dtype)
+            return tf.constant(array) if col.python not in ("", EITHER) or _exact(values, array) else None
         default = np.zeros(col.shape, dtype)
         arrays = [default if v is None else np.asarray(v) for v in values]
-        if any(a.dtype.kind != default.dtype.kind for a in arrays):
+        if any(a.dtype.kind != default.dtype.kind and not (default.dtype.kind == "f" and a.dtype.kind in "iub"
+                                                            and not col.shape) for a in arrays):
             return None                     # converting would change the values (2.5 to 2)
-        return tf.constant(np.asarray(arrays, dtype))
+        array = np.asarray(arrays, dtype)
+        return tf.constant(array) if col.shape or col.python not in ("", EITHER) or _exact(values, array) else None
     except (TypeError, ValueError):
         return None
+
+
+def _exact(values, array) -> bool:
+    """Whether a column whose values' types vary holds each value exactly: a float64 in a float32
+    column, or an int past 2**53 in a float64 one, would be read back rounded (where the types are
+    one, the column's dtype is theirs and the check is not needed)."""
+    if array.dtype.kind != "f":
+        return True
+    for v, held in zip(values, array.tolist()):
+        if v is None or v is ABSENT:
+            continue
+        if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+            if held != held or held in (float("inf"), float("-inf")) or int(held) != int(v):
+                return False
+        elif not (float(v) == held or (v != v and held != held)):
+            return False
+    return True
 
 
 def pointer_tensor(link, pointers, has_presence):
@@ -104,7 +123,7 @@ def empty_column(col):
 
 
 ABSENT = object()        # a node without the attribute (or method)
-NUMBER_COLUMNS = ("int32", "float32", "int64", "float64")
+NUMBER_COLUMNS = ("int32", "float32", "int64", "float64", "float16")
 
 
 def number_dtype(value) -> str:
@@ -121,13 +140,14 @@ def number_dtype(value) -> str:
     return "float32" if kind == "f" else ("bool" if kind == "b" else "int32")
 
 
-NUMPY_TYPES = {"float32": np.float32, "int32": np.int32, "float64": np.float64, "int64": np.int64}
+NUMPY_TYPES = {"float32": np.float32, "int32": np.int32, "float64": np.float64, "int64": np.int64,
+               "float16": np.float16}
 EITHER = "int|float"      # a column of Python ints on some nodes and floats on others
 PYTHON_TYPES = {"int": int, "float": float, "bool": bool, "tensor": EAGER, "ndarray": np.ndarray, **NUMPY_TYPES}
 _NUMBERS = (int, float, np.number, np.bool_)
 _FITS = {"float32": (int, float, np.integer, np.floating, bool, np.bool_), "int32": (int, np.integer),
          "float64": (int, float, np.integer, np.floating, bool, np.bool_), "int64": (int, np.integer),
-         "bool": (bool, np.bool_)}
+         "float16": (int, float, np.integer, np.floating, bool, np.bool_), "bool": (bool, np.bool_)}
 
 
 def acyclic(n: int, pointers: list) -> bool:

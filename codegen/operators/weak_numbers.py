@@ -19,7 +19,7 @@ from codegen.operators.int_range import guarded, noted
 from codegen.operators.numbers import PyNumber
 
 _WEAK = (int, float, bool)        # plus WeakNumber itself: operands that keep a result a Python number
-_NUMPY_DTYPES = (np.float32, np.float64, np.int32, np.int64)
+_NUMPY_DTYPES = (np.float16, np.float32, np.float64, np.int32, np.int64)
 
 
 def bool_number(condition):
@@ -127,6 +127,9 @@ class WeakNumber:
                 # Two Python numbers, one fed: Python's arithmetic with its guards (`PyNumber`).
                 mine = PyNumber(self.tensor, self.ptype)
                 return op(other, mine) if reverse else op(mine, other)
+            if (_numpy_type(self) or _numpy_type(other)) and (
+                    isinstance(other, (WeakNumber, PyNumber, np.generic)) or type(other) in _WEAK):
+                return _numpy_binary(op, result, self, other, reverse)
             if result is None:
                 exact = _int_float_compare(op, self, other)
                 if exact is not None:
@@ -137,22 +140,12 @@ class WeakNumber:
                     isinstance(other, WeakNumber) or type(other) in _WEAK):
                 return out                         # a tensor's dtype won
             if result is None:                     # a comparison: of two Python numbers, a Python
-                python = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)} <= set(_WEAK)
-                return bool_number(out) if python else out     # bool (held as an int)
-            kinds = {self.ptype, other.ptype if isinstance(other, WeakNumber) else type(other)}
-            if None in kinds or kinds <= set(_WEAK):
-                out, divisor = _pythons(op, a, b, reverse, out)
-            if None in kinds:                      # a column whose Python type varies by node:
-                return _varying(guarded(out, divisor), result, self, other)     # so may the result's
-            if kinds <= set(_WEAK):                # two Python numbers make a Python number
-                return WeakNumber(guarded(out, divisor), result(kinds))
-            # A NumPy scalar: NumPy's own rules give the result's type (float32 / 2 is float32).
-            other_type = other.ptype if isinstance(other, WeakNumber) else type(other)
-            a, b = (other_type(1), self.ptype(1)) if reverse else (self.ptype(1), other_type(1))
-            kind = type(op(a, b))
-            if kind not in (np.float32, np.int32, np.float64, np.int64) or tf.as_dtype(kind) != out.dtype:
-                return out
-            return WeakNumber(out, kind)
+                python = None not in (self.ptype, _type(other))        # bool (held as an int)
+                return bool_number(out) if python else out
+            out, divisor = _pythons(op, a, b, reverse, out)
+            if self.ptype is None or isinstance(other, WeakNumber) and other.ptype is None:
+                return _varying(guarded(out, divisor), result, self, other)     # (a type that varies by node)
+            return WeakNumber(guarded(out, divisor), result({self.ptype, _type(other)}))
         return method
 
     _arith = lambda kinds: float if float in kinds else int     # noqa: E731
@@ -265,6 +258,46 @@ def held_minmax(py, a, b):
     return WeakNumber(tf.where(y > x if py is max else y < x, y, x), kind)
 
 
+def _type(v):
+    return v.ptype if isinstance(v, (WeakNumber, PyNumber)) else type(v)
+
+
+def _numpy_type(v):
+    """The NumPy scalar type `v` is (a NumPy scalar, or a node's NumPy attribute), else None."""
+    kind = _type(v)
+    return kind if isinstance(kind, type) and issubclass(kind, np.generic) else None
+
+
+def _numpy_binary(op, result, a, b, reverse):
+    """`a op b` where one is a NumPy scalar (a node's attribute, or a constant) and the other a
+    number: NumPy computes in the type its rules give, a Python number taking the NumPy one's
+    type first (`np.float32(w) * 0.1` rounds 0.1 to float32, then multiplies in float32).  A number
+    whose type varies by node, a float `//` or `%` (NumPy's, not TensorFlow's floor of the
+    quotient) and an int NumPy refuses run in Python."""
+    operands = (b, a) if reverse else (a, b)
+    kinds = [_type(v) for v in operands]
+    held = (WeakNumber, PyNumber)
+    samples = [v if not isinstance(v, held) else k(1) if k is not None else None
+               for v, k in zip(operands, kinds)]
+    try:                # the result's type, and the type a comparison is made in
+        kind = None if None in samples else type(op(*samples))
+        common = None if None in samples else type(samples[0] + samples[1])
+    except (ArithmeticError, ValueError, TypeError):
+        kind = common = None        # NumPy raises (an int past the NumPy type's range): so must the call
+    dtype = common if result is None else kind
+    if dtype not in _TABLE_NUMPY or op in (_op.floordiv, _op.mod) and np.dtype(dtype).kind == "f" or any(
+            isinstance(v, held) and not _numpy_type(v) and v.tensor.dtype.is_integer
+            and v.tensor.dtype.size > tf.as_dtype(dtype).size for v in operands):
+        current().fail("held-number", "arithmetic of a NumPy number that the graph does not compute as NumPy "
+                       "does (with a number whose type varies by node, a float `//` or `%`, a type the graph does "
+                       "not hold, a Python int that may be past the NumPy type's range)", "the function runs in Python")
+    x, y = (tf.cast(v.tensor, dtype) if isinstance(v, held) else tf.constant(v, dtype) for v in operands)
+    return op(x, y) if result is None else WeakNumber(op(x, y), kind)
+
+
+_TABLE_NUMPY = (np.float16, np.float32, np.float64, np.int32, np.int64)
+
+
 def _pythons(op, a, b, reverse, out):
     """(Python's float `//` or `%` of `a` and `b` where TensorFlow's `out` is not it, the divisor
     to check), else (`out`, None): Python computes both from fmod (`1.0 // 0.1` is 9.0 there,
@@ -293,8 +326,10 @@ def _varying(out, result, a, b) -> WeakNumber:
     when every int-or-float combination the operands may be gives that type (`w / 2` is a float
     whether `w` is an int or a float), else of a type known only per node (ptype None)."""
     options = [_options(a), _options(b)]
-    if None in options:
-        return WeakNumber(out, None)
+    if None in options:     # NumPy numbers on some nodes: their rounding would vary by node too
+        current().fail("held-number", "arithmetic on a tree attribute that holds NumPy numbers of several types, "
+                       "or NumPy numbers on some nodes and Python numbers on others: its type and rounding vary "
+                       "by node", "give the attribute one type on every node")
     kinds = {result({x, y}) for x in options[0] for y in options[1]}
     if len(kinds) == 1:
         return WeakNumber(out, kinds.pop())

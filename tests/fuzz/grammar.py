@@ -372,6 +372,13 @@ def tsdiv(node, s):
     return tsdiv(node.left, s - 0.5) + (node.w - 2.5) ** s
 
 
+def tnp(node, s):
+    """NumPy attributes (after a mutation) meeting a float passed down and a NumPy constant."""
+    if node.left is None:
+        return node.tv * (node.w * s + np.float32(0.1) * node.w)
+    return tnp(node.left, s * 0.5) + node.w * 0.1
+
+
 def tdepth(node):
     if node.left is None:
         return node.tv * round(node.w), 0
@@ -587,6 +594,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: f"t = t + tf.cast(tsdiv(tree, {draw(st.sampled_from(['s', 's - 0.5', 'abs(k) * 0.5', '1.5', '-0.0 * abs(k)']))}), t.dtype)",
         # max/min of the depths the frames return, round and divmod of node numbers.
         lambda: "td = tdepth(tree)\nt = t + tf.cast(td[0], t.dtype) * td[1]",
+        # NumPy node numbers (after a mutation) with a float passed down: NumPy's rounding.
+        lambda: f"t = t + tf.cast(tnp(tree, {draw(st.sampled_from(['s', '0.3', 'abs(k) * 0.5']))}), t.dtype)",
         # A recursion returning a pair from a leaf and a tensor from other nodes.
         lambda: "rp = tlp(tree)\nt = t + tf.cast(rp[0] if isinstance(rp, tuple) else rp, t.dtype)",
         lambda: "t = t + tf.add_n([tdef(q) for q in [tree, tree]])",
@@ -697,7 +706,9 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.tree.left.__dict__ = Plus(vars(box.tree.left))", "box.tree.left.w = tf.constant(2)",
              "setattr(box.tree, 'w?', True)", "box.tree.__depth__ = 9", "box.tree.right = box.tree.left",
              "box.tree.left.is_leaf = lambda: True", "box.tree.left.parent = box.tree",
-             "box.tree.w = np.int64(3)", "box.tree.left.w = np.float32(2.5)"]
+             "box.tree.w = np.int64(3)", "box.tree.left.w = np.float32(2.5)", "box.tree.w = np.float16(0.3)",
+             "box.tree.left.w = np.float64(0.1)",
+             "box.tree = Node(np.float32(0.3), Node(np.float32(2.5)), Node(np.float32(1.1), Node(np.float32(4))))"]
 
 
 @st.composite

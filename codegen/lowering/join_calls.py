@@ -11,7 +11,10 @@ A loop over `enumerate(trees)` or `zip(trees, labels)` (over names or attributes
 many names) joins too: `jn.listed` makes the list of its pairs where the iterables are lists or
 tuples of tree nodes or tensors (else the iterable is made as the loop would make it), and
 `jn.join` hands each pair's names to the call.  The same holds for a list
-comprehension `[model.encode(t) for t in trees]` whose iterable is a name or attribute.  Only
+comprehension `[model.encode(t) for t in trees]` whose iterable is a name or attribute, and for
+a generator expression (`sum(model.loss(t) for t in trees)`): its results are handed out as it
+is consumed, and one consumed only in part (`any`), or not within its statement, leaves results
+that `jn.join_end` finds, so the build is redone without the join.  Only
 calls that cannot depend on what the loop body did before them qualify: the call is evaluated unconditionally
 in a body statement (or the comprehension's element), its
 callee and arguments read only the loop variable and names the body never
@@ -97,8 +100,11 @@ class JoinCalls(Lowering):
 
     # -- comprehensions: `[model.encode(t) for t in trees]` in a statement ----------------------------
     def _statement(self, stmt):
-        comps = [c for c in _unconditional(stmt.value, ast.ListComp) if self._simple_comprehension(c)] \
-            if getattr(stmt, "value", None) is not None else []
+        value = getattr(stmt, "value", None)
+        # (a name the statement binds with `:=` may be bound before the comprehension runs: the
+        # join, made before the statement, would read it too early)
+        comps = [c for c in _unconditional(value, (ast.ListComp, ast.GeneratorExp)) if self._simple_comprehension(c)] \
+            if value is not None and not any(isinstance(n, ast.NamedExpr) for n in _walk_same_scope(value)) else []
         before, after = [], []
         for comp in comps:
             gen = comp.generators[0]
@@ -108,7 +114,8 @@ class JoinCalls(Lowering):
             it = self.namer.new("join_items")
             before += replace("it = items", stmt, it=it, items=gen.iter)
             gen.iter = ast.copy_location(ast.Name(id=it, ctx=ast.Load()), gen.iter)
-            batchable = len(calls) == 1 and self._pure_element(comp.elt, calls[0], gen.target.id)
+            batchable = isinstance(comp, ast.ListComp) and len(calls) == 1 and \
+                self._pure_element(comp.elt, calls[0], gen.target.id)
             for call in calls:
                 b, a, joined = self._join(stmt, call, [gen.target.id], it)
                 before += b

@@ -599,6 +599,11 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         # A recursion returning a pair from a leaf and a tensor from other nodes.
         lambda: "rp = tlp(tree)\nt = t + tf.cast(rp[0] if isinstance(rp, tuple) else rp, t.dtype)",
         lambda: "t = t + tf.add_n([tdef(q) for q in [tree, tree]])",
+        # Generator expressions over a named batch (joined), beside a `:=` the calls read (not
+        # joined), and consumed in part by `any`.
+        lambda: "qs = [tree, tree]\nt = t + sum(tdef(q) for q in qs)",
+        lambda: "qs, z = [tree, tree], s\nt = t + (z := s * 2.0) * 0.0 + sum(tdef(q, z) for q in qs)",
+        lambda: "qs = [tree, tree]\nk = k + any(float(tf.reduce_sum(tdef(q))) > 0.7 for q in qs)",
         lambda: "t = t + tf.cast(tfl(tree), t.dtype)",
         # A node's number given to TensorFlow on its own (eager's dtype: float32 for a float), and
         # added to an int tensor (eager raises for a float); a NumPy array attribute.

@@ -305,8 +305,11 @@ def cycle_of(fn):
         return _CYCLES[fn]
     members = find_cycle(fn)
     cycle = Cycle(members) if members else None
+    # (a member that does not lead back to fn, as a recursion fn calls at its leaves, has a cycle
+    # of its own: this one, entered there, would type fn's frames that never run)
     for f in (members or {fn: None}):
-        _CYCLES[f] = cycle
+        if f is fn or set(find_cycle(f) or ()) == set(members):
+            _CYCLES[f] = cycle
     return cycle
 
 

@@ -104,3 +104,24 @@ def negated_test(root):
 def test_minus_a_node_test_is_an_int_as_in_eager():
     spec = differential(negated_test, [(full(d),) for d in (2, 1, 3, 2)])
     assert spec.stats()["graph_runs"] >= 1, spec.report()
+
+
+def inner(k):
+    if k <= 0:
+        return tf.constant(1.0)
+    return inner(k - 1) * 2.0
+
+
+def outer(k):
+    """A recursion that calls another recursion (`inner`) at its leaves."""
+    if k <= 0:
+        return inner(tf.constant(3))
+    return outer(k - 1) + 1.0
+
+
+def test_a_recursion_another_recursion_calls_keeps_a_machine_of_its_own():
+    """`outer`'s cycle holds `inner`; entered at `inner`, it typed `outer`'s frames, which never
+    run there, and a function calling `inner` alone ran imperatively ("cannot type the result")."""
+    differential(outer, [(tf.constant(k),) for k in (2, 3, 1, 4, 2)])
+    spec = differential(lambda k: inner(k) + 1.0, [(tf.constant(k),) for k in (2, 3, 1, 4, 2)])
+    assert spec.stats()["graph_runs"] >= 2 and "cannot type" not in spec.report(), spec.report()

@@ -132,6 +132,7 @@ class BuildContext:
         self.relaxed_state_scalars = relaxed_state_scalars or {}  # source -> dtype a scalar is fed as
         self.relaxed_state_lengths = set(relaxed_state_lengths)   # containers whose len() is fed
         self.in_machine = 0                    # >0 while building a Call/Return machine
+        self.vectorized = 0                    # >0 while tracing an element run on many items at once
         self.dry_run = 0                       # >0 while typing machine blocks in a scratch graph
         self.int_checks = None                 # while a machine block is built: its Python ints' range checks
         self.int_sources: list = []            # and the tensors its `WeakNumber`s hold Python ints in

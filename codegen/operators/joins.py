@@ -156,8 +156,12 @@ def batched(j, items, element, results):
         shape[:] = [out]
         return leaves
 
-    with quiet_pfor():
-        out = tf.vectorized_map(one, [roots] + columns, fallback_to_while_loop=False)
+    ctx.vectorized += 1
+    try:
+        with quiet_pfor():
+            out = tf.vectorized_map(one, [roots] + columns, fallback_to_while_loop=False)
+    finally:
+        ctx.vectorized -= 1
     stateful = sorted({op.type for op in graph.get_operations()[start:]
                        if op._is_stateful and op.type not in _READ_ONLY})
     if stateful or _effects(ctx) != before:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from codegen.errors import ConversionError, Reason
 from codegen.operators.values import EAGER
 
 
@@ -48,19 +49,30 @@ def column_tensor(col, values, index, pointers, has_presence):
         if col.shape == () and kinds - {type(None)} <= {int, float, bool}:
             # (a node without the value holds 0: its presence column says it has none)
             array = np.array([0 if v is None else v for v in values] if type(None) in kinds else values, dtype)
-            return tf.constant(array) if col.python not in ("", EITHER) or _exact(values, array) else None
+            return tf.constant(array) if col.python not in ("", EITHER) or exact(values, array) else None
         default = np.zeros(col.shape, dtype)
         arrays = [default if v is None else np.asarray(v) for v in values]
         if any(a.dtype.kind != default.dtype.kind and not (default.dtype.kind == "f" and a.dtype.kind in "iub"
                                                             and not col.shape) for a in arrays):
             return None                     # converting would change the values (2.5 to 2)
         array = np.asarray(arrays, dtype)
-        return tf.constant(array) if col.shape or col.python not in ("", EITHER) or _exact(values, array) else None
+        return tf.constant(array) if col.shape or col.python not in ("", EITHER) or exact(values, array) else None
     except (TypeError, ValueError):
         return None
 
 
-def _exact(values, array) -> bool:
+def held_exactly(col, values):
+    """Raises where a scalar float column of several value types (`col.python` "" or `EITHER`)
+    would not hold one of the nodes' `values` exactly: no one table holds them all."""
+    if col.python not in ("", EITHER) or not col.dtype.startswith("float") or col.shape != () or exact(
+            values, np.array([0 if v is None or v is ABSENT else v for v in values], col.dtype)):
+        return
+    raise ConversionError(Reason("tree-attribute-types", "", f"tree attribute `{col.name}` holds numbers of several "
+                                 "types that no one table holds exactly (an int past 2**53 beside floats, or past "
+                                 "2**24 beside NumPy float32s)", "give the attribute one type on every node"))
+
+
+def exact(values, array) -> bool:
     """Whether a column whose values' types vary holds each value exactly: a float64 in a float32
     column, or an int past 2**53 in a float64 one, would be read back rounded (where the types are
     one, the column's dtype is theirs and the check is not needed)."""

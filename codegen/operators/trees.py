@@ -22,9 +22,8 @@ from codegen.operators.node_methods import FAILED, classes_fit, evaluate, loaded
 from codegen.operators.values import EAGER
 from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER, NUMBER_COLUMNS as _NUMBER_COLUMNS,
                                              NUMPY_TYPES as _NUMPY, PYTHON_TYPES as _PYTHON, acyclic as _acyclic,
-                                             LACKS as _LACKS, column_tensor as _column,
-                                             empty_column as _empty, pointer_tensor as _pointers,
-                                             number_dtype as _number_dtype)
+                                             LACKS as _LACKS, column_tensor as _column, empty_column as _empty,
+                                             pointer_tensor as _pointers, number_dtype as _number_dtype, held_exactly)
 from codegen.operators.tree_walk import (NODE_CLASSES as _NODE_CLASSES, Walk, class_value, is_node, shadowed,
                                          unplain_reads, walk)
 from codegen.operators.weak_numbers import WeakNumber
@@ -214,7 +213,8 @@ def _refined(columns: dict, order, memo) -> dict:
         elif not col.pointer and kinds == {EAGER} and {v.dtype.name for v in values
                                                        if type(v) is EAGER} == {col.dtype}:
             out[name] = dataclasses.replace(col, python="tensor")
-        elif not col.pointer and EAGER in kinds:
+        held_exactly(out[name], values)
+        if not col.pointer and EAGER in kinds and out[name].python != "tensor":
             raise ConversionError(Reason("tree-attribute-types", "", f"tree attribute `{name}` holds tensors of "
                                          "another dtype or Python numbers on some nodes",
                                          "give the attribute one type on every node"))

@@ -16,7 +16,7 @@ from codegen.errors import Reason, StagingError
 from codegen.operators.context import current
 from codegen.operators.exact_arith import SWAPPED, float_divmod, int_float_compare
 from codegen.operators.int_range import guarded, noted
-from codegen.operators.numbers import PyNumber
+from codegen.operators.numbers import PyNumber, one_at_a_time
 
 _WEAK = (int, float, bool)        # plus WeakNumber itself: operands that keep a result a Python number
 _NUMPY_DTYPES = (np.float16, np.float32, np.float64, np.int32, np.int64)
@@ -34,6 +34,7 @@ class WeakNumber:
     (`loss / node.size` divides a float tensor by an int attribute, as eager does)."""
 
     __slots__ = ("tensor", "ptype", "either", "condition")
+    __array_ufunc__ = None      # `np.float32(0.1) * w` comes to `__rmul__` with the NumPy scalar itself
 
     def __init__(self, tensor, ptype=None, either=False, condition=None):
         self.tensor = tensor
@@ -135,6 +136,9 @@ class WeakNumber:
                 if exact is not None:
                     return exact
             a, b = self._other(other)
+            if op is _op.pow and (isinstance(other, WeakNumber) or type(other) in _WEAK) and (
+                    a.dtype.is_floating or type(b) is float):
+                one_at_a_time()                    # (a vectorised pow is not Python's)
             out = op(b, a) if reverse else op(a, b)
             if isinstance(other, (tf.Tensor, tf.Variable)) or not (
                     isinstance(other, WeakNumber) or type(other) in _WEAK):
@@ -273,26 +277,46 @@ def _numpy_binary(op, result, a, b, reverse):
     number: NumPy computes in the type its rules give, a Python number taking the NumPy one's
     type first (`np.float32(w) * 0.1` rounds 0.1 to float32, then multiplies in float32).  A number
     whose type varies by node, a float `//` or `%` (NumPy's, not TensorFlow's floor of the
-    quotient) and an int NumPy refuses run in Python."""
+    quotient), an int NumPy refuses and a float64 held in the graph rounded to float16 (TensorFlow
+    rounds it through float32, twice) run in Python."""
     operands = (b, a) if reverse else (a, b)
-    kinds = [_type(v) for v in operands]
+    dtype, kind = _numpy_dtypes(op, result, operands)
     held = (WeakNumber, PyNumber)
-    samples = [v if not isinstance(v, held) else k(1) if k is not None else None
-               for v, k in zip(operands, kinds)]
-    try:                # the result's type, and the type a comparison is made in
-        kind = None if None in samples else type(op(*samples))
-        common = None if None in samples else type(samples[0] + samples[1])
-    except (ArithmeticError, ValueError, TypeError):
-        kind = common = None        # NumPy raises (an int past the NumPy type's range): so must the call
-    dtype = common if result is None else kind
     if dtype not in _TABLE_NUMPY or op in (_op.floordiv, _op.mod) and np.dtype(dtype).kind == "f" or any(
             isinstance(v, held) and not _numpy_type(v) and v.tensor.dtype.is_integer
-            and v.tensor.dtype.size > tf.as_dtype(dtype).size for v in operands):
+            and v.tensor.dtype.size > tf.as_dtype(dtype).size
+            or isinstance(v, held) and dtype is np.float16 and v.tensor.dtype == tf.float64 for v in operands):
         current().fail("held-number", "arithmetic of a NumPy number that the graph does not compute as NumPy "
                        "does (with a number whose type varies by node, a float `//` or `%`, a type the graph does "
-                       "not hold, a Python int that may be past the NumPy type's range)", "the function runs in Python")
-    x, y = (tf.cast(v.tensor, dtype) if isinstance(v, held) else tf.constant(v, dtype) for v in operands)
+                       "not hold, a Python int that may be past the NumPy type's range, a float64 rounded to "
+                       "float16)", "the function runs in Python")
+    if op is _op.pow and np.dtype(dtype).kind == "f":
+        one_at_a_time()
+    with np.errstate(all="ignore"):        # (a float past float16's range is inf there too)
+        x, y = [tf.cast(v.tensor, dtype) if isinstance(v, held) else tf.constant(np.asarray(v, dtype))
+                for v in operands]
     return op(x, y) if result is None else WeakNumber(op(x, y), kind)
+
+
+def _numpy_dtypes(op, result, operands):
+    """(the NumPy type `op` computes in, the result's type) by NumPy's rules, from a sample of each
+    operand's type (None where NumPy would raise, or a type varies by node).  NumPy compares an
+    int with a Python int past the int's type exactly: in int64 here."""
+    kinds = [_type(v) for v in operands]
+    if None in kinds:
+        return None, None
+    samples = [k(1) if isinstance(v, (WeakNumber, PyNumber)) else v for v, k in zip(operands, kinds)]
+    try:
+        with np.errstate(all="ignore"):
+            kind = type(op(*samples))
+            common = type(samples[0] + samples[1])
+    except (ArithmeticError, ValueError, TypeError):
+        big = [v for v in samples if type(v) is int]
+        if result is None and big and -2 ** 63 <= big[0] < 2 ** 63 and all(
+                issubclass(k, (int, np.integer)) for k in kinds):
+            return np.int64, np.bool_
+        return None, None
+    return (common if result is None else kind), kind
 
 
 _TABLE_NUMPY = (np.float16, np.float32, np.float64, np.int32, np.int64)

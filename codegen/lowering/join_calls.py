@@ -30,7 +30,7 @@ import ast
 import copy
 
 from codegen.lowering.base import Lowering
-from codegen.syntax.analysis import assigned_names
+from codegen.syntax.analysis import assigned_names, parameter_names
 from codegen.syntax.templates import JN, replace, replace_expr
 
 _LOOP_EXITS = (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom, ast.Await)
@@ -108,7 +108,8 @@ class JoinCalls(Lowering):
         before, after = [], []
         for comp in comps:
             gen = comp.generators[0]
-            calls = [c for c in _unconditional(comp.elt, ast.Call) if self._joinable(c, [gen.target.id], {gen.target.id})]
+            calls = [c for c in _unconditional(comp.elt, ast.Call) if self._joinable(c, [gen.target.id], {gen.target.id})
+                     and not self._reads_local_state(c, [gen.target.id])]
             if not calls:
                 continue
             it = self.namer.new("join_items")
@@ -209,7 +210,7 @@ class JoinCalls(Lowering):
             if not isinstance(stmt, _SIMPLE) or stmt.value is None:
                 continue
             for call in _unconditional(stmt.value, ast.Call):
-                if self._joinable(call, targets, varying):
+                if self._joinable(call, targets, varying) and not self._reads_local_state(call, targets):
                     joins.append((stmt, call))
         if not joins:
             return node
@@ -243,6 +244,27 @@ class JoinCalls(Lowering):
                 if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and sub.id in self.declared:
                     return False
         return True
+
+    def _reads_local_state(self, call: ast.Call, targets) -> bool:
+        """Whether the call's callee or arguments read state only the function's own code holds: the
+        contents of a container a local variable holds (`box[0]`, `b.v`), or a variable a nested
+        function or lambda may rebind (`nonlocal`).  Code between the join and the call (an earlier
+        call in the statement, the consumer of a generator, the loop body) may change those without
+        the build seeing a write, and the joined call would read the old value."""
+        params = set(parameter_names(self._top)) if isinstance(self._top, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            else set()
+        local = set(assigned_names(self._top.body)) - params
+        nested = [n for n in ast.walk(self._top) if isinstance(n, _SCOPES) and n is not self._top]
+        cells = {n.id for scope in nested for n in ast.walk(scope) if isinstance(n, ast.Name)} & (local | params)
+        for sub in [n for part in [call.func] + call.args for n in ast.walk(part)]:
+            if isinstance(sub, ast.Name) and sub.id in cells:
+                return True
+            root = sub
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if root is not sub and isinstance(root, ast.Name) and root.id in local and root.id not in targets:
+                return True
+        return False
 
     @staticmethod
     def _joinable(call: ast.Call, targets, varying: set[str]) -> bool:

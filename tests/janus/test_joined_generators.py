@@ -77,3 +77,34 @@ def test_a_comprehension_beside_a_walrus_reads_the_name_the_statement_binds():
     rng = np.random.default_rng(34)
     for fn in (rebound_in_list, rebound_in_generator):
         differential(fn, [(M, trees, tf.constant(0.5 + i)) for i, trees in enumerate(_batches(rng, [3] * 5))])
+
+
+def doubled_by_a_closure(m, trees, x):
+    k = x
+
+    def double():
+        nonlocal k
+        k = k * 2.0
+        return 0.0
+    return double() + sum(tf.reduce_sum(scaled(m, t, k)) for t in trees)
+
+
+def doubled_in_a_box(m, trees, x):
+    box = [x]
+
+    def consume(values):
+        total = 0.0
+        for v in values:                # the box changes between the items the generator yields
+            total += tf.reduce_sum(v)
+            box[0] = box[0] * 2.0
+        return total
+    return consume(scaled(m, t, box[0]) for t in trees) + tf.add_n([tf.reduce_sum(scaled(m, t, box[0]))
+                                                                    for t in trees])
+
+
+def test_calls_reading_state_the_functions_own_code_changes_are_not_joined():
+    """A variable a nested function rebinds, a local container's contents: the join, made before
+    the statement, read the old values (a wrong result; the build sees no write to them)."""
+    rng = np.random.default_rng(35)
+    for fn in (doubled_by_a_closure, doubled_in_a_box):
+        differential(fn, [(M, trees, tf.constant(0.5 + i)) for i, trees in enumerate(_batches(rng, [3] * 5))])

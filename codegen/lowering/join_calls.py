@@ -254,7 +254,8 @@ class JoinCalls(Lowering):
         params = set(parameter_names(self._top)) if isinstance(self._top, (ast.FunctionDef, ast.AsyncFunctionDef)) \
             else set()
         local = set(assigned_names(self._top.body)) - params
-        nested = [n for n in ast.walk(self._top) if isinstance(n, _SCOPES) and n is not self._top]
+        nested = [n for n in ast.walk(self._top) if isinstance(n, _SCOPES) and n is not self._top
+                  and not getattr(n, "janus_inline", False)]         # (not the joins' own lambdas)
         cells = {n.id for scope in nested for n in ast.walk(scope) if isinstance(n, ast.Name)} & (local | params)
         for sub in [n for part in [call.func] + call.args for n in ast.walk(part)]:
             if isinstance(sub, ast.Name) and sub.id in cells:

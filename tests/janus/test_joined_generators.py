@@ -108,3 +108,16 @@ def test_calls_reading_state_the_functions_own_code_changes_are_not_joined():
     rng = np.random.default_rng(35)
     for fn in (doubled_by_a_closure, doubled_in_a_box):
         differential(fn, [(M, trees, tf.constant(0.5 + i)) for i, trees in enumerate(_batches(rng, [3] * 5))])
+
+
+def two_batches(m, trees):
+    a = [tf.reduce_sum(tree_rnn(m, t)) for t in trees]
+    return tf.add_n(a) + sum(tf.reduce_sum(tree_rnn(m, t)) * 2.0 for t in trees)
+
+
+def test_a_second_join_in_a_function_still_joins():
+    """The first join's own lambdas read `m` and `t`: they are not a nested function of the user's
+    that could rebind them."""
+    batches = _batches(np.random.default_rng(36), [4] * 5)
+    spec = differential(two_batches, [(M, trees) for trees in batches])
+    assert _machines(spec) == [sum(nodes(t) for t in batches[-1])], spec.report()

@@ -245,15 +245,15 @@ def _tree_number(kind, number: WeakNumber):
         return WeakNumber(tf.cast(t, tf.float64), float)
     if kind is bool:
         return bool_number(tf.not_equal(t, tf.zeros_like(t)))
-    if kind is int and (number.ptype in (int, bool) or _numpy_scalar(number.ptype, np.integer)):
-        return WeakNumber(t, int)
+    if kind is int and (number.ptype in (int, bool) or _numpy_scalar(number.ptype, (np.integer, np.bool_))):
+        return WeakNumber(tf.cast(t, tf.int32) if t.dtype == tf.bool else t, int)
     current().fail("held-number", f"`{kind.__name__}()` of a tree attribute that may hold a float",
                    "the function runs in Python")
 
 
 def _numpy_scalar(ptype, kind=None) -> bool:
     """Whether a tree column's numbers are NumPy scalars (of `kind`, or any number)."""
-    return isinstance(ptype, type) and issubclass(ptype, kind or (np.integer, np.floating))
+    return isinstance(ptype, type) and issubclass(ptype, kind or (np.integer, np.floating, np.bool_))
 
 
 _NO_DEFAULT = object()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
 import tensorflow as tf
 
 from codegen.operators.arrays import PyArray
@@ -13,7 +14,7 @@ from codegen.operators.context import active, current
 from codegen.operators.numbers import PyNumber, is_computed
 from codegen.operators.trees import NodeClass, Pointer
 from codegen.operators.values import is_symbolic
-from codegen.operators.weak_numbers import WeakNumber, bool_number
+from codegen.operators.weak_numbers import WeakNumber, bool_number, numpy_bool
 
 _NODE_VALUES = (Pointer, NodeClass, WeakNumber)
 
@@ -48,19 +49,29 @@ def _weak_python(x) -> bool:
 
 
 def _varying_bool(v) -> bool:
-    return isinstance(v, (PyNumber, WeakNumber)) and v.ptype is bool
+    """A Python bool, or a NumPy bool, the graph holds."""
+    return isinstance(v, (PyNumber, WeakNumber)) and v.ptype in (bool, np.bool_)
+
+
+def _bool_kind(v):
+    return v.ptype if _varying_bool(v) else type(v) if type(v) in (bool, np.bool_) else None
 
 
 def _both_bools(a, b) -> bool:
-    return all(type(v) is bool or _varying_bool(v) for v in (a, b)) and (_varying_bool(a) or _varying_bool(b))
+    """Two bools of one kind (Python's or NumPy's), one of them held in the graph: `a and b` is
+    then a bool of that kind whichever operand it is."""
+    return _bool_kind(a) is not None and _bool_kind(a) is _bool_kind(b) and (_varying_bool(a) or _varying_bool(b))
 
 
 def _bool_number(op, a, b):
-    """`a and b` / `a or b` on two bools, one of them varying: a varying bool (a `WeakNumber`
-    where one of them is, a `PyNumber` otherwise)."""
+    """`a and b` / `a or b` on two bools, one of them varying (or `False or b`): a varying bool
+    of its kind (a `WeakNumber` where one of them is, a `PyNumber` otherwise)."""
     weak = isinstance(a, WeakNumber) or isinstance(b, WeakNumber)
+    numpy = any(_varying_bool(v) and v.ptype is np.bool_ for v in (a, b))
     computed = is_computed(a, b)
-    a, b = (_number_truth(v) if _varying_bool(v) else tf.constant(v) for v in (a, b))
+    a, b = (_number_truth(v) if _varying_bool(v) else tf.constant(bool(v)) for v in (a, b))
+    if numpy:
+        return numpy_bool(op(a, b))
     return bool_number(op(a, b)) if weak else PyNumber(op(a, b), bool, computed)
 
 

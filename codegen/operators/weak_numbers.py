@@ -28,6 +28,12 @@ def bool_number(condition):
     return WeakNumber(tf.cast(condition, tf.int32), bool, condition=condition)
 
 
+def numpy_bool(condition):
+    """The `np.bool_` a NumPy comparison gives (`node.w < s` of NumPy numbers): held as the boolean
+    tensor itself; it computes as NumPy's bool does and comes back as one."""
+    return WeakNumber(condition, np.bool_, condition=condition)
+
+
 class WeakNumber:
     """A number column read from a tree node: an int or float tensor that, like the
     Python number it stands for, takes the other operand's dtype in arithmetic
@@ -69,7 +75,7 @@ class WeakNumber:
         held = self.tensor.dtype
         ok = (dtype in (tf.float32, tf.float64) and self.ptype in (float, np.float32, np.float64, int, np.int32)
               or dtype.is_integer and held.is_integer and self.ptype is not bool and dtype.size >= held.size
-              or dtype == tf.bool and self.ptype is bool)
+              or dtype == tf.bool and self.ptype in (bool, np.bool_))
         if not ok and hint and (dtype.is_integer and self.ptype is float or dtype == tf.bool and self.ptype is int):
             return tf.identity(self.__tf_tensor__())
         if not ok:
@@ -78,7 +84,7 @@ class WeakNumber:
         return tf.identity(self.__tf_tensor__(dtype))
 
     def _default_dtype(self):
-        if self.ptype is bool:
+        if self.ptype in (bool, np.bool_):
             return tf.bool
         if self.ptype is float:
             return tf.float32
@@ -167,14 +173,17 @@ class WeakNumber:
     del _binary, _arith
 
     def __neg__(self):
-        return self._unary(-self.tensor)
+        return self._unary(_op.neg)
 
     def __abs__(self):
-        return self._unary(tf.abs(self.tensor))
+        return self._unary(tf.abs)
 
     def __invert__(self):
         """`~n` of a Python int or bool is `-n - 1`, an int (the bits of an int32 are exact there);
-        Python raises for a float, and so does the call, run in Python."""
+        `~` of an `np.bool_` is its negation; Python raises for a float, and so does the call, run
+        in Python."""
+        if self.ptype is np.bool_:
+            return numpy_bool(tf.logical_not(self.condition))
         if self.ptype not in (int, bool) or not self.tensor.dtype.is_integer:
             current().fail("held-number", "`~` of a Python float raises in eager", "the function runs in Python")
         return WeakNumber(tf.bitwise.invert(self.tensor), int)
@@ -195,7 +204,30 @@ class WeakNumber:
             return WeakNumber(tf.cast(self.tensor, tf.int32) if self.ptype is bool else self.tensor, int)
         return WeakNumber(guarded(tf.cast(tf.round(self.tensor), tf.int64)), int)
 
-    def _unary(self, out):
+    def _logical(op):
+        """`a & b`, `a | b`, `a ^ b` of an `np.bool_` with another (or a Python bool): an `np.bool_`;
+        with a boolean tensor: the tensor's op; of other numbers: the call runs in Python."""
+        def method(self, other):
+            if isinstance(other, (tf.Tensor, tf.Variable)) and other.dtype == tf.bool and self.ptype is np.bool_:
+                return op(self.condition, other)
+            kinds = {_type(v) for v in (self, other)}
+            if self.ptype is not np.bool_ or not kinds <= {np.bool_, bool}:
+                current().fail("held-number", "a bitwise operator on a number held in the graph (other than "
+                               "two NumPy bools)", "the function runs in Python")
+            truth = other.condition if isinstance(other, WeakNumber) and other.condition is not None else (
+                tf.constant(bool(other)) if isinstance(other, (bool, np.bool_)) else tf.cast(other.tensor, tf.bool))
+            return numpy_bool(op(self.condition, truth))
+        return method
+
+    __and__ = __rand__ = _logical(tf.logical_and)
+    __or__ = __ror__ = _logical(tf.logical_or)
+    __xor__ = __rxor__ = _logical(tf.math.logical_xor)
+    del _logical
+
+    def _unary(self, fn):
+        if self.ptype is np.bool_:          # NumPy refuses `-` of a bool; `abs` keeps it (both rare)
+            current().fail("held-number", "`-` or `abs` of a NumPy bool", "the function runs in Python")
+        out = fn(self.tensor)
         python_int = self.ptype in (int, bool, None)       # -(2**31) leaves int32; Python's does not
         ptype = int if self.ptype is bool else self.ptype   # (-True and abs(True) are ints)
         return WeakNumber(guarded(out) if python_int else out, ptype, self.either)
@@ -266,6 +298,11 @@ def _type(v):
     return v.ptype if isinstance(v, (WeakNumber, PyNumber)) else type(v)
 
 
+def numpy_scalar_type(kind) -> bool:
+    """Whether `kind` is a NumPy scalar type the graph computes as NumPy does (a table's, or bool)."""
+    return kind in _TABLE_NUMPY or kind is np.bool_
+
+
 def _numpy_type(v):
     """The NumPy scalar type `v` is (a NumPy scalar, or a node's NumPy attribute), else None."""
     kind = _type(v)
@@ -295,7 +332,7 @@ def _numpy_binary(op, result, a, b, reverse):
     with np.errstate(all="ignore"):        # (a float past float16's range is inf there too)
         x, y = [tf.cast(v.tensor, dtype) if isinstance(v, held) else tf.constant(np.asarray(v, dtype))
                 for v in operands]
-    return op(x, y) if result is None else WeakNumber(op(x, y), kind)
+    return numpy_bool(op(x, y)) if result is None else WeakNumber(op(x, y), kind)
 
 
 def _numpy_dtypes(op, result, operands):

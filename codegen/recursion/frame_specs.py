@@ -23,7 +23,7 @@ from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import VARIABLE_READS, VARIABLE_WRITES, Frame
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer, Tables
-from codegen.operators.weak_numbers import WeakNumber, bool_number
+from codegen.operators.weak_numbers import WeakNumber, bool_number, numpy_bool, numpy_scalar_type
 from codegen.operators.values import UNDEF
 from codegen.syntax.analysis import assigned_names
 
@@ -38,6 +38,7 @@ class Spec:
     tables: object = None     # a tree node: the index is the value, these are its tables
     static: object = None     # a Python object every frame shares (a model): not a table
     is_static: bool = False
+    ptype: object = None      # a NumPy scalar type: the frames hold NumPy numbers of it
 
 
 class MixedSpec(tuple):
@@ -80,7 +81,10 @@ def spec_of(value):
     if isinstance(value, Pointer):       # typing runs on stand-in tables; keep the real ones
         return Spec(tf.int32, (), tables=value.tables.real or value.tables)
     if isinstance(value, WeakNumber):      # a bool (held as an int) in a bool table, as a Python bool is
-        return Spec(tf.bool if value.ptype is bool else value.dtype, (), weak=True)
+        numpy = value.ptype if numpy_scalar_type(value.ptype) else None
+        return Spec(tf.bool if value.ptype is bool else value.dtype, (), weak=True, ptype=numpy)
+    if isinstance(value, np.generic) and numpy_scalar_type(type(value)):
+        return Spec(tf.as_dtype(value.dtype), (), weak=True, ptype=type(value))
     if isinstance(value, PyNumber):          # a fed Python number: a frame variable like one
         return Spec(tf.float64 if value.ptype is float else tf.convert_to_tensor(value).dtype, (), weak=True)
     if isinstance(value, (tf.Tensor, tf.Variable)):
@@ -172,6 +176,8 @@ def python_number_of(tensor, spec: Spec):
     WeakNumber.  Any other tensor is itself."""
     if not spec.weak or isinstance(tensor, WeakNumber):
         return tensor
+    if spec.ptype is not None:
+        return numpy_bool(tensor) if spec.ptype is np.bool_ else WeakNumber(tensor, spec.ptype)
     if spec.dtype == tf.float64:
         return WeakNumber(tensor, float)
     if spec.dtype == tf.bool:
@@ -206,6 +212,13 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
 
     def update(table, key, spec, param=False):
         old = table.get(key)
+        pair = _conflict(old, spec)
+        if pair:
+            cf = cycle.functions[key[0] if type(key) is tuple else key]
+            what = f"`{key[1]}`" if type(key) is tuple else "its result"
+            raise unsupported("recursion", cf.filename, cf.node, f"{what} of {cf.fn.__qualname__} holds values of "
+                              f"different types in different frames ({pair[0]} and {pair[1]}), which one table "
+                              "cannot hold", "pass and return the same kind of value in every call")
         differ = _kinds_differ(old, spec) if param else set()
         if differ:
             mixed.setdefault(key, set()).update(differ)
@@ -348,6 +361,29 @@ def _describe(spec) -> str:
         return "a tensor or number"
     return f"a tuple of {len(spec)}" + (f" ({', '.join(_describe(s) for s in spec)})"
                                          if any(isinstance(s, tuple) for s in spec) else "")
+
+
+def _conflict(old, new) -> tuple | None:
+    """(what each holds) where a leaf is a NumPy number in one spec and not one of that type in
+    the other, or an object the frames share (the root's) in one and anything else in the other:
+    one table, or the one shared object, cannot hold both; else None."""
+    if old is None or len(leaves(old)) != len(leaves(new)):
+        return None
+    for a, b in zip(leaves(old), leaves(new)):
+        if isinstance(a, Spec) and isinstance(b, Spec) and (
+                a.ptype is not b.ptype or a.is_static != b.is_static or a.is_static and a.static is not b.static):
+            if a.is_static and b.is_static:
+                return f"one {type(a.static).__name__}", f"another {type(b.static).__name__}"
+            return _held(a), _held(b)
+    return None
+
+
+def _held(spec) -> str:
+    if spec.is_static:
+        return f"the {type(spec.static).__name__} the root got"
+    if spec.ptype is not None:
+        return f"a NumPy {np.dtype(spec.ptype).name}"
+    return "a Python number" if spec.weak else f"a {spec.dtype.name} tensor"
 
 
 def _kinds_differ(old, new) -> set:

@@ -38,7 +38,7 @@ from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import Frame
 from codegen.operators.numbers import PyNumber
 from codegen.operators.weak_numbers import WeakNumber, bool_number
-from codegen.recursion.frame_specs import Spec, dry_value, is_python_number
+from codegen.recursion.frame_specs import Spec, dry_value, is_python_number, python_number_of
 from codegen.recursion.frames import Widened
 from codegen.syntax.analysis import assigned_names
 
@@ -237,6 +237,8 @@ def _value(spec, python: bool):
         return tf.compat.v1.placeholder(spec.dtype, ())     # an int or bool held as a tensor in this probe
     if not python or not isinstance(spec, Spec) or spec.is_static or spec.tables is not None or spec.shape:
         return Widened.narrow(dry_value(spec))
+    if spec.ptype is not None:
+        return python_number_of(tf.compat.v1.placeholder(spec.dtype, spec.shape), spec)
     if spec.dtype == tf.bool:
         return bool_number(tf.compat.v1.placeholder(spec.dtype, spec.shape))
     ptype = float if spec.dtype.is_floating else int   # as the machine holds them

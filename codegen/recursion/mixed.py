@@ -34,7 +34,7 @@ from codegen.operators.context import Frame
 from codegen.operators.values import EitherKind, Undefined
 from codegen.operators.weak_numbers import WeakNumber, bool_number
 from codegen.recursion.frame_specs import (BIT, MixedSpec, Spec, dry_value, exposed_reads, is_python_number, leaves,
-                                           pack)
+                                           pack, python_number_of)
 from codegen.recursion.frames import Widened, wrap
 from codegen.recursion.kinds import as_eager, python_type
 from codegen.syntax.analysis import assigned_names
@@ -226,7 +226,7 @@ def _spec_at(key, specs, returns):
 
 def _check_ptype(cf, f, key, outs, specs, returns):
     spec = _spec_at(key, specs, returns)
-    want = ptype_of(spec.dtype) if _scalar(spec) else None
+    want = spec.ptype or ptype_of(spec.dtype) if _scalar(spec) else None
     for kind, ptype, _ in outs:
         if kind == "P" and ptype is not want:
             raise unsupported("recursion", cf.filename, cf.node,
@@ -276,6 +276,8 @@ def _stand_in(spec, python: set):
         i = counter[0]
         counter[0] += 1
         if i in python:
+            if s.ptype is not None:
+                return python_number_of(tf.compat.v1.placeholder(s.dtype, ()), s)
             if s.dtype == tf.bool:
                 return bool_number(tf.compat.v1.placeholder(s.dtype, ()))
             return WeakNumber(tf.compat.v1.placeholder(s.dtype, ()), ptype_of(s.dtype))

@@ -10,11 +10,13 @@ each relaxation.
 from __future__ import annotations
 
 import collections
+import math
 
 import numpy as np
 import tensorflow as tf
 
 from codegen import Feed, Kind, NeedsTree, Source
+from codegen.graph.signature import fed_numpy_scalar, scalar_dtype
 
 
 class Relaxations:
@@ -68,9 +70,9 @@ class Relaxations:
                 self.specs[path] = wider
                 return [f"{path} relaxed to {wider}"]
         elif leaf.kind is prev.kind is Feed.SCALAR and type(leaf.value) is type(prev.value) \
-                and type(leaf.value) in (int, float) and leaf.value != prev.value \
-                and path not in self.scalars and path not in self.pinned_scalars:
-            self.scalars[path] = "int64" if type(leaf.value) is int else "float64"
+                and (type(leaf.value) in (int, float) or fed_numpy_scalar(type(leaf.value))) \
+                and _differ(leaf.value, prev.value) and path not in self.scalars and path not in self.pinned_scalars:
+            self.scalars[path] = scalar_dtype(type(leaf.value))
             return [f"{path} varies; fed as a tensor"]
         return []
 
@@ -178,3 +180,8 @@ def _siblings(path, args, kwargs) -> list[Source]:
         return []
     me = parent[path.step[1]]
     return [path.parent.item(i) for i, item in enumerate(parent) if type(item) is type(me)]
+
+
+def _differ(a, b) -> bool:
+    """Whether two numbers of one type differ (a NaN differs from itself; -0.0 from 0.0)."""
+    return a != b or math.copysign(1.0, a) != math.copysign(1.0, b) if isinstance(a, (float, np.floating)) else a != b

@@ -153,8 +153,9 @@ class GraphArtifact:
 
 
 def _register_argument_containers(heap, value, path):
-    if isinstance(value, PyArray):
-        value = value.tensor
+    if isinstance(value, PyArray):      # (its tensor, taken out by an op that returns its input, is new)
+        heap.arg_arrays[value.tensor.ref()] = path
+        return
     if isinstance(value, tf.Tensor):
         heap.arg_tensors[value.ref()] = path      # passed through unchanged: the caller's own object
         return
@@ -191,6 +192,8 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             values.append(values[leaf.same_as] if leaf.kind is Feed.TREE and leaf.same_as is not None
                           else _leaf_value(leaf, inputs))
         holder["values"] = values
+        ctx.numpy_scalars_fed = any(leaf.kind is Feed.SCALAR_TENSOR and issubclass(leaf.value, np.generic)
+                                    for leaf in sig.leaves)
         args = rebuild(("list", sig.template[0]), values)
         kwargs = {k: rebuild(t, values) for k, t in sig.template[1].items()}
         with ctx:
@@ -394,6 +397,8 @@ def _leaf_value(leaf, inputs):
         n = len(components(leaf.value))
         return tf.nest.pack_sequence_as(leaf.value, list(inputs[leaf.input_index:leaf.input_index + n]),
                                         expand_composites=True)
+    if leaf.kind is Feed.SCALAR_TENSOR and issubclass(leaf.value, np.generic):
+        return PyArray(inputs[leaf.input_index], scalar=True)     # computes as NumPy's scalar does
     if leaf.kind is Feed.SCALAR_TENSOR:
         return PyNumber(inputs[leaf.input_index], leaf.value, bounded=leaf.value is int)   # (entry_guard)
     if leaf.kind is Feed.TENSOR and leaf.value is np.ndarray:

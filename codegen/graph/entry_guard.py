@@ -104,7 +104,7 @@ def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:
         return f"same_items({access}, {src.const(expected, 'O')})"
     if kind is Kind.CONSTANT:
         text = f"type({access}) is {src.const(type(expected), 'T')} and {access} == {src.const(expected)}"
-        if type(expected) is float and expected == 0.0:       # -0.0 == 0.0, and 1 / -0.0 is -inf
+        if isinstance(expected, (float, np.floating)) and expected == 0.0:    # -0.0 == 0.0; 1 / -0.0 is -inf
             src.consts["copysign"] = math.copysign
             text += f" and copysign(1.0, {access}) == {math.copysign(1.0, expected)}"
         return text
@@ -219,7 +219,7 @@ def _fed_number(value, dtype):
     """A Python number as the tensor fed for it.  TensorFlow caches the tensors of Python scalars
     by value, and -0.0 == 0.0: after -0.0 was converted once, 0.0 would come back as -0.0 (and
     `s * -1.0` with it); a zero goes through an array, which the cache does not hold."""
-    if value == 0 and type(value) is float:
+    if value == 0 and isinstance(value, (float, np.floating)):
         return tf.convert_to_tensor(np.array(value, dtype.as_numpy_dtype))
     return tf.convert_to_tensor(value, dtype)
 

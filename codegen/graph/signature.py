@@ -19,6 +19,7 @@ from codegen.assumptions import Kind, Source, check_kind
 from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.trees import Forest, alias_pattern, schema_of, share_nodes
 from codegen.operators.values import is_composite
+from codegen.operators.weak_numbers import numpy_scalar_type
 
 
 class Feed(str, enum.Enum):
@@ -153,12 +154,12 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
                 spec = wider
             leaf = Leaf(path, Feed.COMPOSITE, value=spec, input_index=n_inputs[0])
             n_inputs[0] += len(components(spec))
-        elif t in (int, float) and relaxed_scalars.get(path) == ("int64" if t is int else "float64"):
+        elif (t in (int, float) or fed_numpy_scalar(t)) and relaxed_scalars.get(path) == scalar_dtype(t):
             # (a number of the other type than the one relaxed stays a constant: its graph differs)
             leaf = Leaf(path, Feed.SCALAR_TENSOR, value=t, dtype=tf.as_dtype(relaxed_scalars[path]), shape=(),
                         input_index=n_inputs[0])
             n_inputs[0] += 1
-        elif check_kind(value) is Kind.CONSTANT:
+        elif check_kind(value) is Kind.CONSTANT or fed_numpy_scalar(t):
             leaf = Leaf(path, Feed.SCALAR, value=value)
         else:
             if hasattr(t, "__next__") and iter(value) is value:
@@ -176,6 +177,19 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
                                   "fed as separate tables, one node would be two objects in the graph",
                                   "pass the trees in one list, or pass one tree"))
     return Signature(leaves, (items, kw), len(args), tuple(kwargs), lengths)
+
+
+def fed_numpy_scalar(kind) -> bool:
+    """Whether an argument of type `kind` is a NumPy scalar janus feeds as a tensor once its value
+    varies between calls (as a Python number): a NumPy number of a type the graph computes as NumPy
+    does.  Until then it is a constant, checked by value."""
+    return numpy_scalar_type(kind)
+
+
+def scalar_dtype(kind) -> str:
+    """The dtype a number argument of type `kind` is fed as: a Python number as 64 bits (its
+    arithmetic there is Python's), a NumPy number as its own dtype."""
+    return "int64" if kind is int else "float64" if kind is float else np.dtype(kind).name
 
 
 def _methods(tree_paths, paths) -> tuple:

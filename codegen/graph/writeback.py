@@ -54,8 +54,8 @@ def flatten(value, tensors: list, heap):
     if isinstance(value, NodeArray):
         _escapes(value)
     if isinstance(value, PyArray):
-        if heap is not None and value.tensor.ref() in heap.arg_tensors:
-            return ("arg", heap.arg_tensors[value.tensor.ref()])
+        if heap is not None and value.tensor.ref() in heap.arg_arrays:
+            return ("arg", heap.arg_arrays[value.tensor.ref()])
         tensors.append(value.tensor)
         return ("tensor", len(tensors) - 1, as_numpy(value))    # a NumPy array (or scalar) again after the run
     if isinstance(value, PyNumber) or (isinstance(value, WeakNumber) and value.ptype is not None):

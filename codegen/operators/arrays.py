@@ -31,7 +31,13 @@ from codegen.operators.weak_numbers import WeakNumber
 
 
 def _numpy_code(what: str):
+    """Stop the build: `what` needs NumPy to run.  Where a NumPy scalar argument is fed as a tensor,
+    the build is redone with such arguments as the constants they are (as for a Python number
+    whose value Python needs); otherwise the function runs in Python."""
     ctx = current()
+    if ctx.numpy_scalars_fed:
+        ctx.fail("python-number", f"{what} of a NumPy number argument that varies between calls, or of an array "
+                 "(NumPy's own code)", "janus specialises on the number's value instead")
     raise ConversionError(Reason("numpy-array", ctx.user_line(), f"{what} of a NumPy array argument is NumPy's "
                                  "own code, which a graph cannot run",
                                  "convert the array with tf.convert_to_tensor first, or pass a tensor"))
@@ -186,6 +192,8 @@ def _dtype_of(value):
         return value.ptype(0) if value.ptype in (int, float, bool) else np.dtype(value.ptype)
     if type(value) in (int, float, bool):
         return value
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return value.dtype                       # a NumPy scalar constant: its own type (not weak)
     return None
 
 
@@ -228,8 +236,9 @@ def _binary(name, op, reverse=False):
         result = np.result_type(_dtype_of(a), _dtype_of(b))
         if name == "truediv" and result.kind in "iub":
             result = np.result_type(result, np.float64)
-        if name in ("floordiv", "mod") and result.kind in "iub":
-            _numpy_code(f"integer `{name}`")          # NumPy gives 0 for a zero divisor, TensorFlow fails
+        if name in ("floordiv", "mod") and (result.kind in "iub" or result == np.float16):
+            # NumPy gives 0 for a zero divisor, TensorFlow fails; TensorFlow has no float16 fmod
+            _numpy_code(f"integer or float16 `{name}`")
         if name in _COMPARE and result.kind in "iu" and result != np.uint64 and (_python_int(a) or _python_int(b)):
             result = np.dtype(np.int64)     # NumPy 2 compares with a Python int exactly, even outside the dtype
         elif result.kind in "iu" and any(_may_not_fit(v, result) for v in (a, b)):

@@ -134,6 +134,7 @@ class BuildContext:
         self.in_machine = 0                    # >0 while building a Call/Return machine
         self.vectorized = 0                    # >0 while tracing an element run on many items at once
         self.dry_run = 0                       # >0 while typing machine blocks in a scratch graph
+        self.numpy_scalars_fed = False         # a NumPy scalar argument is fed as a tensor in this build
         self.int_checks = None                 # while a machine block is built: its Python ints' range checks
         self.int_sources: list = []            # and the tensors its `WeakNumber`s hold Python ints in
         self.python_scan: dict = {}            # id(graph) -> (ops scanned, an op calling Python found)

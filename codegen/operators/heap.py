@@ -43,6 +43,7 @@ class Heap:
         self.by_copy: dict[int, Shadow] = {}    # id(copy) -> Shadow
         self.fed: dict[tuple, object] = {}      # (access, id(holder), name) -> placeholder
         self.arg_tensors: dict = {}             # input placeholder ref -> its path in the arguments
+        self.arg_arrays: dict = {}              # the same, of NumPy arguments (the array stand-in itself)
         self.reads: list[Source] = []
         self.writes: list[Source] = []
 

@@ -21,6 +21,7 @@ from profiler.library import is_library_file
 from codegen.errors import ConversionError, Reason, unsupported, where
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import VARIABLE_READS, VARIABLE_WRITES, Frame
+from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer, Tables
 from codegen.operators.weak_numbers import WeakNumber, bool_number, numpy_bool, numpy_scalar_type
@@ -85,6 +86,8 @@ def spec_of(value):
         return Spec(tf.bool if value.ptype is bool else value.dtype, (), weak=True, ptype=numpy)
     if isinstance(value, np.generic) and numpy_scalar_type(type(value)):
         return Spec(tf.as_dtype(value.dtype), (), weak=True, ptype=type(value))
+    if isinstance(value, PyArray) and value.scalar and numpy_scalar_type(value.tensor.dtype.as_numpy_dtype):
+        return Spec(value.tensor.dtype, (), weak=True, ptype=value.tensor.dtype.as_numpy_dtype)   # (a fed one)
     if isinstance(value, PyNumber):          # a fed Python number: a frame variable like one
         return Spec(tf.float64 if value.ptype is float else tf.convert_to_tensor(value).dtype, (), weak=True)
     if isinstance(value, (tf.Tensor, tf.Variable)):

@@ -114,3 +114,17 @@ def test_an_object_the_root_gets_and_a_call_replaces_runs_in_python():
     differential(tagged, [(t, np.uint8(9)) for t, in _trees(float, [0.4, 1.4, 2.4, 3.4, 4.4, 5.4])])
     differential(swapped, [(t, Model(1.0), Model(2.0)) for t, in _trees(float, [0.4, 1.4, 2.4, 3.4, 4.4, 5.4])])
 
+
+def test_a_numpy_argument_that_varies_is_fed_and_each_frame_computes_with_it():
+    """A NumPy scalar argument is a constant while it repeats and fed as a tensor once it varies
+    (it was checked by identity, so every call built a graph)."""
+    calls = [(t, np.float32(0.25 * k)) for k, (t,) in enumerate(_trees(np.float32, [0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]))]
+    spec = differential(sum_down, calls)
+    _ran_graph(spec, 4)
+    assert "2 graphs built" in spec.report(), spec.report()
+    calls = [(t, np.int32(k - 3)) for k, (t,) in enumerate(_trees(np.int32, [3, 5, 9, 11, 100, 2000, 7]))]
+    spec = differential(product_down, calls)
+    _ran_graph(spec, 4)
+    spec = differential(all_below, [(t, np.float32(0.1 * k)) for k, (t,) in enumerate(
+        _trees(np.float32, [0.1, 0.4, 0.2, 0.5, 0.25, 0.6, 0.3]))])
+    _ran_graph(spec, 4)

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from profiler.library import is_library_module
 
-from codegen.assumptions import Kind, Source
+from codegen.assumptions import Kind, Source, check_kind
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
@@ -352,6 +352,9 @@ def read_outside(access, holder, name, value, source):
     ctx = current()
     heap = ctx.heap
     if ctx.dry_run:                          # a throwaway copy: a dry run must not change the user's list
+        if check_kind(value) is Kind.ID_MATCH and id(value) not in ctx.outside:
+            ctx.outside[id(value)] = source  # an outside object (not one the build made): writes to it
+            ctx.keep.append(value)           # are deferred, or refused in a recursion, never made
         return list(value) if type(value) is list else dict(value) if type(value) is dict else value
     _note_read(ctx, access, holder, name, value, source)
     if type(value) is EAGER:

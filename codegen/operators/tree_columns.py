@@ -49,23 +49,34 @@ def column_tensor(col, values, index, pointers, has_presence):
         if col.shape == () and kinds - {type(None)} <= {int, float, bool}:
             # (a node without the value holds 0: its presence column says it has none)
             array = np.array([0 if v is None else v for v in values] if type(None) in kinds else values, dtype)
-            return tf.constant(array) if col.python not in ("", EITHER) or exact(values, array) else None
+            return tf.constant(array) if not needs_exact(col) or exact(values, array) else None
         default = np.zeros(col.shape, dtype)
         arrays = [default if v is None else np.asarray(v) for v in values]
         if any(a.dtype.kind != default.dtype.kind and not (default.dtype.kind == "f" and a.dtype.kind in "iub"
                                                             and not col.shape) for a in arrays):
             return None                     # converting would change the values (2.5 to 2)
         array = np.asarray(arrays, dtype)
-        return tf.constant(array) if col.shape or col.python not in ("", EITHER) or exact(values, array) else None
+        return tf.constant(array) if col.shape or not needs_exact(col) or exact(values, array) else None
     except (TypeError, ValueError):
         return None
 
 
+def needs_exact(col) -> bool:
+    """Whether the column's values are of several types (`col.python` "" or `EITHER`): a float
+    column must then be checked to hold each one exactly (see `exact`)."""
+    return col.python in ("", EITHER)
+
+
 def held_exactly(col, values):
-    """Raises where a scalar float column of several value types (`col.python` "" or `EITHER`)
-    would not hold one of the nodes' `values` exactly: no one table holds them all."""
-    if col.python not in ("", EITHER) or not col.dtype.startswith("float") or col.shape != () or exact(
-            values, np.array([0 if v is None or v is ABSENT else v for v in values], col.dtype)):
+    """Raises where a scalar float column of several value types would not hold one of the
+    nodes' `values` exactly: no one table holds them all.  Values no table holds at all (a str,
+    a complex) make the tree not fit when it is flattened, and the call runs in Python."""
+    if not needs_exact(col) or not col.dtype.startswith("float") or col.shape != ():
+        return
+    try:
+        if exact(values, np.array([0 if v is None or v is ABSENT else v for v in values], col.dtype)):
+            return
+    except (TypeError, ValueError, OverflowError):
         return
     raise ConversionError(Reason("tree-attribute-types", "", f"tree attribute `{col.name}` holds numbers of several "
                                  "types that no one table holds exactly (an int past 2**53 beside floats, or past "

@@ -266,3 +266,33 @@ def converted(node):
 def test_float_int_bool_of_numpy_scalar_attributes_compute_in_the_graph():
     spec = differential(converted, [(numpy_scored(d),) for d in (2, 3, 1, 2, 3)])
     assert spec.stats()["graph_runs"] >= 1, spec.report()
+
+
+class Valued:
+    def __init__(self, v, left=None, right=None):
+        self.v, self.left, self.right = v, left, right
+
+
+def _valued(depth, v):
+    return Valued(float(v)) if depth == 0 else Valued(float(v), _valued(depth - 1, v + 1), _valued(depth - 1, v - 1))
+
+
+def leaf_values(node):
+    if node.left is None:
+        return node.v
+    return leaf_values(node.left) + leaf_values(node.right)
+
+
+@pytest.mark.parametrize("odd", ["label", b"x", 1 + 2j, [1.0, 2.0], (3.0,), {"a": 1}, None])
+@pytest.mark.parametrize("where", ["inner", "leaf"])
+def test_a_value_no_table_holds_among_float_attributes_runs_that_call_in_python(odd, where):
+    """A str on an inner node whose value is never read, a complex or a list on a leaf: the check
+    that a column of several types holds each value exactly converted them and raised
+    (`could not convert string to float`), where eager returns or raises its own error."""
+    calls = [(_valued(2, i),) for i in range(4)]
+    t = _valued(2, 1)
+    if where == "inner":
+        t.left.v = odd
+    else:
+        t.left.left.v = odd
+    differential(leaf_values, calls + [(t,), (_valued(2, 7),)])

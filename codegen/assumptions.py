@@ -16,7 +16,11 @@ import dataclasses
 import enum
 import types
 
+import numpy as np
+
 SCALARS = (bool, int, float, str, bytes, type(None), complex)
+# NumPy scalars the graph computes as NumPy does: checked by value, and fed once they vary
+NUMPY_SCALARS = (np.float16, np.float32, np.float64, np.int32, np.int64, np.bool_)
 GUARD_MARK = "janus-assumption:"          # an in-graph guard's message starts with it, then the id
 
 
@@ -67,7 +71,7 @@ class Assumption:
 
 def check_kind(value) -> Kind | None:
     """How a build-time read of `value` is re-checked at entry (None: nothing to check)."""
-    if type(value) in SCALARS:
+    if type(value) in SCALARS or type(value) in NUMPY_SCALARS:
         return Kind.CONSTANT
     if type(value) is tuple and all(type(v) in SCALARS for v in value):
         return Kind.CONSTANT

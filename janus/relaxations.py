@@ -114,10 +114,10 @@ class Relaxations:
         if check.kind is Kind.LENGTH_MATCH and len(now) != check.expected and check.source not in self.state_lengths:
             self.state_lengths.add(check.source)
             return [f"len({check.source}) varies; fed as a number"]
-        if check.kind is Kind.CONSTANT and type(now) is type(check.expected) and type(now) in (int, float) \
-                and now != check.expected and check.source not in self.state_scalars \
-                and check.source not in self.pinned_state:
-            self.state_scalars[check.source] = "int64" if type(now) is int else "float64"
+        if check.kind is Kind.CONSTANT and type(now) is type(check.expected) \
+                and (type(now) in (int, float) or fed_numpy_scalar(type(now))) and _differ(now, check.expected) \
+                and check.source not in self.state_scalars and check.source not in self.pinned_state:
+            self.state_scalars[check.source] = scalar_dtype(type(now))
             return [f"{check.source} varies; fed as a tensor"]
         return []
 

@@ -159,7 +159,7 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
             leaf = Leaf(path, Feed.SCALAR_TENSOR, value=t, dtype=tf.as_dtype(relaxed_scalars[path]), shape=(),
                         input_index=n_inputs[0])
             n_inputs[0] += 1
-        elif check_kind(value) is Kind.CONSTANT or fed_numpy_scalar(t):
+        elif check_kind(value) is Kind.CONSTANT:
             leaf = Leaf(path, Feed.SCALAR, value=value)
         else:
             if hasattr(t, "__next__") and iter(value) is value:

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from profiler.library import is_library_module
 
-from codegen.assumptions import Kind, Source, check_kind
+from codegen.assumptions import NUMPY_SCALARS, Kind, Source, check_kind
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
@@ -379,17 +379,22 @@ def read_outside(access, holder, name, value, source):
             ctx.check(access, holder, name, value, source, kind=Kind.TENSORS_MATCH, expected=specs)
             _note(heap.reads, source)
         return heap.fed[key]
-    if type(value) in (int, float) and source in ctx.relaxed_state_scalars:
+    numpy = type(value) in NUMPY_SCALARS
+    if (type(value) in (int, float) or numpy) and source in ctx.relaxed_state_scalars:
         key = (access, id(holder), name)
         if key not in heap.fed:
             dtype = tf.as_dtype(ctx.relaxed_state_scalars[source])
             read = outside_reader(access, holder, name)
             graph = ctx.outer_graph
-            with graph.as_default():
-                heap.fed[key] = graph.capture_call_time_value(lambda: tf.constant(read(), dtype),
-                                                              tf.TensorSpec((), dtype))
+            with graph.as_default():        # (a NumPy number through an array: TensorFlow caches scalars by value)
+                heap.fed[key] = graph.capture_call_time_value(
+                    (lambda: tf.constant(np.asarray(read()), dtype)) if numpy else lambda: tf.constant(read(), dtype),
+                    tf.TensorSpec((), dtype))
             ctx.check(access, holder, name, value, source, kind=Kind.TYPE_MATCH, expected=type(value))
             _note(heap.reads, source)
+        if numpy:
+            ctx.numpy_scalars_fed = True    # (Python needing its value specialises on it again)
+            return PyArray(heap.fed[key], scalar=True)
         return PyNumber(heap.fed[key], type(value))
     if type(value) is np.ndarray and value.dtype.kind in "biuf":
         return PyArray(_fed(ctx, access, holder, name, value, source, Kind.ARRAY_MATCH))

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
+from codegen.assumptions import NUMPY_SCALARS
 from codegen.errors import Reason, StagingError
 from codegen.operators.context import current
 from codegen.operators.exact_arith import SWAPPED, float_divmod, int_float_compare
@@ -300,7 +301,7 @@ def _type(v):
 
 def numpy_scalar_type(kind) -> bool:
     """Whether `kind` is a NumPy scalar type the graph computes as NumPy does (a table's, or bool)."""
-    return kind in _TABLE_NUMPY or kind is np.bool_
+    return kind in NUMPY_SCALARS
 
 
 def _numpy_type(v):

@@ -215,13 +215,7 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
 
     def update(table, key, spec, param=False):
         old = table.get(key)
-        pair = _conflict(old, spec)
-        if pair:
-            cf = cycle.functions[key[0] if type(key) is tuple else key]
-            what = f"`{key[1]}`" if type(key) is tuple else "its result"
-            raise unsupported("recursion", cf.filename, cf.node, f"{what} of {cf.fn.__qualname__} holds values of "
-                              f"different types in different frames ({pair[0]} and {pair[1]}), which one table "
-                              "cannot hold", "pass and return the same kind of value in every call")
+        _refuse_conflict(cycle, key, old, spec)
         differ = _kinds_differ(old, spec) if param else set()
         if differ:
             mixed.setdefault(key, set()).update(differ)
@@ -364,6 +358,18 @@ def _describe(spec) -> str:
         return "a tensor or number"
     return f"a tuple of {len(spec)}" + (f" ({', '.join(_describe(s) for s in spec)})"
                                          if any(isinstance(s, tuple) for s in spec) else "")
+
+
+def _refuse_conflict(cycle, key, old, new):
+    """Refuse a variable (`key` (function, name)) or a result (`key` the function) whose frames
+    hold values one table cannot (`_conflict`)."""
+    pair = _conflict(old, new)
+    if pair:
+        cf = cycle.functions[key[0] if type(key) is tuple else key]
+        what = f"`{key[1]}`" if type(key) is tuple else "its result"
+        raise unsupported("recursion", cf.filename, cf.node, f"{what} of {cf.fn.__qualname__} holds values of "
+                          f"different types in different frames ({pair[0]} and {pair[1]}), which one table "
+                          "cannot hold", "pass and return the same kind of value in every call")
 
 
 def _conflict(old, new) -> tuple | None:

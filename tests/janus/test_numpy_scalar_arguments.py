@@ -78,7 +78,6 @@ def test_a_numpy_scalar_whose_value_python_needs_is_specialised_on_again():
 
 def test_a_repeated_numpy_scalar_is_a_constant_and_a_new_value_relaxes_it():
     spec = _same(arithmetic, [np.float32(0.5)] * 5)
-    assert "4 graph" in spec.report().splitlines()[1] or "graph" in spec.report(), spec.report()
     assert "fed as" not in spec.report() and "1 graphs built" in spec.report(), spec.report()
     spec = _same(arithmetic, [np.float32(0.5)] * 4 + [np.float32(0.75), np.float32(1.5), np.float32(2.5)])
     report = spec.report()
@@ -112,3 +111,27 @@ def test_a_tensor_made_of_a_numpy_argument_is_a_tensor():
             eager, ours = as_tensors(a), spec(a)
             assert [type(r) for r in eager] == [type(r) for r in ours], (eager, ours)
             assert ours[3] is a
+
+
+class Schedule:
+    def __init__(self):
+        self.lr = np.float32(0.5)
+
+
+SCHEDULE = Schedule()
+
+
+def step(x):
+    return x - SCHEDULE.lr * x, SCHEDULE.lr * 2.5
+
+
+def test_a_numpy_scalar_attribute_that_varies_is_fed_as_a_tensor():
+    """`self.lr = np.float32(...)` set between calls: a constant checked by value, then fed (it was
+    checked by identity, so each new scalar built a graph)."""
+    spec = janus.speculate(step)
+    for lr in (0.5, 0.5, 0.5, 0.5, 0.25, 0.125, 0.0625, -0.0, 0.5, 3.0):
+        SCHEDULE.lr = np.float32(lr)
+        eager, ours = step(X), spec(X)
+        assert _bits(eager) == _bits(ours), (lr, eager, ours)
+    report = spec.report()
+    assert "SCHEDULE.lr fed as float32 tensor" in report and "2 graphs built" in report, report

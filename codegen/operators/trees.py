@@ -333,11 +333,11 @@ def _values(order, rows, name, methods=()) -> list:
     if name.endswith("()") and name[:-2] in methods:
         m = name[:-2]
         return _method_values(order, rows, m, {cls: reads_only(cls, m) for cls in set(map(type, order))})
-    try:
-        return [row[name] for row in rows]
+    try:                # (dict's own read, as Python's attribute read: not a subclass's __getitem__)
+        return [dict.__getitem__(row, name) for row in rows]
     except KeyError:
         on_class = {cls: class_value(cls, name) for cls in set(map(type, order))}
-        return [row[name] if name in row else on_class[type(node)] for node, row in zip(order, rows)]
+        return [dict.__getitem__(row, name) if name in row else on_class[type(node)] for node, row in zip(order, rows)]
 
 
 @dataclasses.dataclass(frozen=True)

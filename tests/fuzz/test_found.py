@@ -645,3 +645,35 @@ def test_printing_a_recursion_result_whose_kind_the_run_decides_prints_as_eager(
     either kind and printed it after the run, where it could not be told: janus raised RuntimeError."""
     x = tf.constant([1.0])
     differential(printed_ack, [(x, n, k) for n, k in [(1, 1), (4, 2), (7, 0), (3, 1), (6, 2), (9, 0)] * 4])
+
+
+class PlusDict(dict):
+    """A node's __dict__ whose reads by key differ from Python's attribute reads."""
+    def __getitem__(self, k):
+        return dict.__getitem__(self, k) + 1000 if k == "w" else dict.__getitem__(self, k)
+
+
+class WNode:
+    def __init__(self, w, left=None, right=None):
+        self.w, self.left, self.right = w, left, right
+        self.tv = tf.constant(0.5)
+
+
+def capped_sum(node, cap):
+    if node.left is None or node.w < cap:
+        return node.tv
+    return capped_sum(node.left, cap) + capped_sum(node.right, cap)
+
+
+def test_a_str_in_a_dict_subclass_a_node_holds_is_read_as_python_reads_it():
+    """A node's `__dict__` a dict subclass whose `__getitem__` adds 1000, then its `w` a str: the
+    tables read the column through that `__getitem__` (Python's attribute read does not), which
+    raised TypeError at the user where eager raises its own error."""
+    def tree():
+        t = WNode(1, WNode(2.5), WNode(3, WNode(4), WNode(5)))
+        t.left.__dict__ = PlusDict(vars(t.left))
+        return t
+
+    odd = tree()
+    odd.left.w = "label"
+    differential(capped_sum, [(tree(), 2), (tree(), 0), (tree(), 9), (tree(), 1), (odd, 0), (odd, 9), (tree(), 0)])

@@ -25,6 +25,9 @@ numbers, or an attribute named as the tables' own columns; recursions test a nod
 argument, or pass a flag or fed numbers along unchanged (or an int computed past 32 bits, changed
 or not), or return a pair from a leaf and a tensor elsewhere; a recursive method gathers rows of a
 variable attribute (also reading it whole, or updating it in place after its gradient).
+`n` is now and then a NumPy scalar; recursions pass a NumPy int down, changing it, and return a
+NumPy comparison; one may count its calls in a class attribute; a node's number may become a
+str or a complex between calls.
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -138,6 +141,10 @@ class Plus(dict):
 class Layer:
     def __init__(self):
         self.w = tf.constant(2.0)
+
+
+class Counter:
+    n = 0                                       # a class attribute a recursion may count its calls in
 
 
 def helper(v, k):
@@ -379,6 +386,22 @@ def tnp(node, s):
     return tnp(node.left, s * 0.5) + node.w * 0.1
 
 
+def tnpacc(node, acc):
+    """A NumPy int changed on the way down: each frame's own, of NumPy's type."""
+    if node.left is None:
+        return node.tv * float(acc)
+    out = tnpacc(node.left, acc * np.int32(2) - np.int32(1))
+    return out if node.right is None else out + tnpacc(node.right, acc + np.int32(3))
+
+
+def tnpcmp(node, s):
+    """A NumPy comparison (an np.bool_) returned, combined with `&` and `and`."""
+    if node.left is None:
+        return np.float32(node.w) < s
+    below = tnpcmp(node.left, s)
+    return below if node.right is None else (below & tnpcmp(node.right, s)) and below
+
+
 def tdepth(node):
     if node.left is None:
         return node.tv * round(node.w), 0
@@ -596,6 +619,10 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "td = tdepth(tree)\nt = t + tf.cast(td[0], t.dtype) * td[1]",
         # NumPy node numbers (after a mutation) with a float passed down: NumPy's rounding.
         lambda: f"t = t + tf.cast(tnp(tree, {draw(st.sampled_from(['s', '0.3', 'abs(k) * 0.5']))}), t.dtype)",
+        # A NumPy int passed down and changed, a NumPy comparison returned (its type logged).
+        lambda: f"t = t + tf.cast(tnpacc(tree, np.int32({draw(st.sampled_from(['abs(k) % 7', '3', 'k % 2 ** 20']))})), t.dtype)",
+        lambda: f"nb = tnpcmp(tree, np.float32({draw(st.sampled_from(['s', '2.6', 'abs(k) * 0.5']))}))\n"
+                "LOG.append(type(nb).__name__)\nk = k + int(nb)",
         # A recursion returning a pair from a leaf and a tensor from other nodes.
         lambda: "rp = tlp(tree)\nt = t + tf.cast(rp[0] if isinstance(rp, tuple) else rp, t.dtype)",
         lambda: "t = t + tf.add_n([tdef(q) for q in [tree, tree]])",
@@ -697,7 +724,7 @@ def program(draw, open_rules: bool = False):
     body = draw(block(depth=2, open_rules=open_rules))
     result = draw(st.sampled_from(["t, k, s", "{'t': t, 'k': k}", "[t, s]", "t", "k, s, len(LOG)",
                                    "collections.OrderedDict(t=t, k=k)"]))
-    rec_write = draw(st.sampled_from(["pass", "box.n += 1", "LOG.append(m)", "COUNT += 1"]))
+    rec_write = draw(st.sampled_from(["pass", "box.n += 1", "LOG.append(m)", "COUNT += 1", "Counter.n += 1"]))
     return HEADER.replace("REC_WRITE", rec_write) + _indent(body) + f"\n    return {result}\n"
 
 
@@ -712,7 +739,7 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "setattr(box.tree, 'w?', True)", "box.tree.__depth__ = 9", "box.tree.right = box.tree.left",
              "box.tree.left.is_leaf = lambda: True", "box.tree.left.parent = box.tree",
              "box.tree.w = np.int64(3)", "box.tree.left.w = np.float32(2.5)", "box.tree.w = np.float16(0.3)",
-             "box.tree.left.w = np.float64(0.1)",
+             "box.tree.left.w = np.float64(0.1)", "box.tree.left.w = 'label'", "box.tree.w = 1 + 2j",
              "box.tree = Node(np.float32(0.3), Node(np.float32(2.5)), Node(np.float32(1.1), Node(np.float32(4))))"]
 
 
@@ -731,5 +758,7 @@ def calls(draw):
             n = n + 0.5          # a float where ints went before (a relaxed int must not take it)
         elif draw(st.integers(0, 7)) == 0:
             n = ("tensor", n)    # a scalar int32 tensor where Python ints went before (the runner makes it)
+        elif draw(st.integers(0, 7)) == 0:
+            n = (draw(st.sampled_from(["int32", "float32"])), n)    # a NumPy scalar (fed once it varies)
         out.append((values, dtype, n, draw(st.sampled_from(MUTATIONS))))
     return out

@@ -62,7 +62,7 @@ def _same(a, b, where: str):
         assert a.keys() == b.keys(), f"{where}: eager {a!r}, janus {b!r}"
         for k in a:
             _same(a[k], b[k], f"{where}[{k!r}]")
-    elif isinstance(a, float):
+    elif isinstance(a, (float, np.floating)):
         assert a == b or (a != a and b != b), f"{where}: eager {a!r}, janus {b!r}"
     else:
         assert a == b, f"{where}: eager {a!r}, janus {b!r}"
@@ -85,7 +85,7 @@ def _same_text(a: str, b: str) -> bool:
 def _state(module, box):
     return {"box.n": box.n, "box.t": box.t, "box.v": box.v.read_value(), "box.emb": box.emb.read_value(), "box.items": list(box.items),
             "LOG": list(module.LOG), "LIMIT": list(module.LIMIT), "CAP": module.Node.CAP,
-            "TABLE": dict(module.TABLE), "COUNT": module.COUNT,
+            "TABLE": dict(module.TABLE), "COUNT": module.COUNT, "Counter.n": module.Counter.n,
             "ENV": (module.ENV.steps, module.ENV.state.tolist()), "RNG": module.RNG.getstate(),
             "SRC": module.SRC.calls, "BUF": (module.BUF.calls, module.BUF.array.tolist()),
             "SINK": module.SINK.getvalue()}
@@ -116,8 +116,8 @@ def _compare(eager_mod, janus_mod, calls: list) -> dict:
                                 "Node": module.Node, "Stale": module.Stale, "Doubling": module.Doubling,
                                 "Plus": module.Plus})
         x = tf.constant(values, getattr(tf, dtype))
-        if isinstance(n, tuple):                  # ("tensor", int): eager's result follows its kind
-            n = tf.constant(n[1])
+        if isinstance(n, tuple):                  # ("tensor" or a NumPy type, int): eager's result follows its kind
+            n = tf.constant(n[1]) if n[0] == "tensor" else getattr(np, n[0])(n[1])
         (ek, ev), eout = run_capturing(eager_mod.f, (x, n, eager_box, eager_box.tree))
         (jk, jv), jout = run_capturing(spec, (x, n, janus_box, janus_box.tree))
         where = f"call {i} (x={values} {dtype}, n={n}, before it: {mutation})"

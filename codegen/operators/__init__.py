@@ -17,6 +17,7 @@ from codegen.operators.state import (del_attr, del_item, del_name, inplace, ld, 
                                      st_name)
 from codegen.operators.values import NO_RETURN, UNDEF, Undefined, is_symbolic
 from codegen.operators import text as _text  # noqa: F401 - guards graph tensors' text while building
+from codegen.operators import int_conversion as _ints  # noqa: F401 - eager's refusal of ints past 64 bits
 
 __all__ = [
     # control flow

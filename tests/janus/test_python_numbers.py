@@ -165,3 +165,15 @@ def test_a_fed_zero_keeps_its_sign_after_a_negative_zero_was_fed():
     x = tf.constant([1.0])
     spec = differential(negated, [(x, s) for s in [1.0, 2.0, 3.0, -0.0, 0.0, 1.0, -0.0, 0.0, -0.0, 4.0, 0.0]])
     assert spec.stats()["graph_runs"] >= 5, spec.report()
+
+
+def past_int64_minus_a_tensor(n, a):
+    return a * 3 - n
+
+
+def test_a_python_int_past_64_bits_meeting_an_int_tensor_raises_as_eager():
+    """Eager refuses a Python int outside int64 converted to an int tensor (`ValueError`); a
+    graph's constant kept its low bits (`3 * 2**62 - n` was `-n`).  Inside int64 both wrap to
+    int32 alike."""
+    calls = [(tf.constant(i + 1), a) for a in (2 ** 62, 2 ** 63 + 5, -2 ** 64, 2 ** 40) for i in range(4)]
+    differential(past_int64_minus_a_tensor, calls)

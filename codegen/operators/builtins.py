@@ -89,8 +89,29 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
     ctx.prints.append(PrintEvent([_deferred(ctx, a) for a in args], dict(sep=sep, end=end, file=file, flush=flush)))
 
 
-def _deferred(ctx, a):
-    """A printed argument: a graph tensor leaves the graph as an output and is printed after the run."""
+class _Nest:
+    """A printed list, tuple, set or dict as it was when printed: its items deferred, rebuilt
+    after the run (the function may change the container later; eager printed it then)."""
+
+    __slots__ = ("kind", "items")
+
+    def __init__(self, kind, items):
+        self.kind, self.items = kind, items
+
+
+_NESTS = (list, tuple, set, frozenset, dict)
+
+
+def _deferred(ctx, a, depth=0):
+    """A printed argument: a graph tensor leaves the graph as an output and is printed after the
+    run; a container is copied with its items deferred."""
+    if type(a) in _NESTS:
+        if depth > 50:
+            ctx.fail("print-nesting", "printing a container nested deeper than 50 (or holding itself)",
+                     "print its parts")
+        if type(a) is dict:
+            return _Nest(dict, [(_deferred(ctx, k, depth + 1), _deferred(ctx, v, depth + 1)) for k, v in a.items()])
+        return _Nest(type(a), [_deferred(ctx, v, depth + 1) for v in a])
     if isinstance(a, tf.Tensor) and is_symbolic(a):
         ctx.print_tensors.append(a)
         return _Out(len(ctx.print_tensors) - 1)
@@ -129,8 +150,17 @@ def _tf_print(*inputs, **kwargs):
 
 def replay_prints(events, values):
     for event in events:
-        args = [_printed(values[a.index], a.ptype) if isinstance(a, _Out) else a for a in event.args]
-        event.printer(*args, **event.kwargs)
+        event.printer(*[_replayed(a, values) for a in event.args], **event.kwargs)
+
+
+def _replayed(a, values):
+    if isinstance(a, _Out):
+        return _printed(values[a.index], a.ptype)
+    if isinstance(a, _Nest):
+        if a.kind is dict:
+            return {_replayed(k, values): _replayed(v, values) for k, v in a.items}
+        return a.kind(_replayed(v, values) for v in a.items)
+    return a
 
 
 def _printed(value, ptype):

@@ -1,0 +1,32 @@
+"""`print` of a list, tuple, dict or set prints it as it was at the `print`, with the numbers
+and tensors the graph holds in it as eager prints them.  The print is replayed after the run:
+it printed the container as the function left it (`print(l); l.append(2)` printed `[1, 2]`),
+and a fed number inside it (`print([x])`) raised RuntimeError after the build."""
+import numpy as np
+import tensorflow as tf
+
+from tests.harness import differential
+
+
+def changed_after_print(x):
+    items, table = [1], {"a": 1}
+    print(items, ("t", items), {2, 3})
+    items.append(2)
+    print("table", table, [items])
+    table["b"] = x * 2.0
+    return x * 2.0, items, table
+
+
+def numbers_in_containers(x, s):
+    print([s], (s, s + 1), {"k": s}, [x * 2.0])
+    return x * s
+
+
+def test_a_container_printed_then_changed_prints_as_it_was():
+    differential(changed_after_print, [(tf.constant(float(i)),) for i in range(6)])
+
+
+def test_fed_numbers_and_tensors_inside_printed_containers_print_as_eager():
+    x = tf.constant([1.0, 2.0])
+    differential(numbers_in_containers, [(x, v) for v in (0.5, 1.5, 2.5, 3.5, 0.25, 4.0)])
+    differential(numbers_in_containers, [(x, np.float32(v)) for v in (0.5, 1.5, 2.5, 3.5, 0.25, 4.0)])

@@ -204,6 +204,8 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
         test = f"type({var}) is {src.const(leaf.value, 'T')}"
         if leaf.value is int:          # converts to int32 alone, as eager converts a Python int of this size
             test += f" and {-2 ** 31} <= {var} < {2 ** 31}"
+        if leaf.dtype.is_floating:     # a subnormal is a constant (TensorFlow's kernels flush it to zero)
+            test += f" and not 0 < abs({var}) < {float(np.finfo(leaf.dtype.as_numpy_dtype).tiny)!r}"
         src.require(test, f"{what} is a {leaf.value.__name__} fed as a tensor")
         return f"fed({var}, {src.const(leaf.dtype, 'D')})"
     if leaf.kind is Feed.SCALAR:

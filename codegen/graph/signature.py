@@ -154,7 +154,8 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
                 spec = wider
             leaf = Leaf(path, Feed.COMPOSITE, value=spec, input_index=n_inputs[0])
             n_inputs[0] += len(components(spec))
-        elif (t in (int, float) or fed_numpy_scalar(t)) and relaxed_scalars.get(path) == scalar_dtype(t):
+        elif (t in (int, float) or fed_numpy_scalar(t)) and relaxed_scalars.get(path) == scalar_dtype(t) \
+                and not subnormal(value):
             # (a number of the other type than the one relaxed stays a constant: its graph differs)
             leaf = Leaf(path, Feed.SCALAR_TENSOR, value=t, dtype=tf.as_dtype(relaxed_scalars[path]), shape=(),
                         input_index=n_inputs[0])
@@ -184,6 +185,14 @@ def fed_numpy_scalar(kind) -> bool:
     varies between calls (as a Python number): a NumPy number of a type the graph computes as NumPy
     does.  Until then it is a constant, checked by value."""
     return numpy_scalar_type(kind)
+
+
+def subnormal(value) -> bool:
+    """Whether a float is subnormal in its own type (a Python float in float64): fed, TensorFlow's
+    CPU kernels would flush it to zero where Python and NumPy keep it, so it stays a constant."""
+    if not isinstance(value, (float, np.floating)):
+        return False
+    return 0 < abs(value) < np.finfo(type(value) if isinstance(value, np.floating) else np.float64).tiny
 
 
 def scalar_dtype(kind) -> str:

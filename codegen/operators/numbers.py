@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import operator as _op
 
+import numpy as np
 import tensorflow as tf
 
 from codegen.assumptions import Kind
@@ -42,6 +43,10 @@ class PyNumber:
     known to fit int32 (an argument, which the entry guard keeps there, or one `narrowed` guarded)."""
 
     __slots__ = ("tensor", "ptype", "computed", "bounded")
+    __array_ufunc__ = None      # `np.float32(0.1) * n` comes to `__rmul__` with the NumPy scalar itself
+    # `n <op> np.float32(...)` by NumPy's rules: `codegen.operators.weak_numbers` sets it (a
+    # Python number takes the NumPy one's type first); None: such arithmetic needs the value.
+    numpy_arithmetic = None
 
     def __init__(self, tensor, ptype: type, computed: bool = False, bounded: bool = False):
         self.ptype = ptype
@@ -237,6 +242,13 @@ def _with_tensor(number, tensor):
     return tf.cast(number.tensor, tensor.dtype)
 
 
+def _numpy(number, op, name, other, reverse):
+    """`number <op> other` with a NumPy scalar: NumPy's result type and rounding."""
+    if PyNumber.numpy_arithmetic is None:
+        number._python_value()
+    return PyNumber.numpy_arithmetic(op, name, number, other, reverse)
+
+
 def _binary(name, reverse=False):
     op = _ARITH[name]
 
@@ -244,6 +256,8 @@ def _binary(name, reverse=False):
         if isinstance(other, (tf.Tensor, tf.Variable)):
             mine = _with_tensor(self, other)
             return op(other, mine) if reverse else op(mine, other)
+        if isinstance(other, np.generic):
+            return _numpy(self, op, name, other, reverse)
         if _ptype(other) is None:
             return NotImplemented
         return _arith(name, op, other, self) if reverse else _arith(name, op, self, other)
@@ -254,6 +268,8 @@ def _comparison(op):
     def method(self, other):
         if isinstance(other, (tf.Tensor, tf.Variable)):
             return op(_with_tensor(self, other), other)
+        if isinstance(other, np.generic):
+            return _numpy(self, op, None, other, False)
         if _ptype(other) is None:
             return NotImplemented
         return _compare(op, self, other)

@@ -49,16 +49,26 @@ def column_tensor(col, values, index, pointers, has_presence):
         if col.shape == () and kinds - {type(None)} <= {int, float, bool}:
             # (a node without the value holds 0: its presence column says it has none)
             array = np.array([0 if v is None else v for v in values] if type(None) in kinds else values, dtype)
-            return tf.constant(array) if not needs_exact(col) or exact(values, array) else None
+            return tf.constant(array) if (not needs_exact(col) or exact(values, array)) and normal(array) else None
         default = np.zeros(col.shape, dtype)
         arrays = [default if v is None else np.asarray(v) for v in values]
         if any(a.dtype.kind != default.dtype.kind and not (default.dtype.kind == "f" and a.dtype.kind in "iub"
                                                             and not col.shape) for a in arrays):
             return None                     # converting would change the values (2.5 to 2)
         array = np.asarray(arrays, dtype)
-        return tf.constant(array) if col.shape or not needs_exact(col) or exact(values, array) else None
+        return tf.constant(array) if (col.shape or not needs_exact(col) or exact(values, array)) and normal(
+            array) else None
     except (TypeError, ValueError):
         return None
+
+
+def normal(array) -> bool:
+    """Whether a column holds no subnormal float: TensorFlow's CPU kernels flush those to zero
+    where Python and NumPy keep them, so such a tree does not fit (its call runs in Python)."""
+    if array.dtype.kind != "f" or not array.size:
+        return True
+    magnitude = np.abs(array)
+    return not np.any((magnitude > 0) & (magnitude < np.finfo(array.dtype).tiny))
 
 
 def needs_exact(col) -> bool:

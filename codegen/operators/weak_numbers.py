@@ -358,6 +358,19 @@ def _numpy_dtypes(op, result, operands):
 
 
 _TABLE_NUMPY = (np.float16, np.float32, np.float64, np.int32, np.int64)
+_PYTHON_OPS = {"add": _op.add, "sub": _op.sub, "mul": _op.mul, "truediv": _op.truediv, "floordiv": _op.floordiv,
+               "mod": _op.mod, "pow": _op.pow}
+
+
+def _fed_number_with_numpy(op, name, number, other, reverse):
+    """A fed Python number (`PyNumber`) with a NumPy scalar: NumPy's arithmetic (`name` None: the
+    comparison `op`)."""
+    if name is None:
+        return _numpy_binary(op, None, number, other, reverse)
+    return _numpy_binary(_PYTHON_OPS[name], lambda _: None, number, other, reverse)
+
+
+PyNumber.numpy_arithmetic = staticmethod(_fed_number_with_numpy)
 
 
 def _pythons(op, a, b, reverse, out):

@@ -135,3 +135,32 @@ def test_a_numpy_scalar_attribute_that_varies_is_fed_as_a_tensor():
         assert _bits(eager) == _bits(ours), (lr, eager, ours)
     report = spec.report()
     assert "SCHEDULE.lr fed as float32 tensor" in report and "2 graphs built" in report, report
+
+
+def scaled(s):
+    return s * 2, s + np.float32(0), X * 0.0 + float(s > 0)
+
+
+def test_a_subnormal_number_is_never_fed():
+    """TensorFlow's CPU kernels flush subnormals to zero; fed, `s * 2` of `np.float32(1e-45)` was
+    0.0 where NumPy gives 3e-45 (a Python float the same): such a value stays a constant."""
+    for kind in (np.float32, np.float64, float):
+        tiny = float(np.finfo(np.float32 if kind is np.float32 else np.float64).tiny)
+        _same(scaled, [kind(v) for v in (0.5, 1.5, 2.5, tiny / 8, 3.5, -tiny / 1024, 0.25, tiny / 8)])
+
+
+def with_numpy_constants(s):
+    return s + np.float32(0.1), np.float32(2) * s, s < np.float32(1.5), s * np.float64(3), s - np.int64(1)
+
+
+def with_a_float16(s):
+    return s - np.float16(1)        # (a float64 rounded to float16: the graph would round twice)
+
+
+def test_a_fed_python_number_meeting_a_numpy_constant_follows_numpy():
+    """`s + np.float32(0.1)` of a Python float fed as a tensor is an np.float32 (NEP 50), as in
+    eager; it came back as a Python float."""
+    report = _same(with_numpy_constants, [float(v) for v in (0.5, 1.25, 3.5, -0.0, 0.1, 2.0, 7.75)]).report()
+    assert "fed as float64" in report and "IMPERATIVELY" not in report, report
+    _same(with_numpy_constants, [v for v in (1, 2, 3, 4, 5, 6)])
+    _same(with_a_float16, [float(v) for v in (0.5, 1.25, 3.5, -0.0, 0.1, 2.0, 7.75)])

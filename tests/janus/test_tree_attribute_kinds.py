@@ -296,3 +296,16 @@ def test_a_value_no_table_holds_among_float_attributes_runs_that_call_in_python(
     else:
         t.left.left.v = odd
     differential(leaf_values, calls + [(t,), (_valued(2, 7),)])
+
+
+def test_a_subnormal_tree_value_runs_that_call_in_python():
+    """A subnormal node value (1e-40 as np.float32, 1e-310 as a float) was flushed to zero in the
+    tables: such a tree does not fit them."""
+    for kind, tiny in ((np.float32, 1e-40), (float, 1e-310)):
+        trees = [_valued(2, i) for i in range(4)]
+        odd = _valued(2, 1)
+        odd.left.left.v = kind(tiny)
+        for t in trees:
+            for n in (t, t.left, t.left.left, t.left.right, t.right, t.right.left, t.right.right):
+                n.v = kind(n.v)
+        differential(leaf_values, [(t,) for t in trees] + [(odd,), (_valued(2, 7),)])

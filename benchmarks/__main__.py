@@ -22,7 +22,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # Workload modules, in the order of the table (each defines WORKLOADS).
 MODULES = [
     "cnn_digits", "gan_digits", "lstm_lm", "treernn", "treelstm", "actor_critic", "actor_critic_tutorial",
-    "graph_breaks", "fib", "ackermann", "takeuchi", "primes", "power_gd",
+    "graph_breaks", "numpy_schedule", "fib", "ackermann", "takeuchi", "primes", "power_gd",
 ]
 
 

@@ -29,7 +29,7 @@ from codegen.graph.print_order import (order_prints_after_failures, order_python
 from codegen.graph.quiet_log import QUIET
 from codegen.graph.signature import Feed, Signature, components, rebuild
 from codegen.operators import failing_ops
-from codegen.operators.builtins import replay_prints
+from codegen.operators.printing import replay_prints
 from codegen.operators.calls import every_argument
 from codegen.operators.context import BuildContext, Frame
 from codegen.operators import unchanged

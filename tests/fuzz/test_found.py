@@ -653,12 +653,6 @@ class PlusDict(dict):
         return dict.__getitem__(self, k) + 1000 if k == "w" else dict.__getitem__(self, k)
 
 
-class WNode:
-    def __init__(self, w, left=None, right=None):
-        self.w, self.left, self.right = w, left, right
-        self.tv = tf.constant(0.5)
-
-
 def capped_sum(node, cap):
     if node.left is None or node.w < cap:
         return node.tv

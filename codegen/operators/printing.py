@@ -1,0 +1,112 @@
+"""`print` and `tf.print` in converted code: deferred while the graph is built, replayed after
+a successful run in program order, with eager's text.  A printed graph tensor or a Python or
+NumPy number the graph holds leaves the graph as an output; a printed list, tuple, set or dict
+is copied as it is at the `print` (the function may change it later), its items deferred the
+same way."""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from codegen.operators import node_tests
+from codegen.operators.arrays import PyArray, as_numpy
+from codegen.operators.context import PrintEvent, current
+from codegen.operators.numbers import PyNumber
+from codegen.operators.values import EitherKind, is_symbolic
+from codegen.operators.weak_numbers import WeakNumber
+
+
+class _Out:
+    """A printed value that leaves the graph as output `index`; `ptype` turns it back into the
+    Python number eager printed."""
+
+    __slots__ = ("index", "ptype")
+
+    def __init__(self, index, ptype=None):
+        self.index = index
+        self.ptype = ptype
+
+
+def deferred_print(*args, sep=" ", end="\n", file=None, flush=False):
+    ctx = current()
+    if ctx.general_depth:
+        ctx.fail("print-in-general-lowering", "print inside a tf.cond/tf.while_loop cannot be deferred",
+                 "print outside the data-dependent branch or loop")
+    ctx.prints.append(PrintEvent([_deferred(ctx, a) for a in args], dict(sep=sep, end=end, file=file, flush=flush)))
+
+
+class _Nest:
+    """A printed list, tuple, set or dict as it was when printed: its items deferred, rebuilt
+    after the run (the function may change the container later; eager printed it then)."""
+
+    __slots__ = ("kind", "items")
+
+    def __init__(self, kind, items):
+        self.kind, self.items = kind, items
+
+
+_NESTS = (list, tuple, set, frozenset, dict)
+
+
+def _deferred(ctx, a, depth=0):
+    """A printed argument: a graph tensor leaves the graph as an output and is printed after the
+    run; a container is copied with its items deferred."""
+    if type(a) in _NESTS:
+        if depth > 50:
+            ctx.fail("print-nesting", "printing a container nested deeper than 50 (or holding itself)",
+                     "print its parts")
+        if type(a) is dict:
+            return _Nest(dict, [(_deferred(ctx, k, depth + 1), _deferred(ctx, v, depth + 1)) for k, v in a.items()])
+        return _Nest(type(a), [_deferred(ctx, v, depth + 1) for v in a])
+    if isinstance(a, tf.Tensor) and is_symbolic(a):
+        ctx.print_tensors.append(a)
+        return _Out(len(ctx.print_tensors) - 1)
+    if isinstance(a, EitherKind):
+        a._used()                           # (whether it prints as a number or a tensor, only the run tells)
+    if isinstance(a, PyNumber) or (isinstance(a, WeakNumber) and a.ptype is not None):
+        ctx.print_tensors.append(a.tensor)
+        return _Out(len(ctx.print_tensors) - 1, a.ptype)
+    if isinstance(a, WeakNumber):           # a tree attribute whose Python type varies by node
+        ctx.fail("tree-value-escapes", "printing a tree attribute whose Python type differs between nodes",
+                 "print a tensor computed from it")
+    if isinstance(a, PyArray):
+        ctx.print_tensors.append(a.tensor)
+        return _Out(len(ctx.print_tensors) - 1, as_numpy(a))
+    if node_tests.contains_node(a):
+        node_tests.refuse_protocol("print")     # (after the run it would print the stand-in)
+    if isinstance(a, tf.TensorShape) and not (a.rank is not None and a.is_fully_defined()):
+        ctx.fail("shape-read", "printing a shape whose dimensions vary between calls",
+                 "janus keeps those dimensions specialised")
+    return a
+
+
+def deferred_tf_print(*inputs, **kwargs):
+    """`tf.print` is deferred like `print` (so a failed guard does not print twice and the output
+    keeps program order with `print`), and replayed by `tf.print` itself on the values: eager's
+    text.  Inside a tf.cond / tf.while_loop it stays an op, printing once per run of its branch."""
+    ctx = current()
+    if ctx.general_depth or ctx.in_machine:
+        return tf.print(*inputs, **kwargs)
+    leaves = tf.nest.flatten(list(inputs))
+
+    def printer(*values, **kw):
+        tf.print(*tf.nest.pack_sequence_as(list(inputs), list(values)), **kw)
+    ctx.prints.append(PrintEvent([_deferred(ctx, a) for a in leaves], dict(kwargs), printer))
+
+
+def replay_prints(events, values):
+    for event in events:
+        event.printer(*[_replayed(a, values) for a in event.args], **event.kwargs)
+
+
+def _replayed(a, values):
+    if isinstance(a, _Out):
+        return _printed(values[a.index], a.ptype)
+    if isinstance(a, _Nest):
+        if a.kind is dict:
+            return {_replayed(k, values): _replayed(v, values) for k, v in a.items}
+        return a.kind(_replayed(v, values) for v in a.items)
+    return a
+
+
+def _printed(value, ptype):
+    return value if ptype is None else ptype(value.numpy())

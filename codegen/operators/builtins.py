@@ -2,7 +2,8 @@
 
 Each keeps Python's meaning on Python values and gets its graph meaning on
 symbolic tensors.  `print` is deferred: its tensor arguments leave the graph
-as outputs and janus prints, in program order, after the run succeeded.
+as outputs and janus prints, in program order, after the run succeeded
+(`codegen.operators.printing`).
 """
 from __future__ import annotations
 

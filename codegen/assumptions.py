@@ -69,6 +69,20 @@ class Assumption:
         return f"{GUARD_MARK}{self.id}: {self.kind.name} {self.source} == {self.expected!r} at {self.where}"
 
 
+def subnormal(value) -> bool:
+    """Whether a float is subnormal in its own type (a Python float in float64): fed, TensorFlow's
+    CPU kernels would flush it to zero where Python and NumPy keep it, so it stays a constant."""
+    if not isinstance(value, (float, np.floating)):
+        return False
+    return 0 < abs(value) < np.finfo(type(value) if isinstance(value, np.floating) else np.float64).tiny
+
+
+def scalar_dtype(kind) -> str:
+    """The dtype a number argument of type `kind` is fed as: a Python number as 64 bits (its
+    arithmetic there is Python's), a NumPy number as its own dtype."""
+    return "int64" if kind is int else "float64" if kind is float else np.dtype(kind).name
+
+
 def check_kind(value) -> Kind | None:
     """How a build-time read of `value` is re-checked at entry (None: nothing to check)."""
     if type(value) in SCALARS or type(value) in NUMPY_SCALARS:

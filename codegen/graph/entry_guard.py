@@ -108,8 +108,11 @@ def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:
             src.consts["copysign"] = math.copysign
             text += f" and copysign(1.0, {access}) == {math.copysign(1.0, expected)}"
         return text
-    if kind is Kind.TYPE_MATCH:
-        return f"type({access}) is {src.const(expected, 'T')}"
+    if kind is Kind.TYPE_MATCH:      # (a float fed for the state read: never a subnormal, see `subnormal`)
+        text = f"type({access}) is {src.const(expected, 'T')}"
+        if isinstance(expected, type) and issubclass(expected, (float, np.floating)):
+            text += f" and not 0 < abs({access}) < {float(np.finfo(expected).tiny)!r}"
+        return text
     if kind is Kind.LENGTH_MATCH:
         return f"len({access}) == {expected}"
     if kind is Kind.TENSORS_MATCH:

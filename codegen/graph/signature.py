@@ -15,7 +15,7 @@ import enum
 import numpy as np
 import tensorflow as tf
 
-from codegen.assumptions import Kind, Source, check_kind
+from codegen.assumptions import Kind, Source, check_kind, scalar_dtype, subnormal  # noqa: F401 (re-exported)
 from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.trees import Forest, alias_pattern, schema_of, share_nodes
 from codegen.operators.values import is_composite
@@ -185,20 +185,6 @@ def fed_numpy_scalar(kind) -> bool:
     varies between calls (as a Python number): a NumPy number of a type the graph computes as NumPy
     does.  Until then it is a constant, checked by value."""
     return numpy_scalar_type(kind)
-
-
-def subnormal(value) -> bool:
-    """Whether a float is subnormal in its own type (a Python float in float64): fed, TensorFlow's
-    CPU kernels would flush it to zero where Python and NumPy keep it, so it stays a constant."""
-    if not isinstance(value, (float, np.floating)):
-        return False
-    return 0 < abs(value) < np.finfo(type(value) if isinstance(value, np.floating) else np.float64).tiny
-
-
-def scalar_dtype(kind) -> str:
-    """The dtype a number argument of type `kind` is fed as: a Python number as 64 bits (its
-    arithmetic there is Python's), a NumPy number as its own dtype."""
-    return "int64" if kind is int else "float64" if kind is float else np.dtype(kind).name
 
 
 def _methods(tree_paths, paths) -> tuple:

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from profiler.library import is_library_module
 
-from codegen.assumptions import NUMPY_SCALARS, Kind, Source, check_kind
+from codegen.assumptions import NUMPY_SCALARS, Kind, Source, check_kind, scalar_dtype, subnormal
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
@@ -380,7 +380,8 @@ def read_outside(access, holder, name, value, source):
             _note(heap.reads, source)
         return heap.fed[key]
     numpy = type(value) in NUMPY_SCALARS
-    if (type(value) in (int, float) or numpy) and source in ctx.relaxed_state_scalars:
+    if (type(value) in (int, float) or numpy) and ctx.relaxed_state_scalars.get(source) == scalar_dtype(type(value)) \
+            and not subnormal(value):
         key = (access, id(holder), name)
         if key not in heap.fed:
             dtype = tf.as_dtype(ctx.relaxed_state_scalars[source])

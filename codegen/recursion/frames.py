@@ -17,6 +17,8 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
+from codegen.assumptions import subnormal
+from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.numbers import PyNumber, narrowed
 from codegen.operators.trees import Pointer
@@ -150,6 +152,10 @@ def cast(value, spec: Spec):
     eager keeps its dtype: those make the build fail, and the call runs in Python."""
     if spec.is_static:
         return value                               # the same in every frame: no table holds it
+    if subnormal(value):                           # (a constant the root got: a table would flush it)
+        raise ConversionError(Reason("held-number", current().user_line(), "a subnormal float held in a "
+                                     "recursion's tables, where TensorFlow's kernels flush it to zero",
+                                     "this call runs in Python"))
     if isinstance(value, Pointer):
         value = value.index
     weak = isinstance(value, (WeakNumber, PyNumber)) or type(value) in (bool, int, float)

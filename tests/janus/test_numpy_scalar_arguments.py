@@ -164,3 +164,46 @@ def test_a_fed_python_number_meeting_a_numpy_constant_follows_numpy():
     assert "fed as float64" in report and "IMPERATIVELY" not in report, report
     _same(with_numpy_constants, [v for v in (1, 2, 3, 4, 5, 6)])
     _same(with_a_float16, [float(v) for v in (0.5, 1.25, 3.5, -0.0, 0.1, 2.0, 7.75)])
+
+
+class Holder:
+    lr = np.float32(0.1)
+
+
+HOLDER = Holder()
+
+
+def doubled_rate(x):
+    return HOLDER.lr * 2, x
+
+
+def test_a_fed_numpy_attribute_of_another_type_or_subnormal_is_not_fed():
+    """After `lr` was fed as float32, an np.float64, np.float16, float or np.int32 value ran the
+    float32 graph (np.float32(0.6) for np.float64(0.3)); a subnormal one was fed and flushed."""
+    spec = janus.speculate(doubled_rate)
+    values = [np.float32(0.1)] * 3 + [np.float32(0.2), np.float32(0.3), np.float32(0.3), np.float64(0.3),
+                                      np.float16(0.3), 0.3, np.int32(3), np.float32(1e-40), 5e-324, np.float32(0.7)]
+    for lr in values:
+        HOLDER.lr = lr
+        eager, ours = doubled_rate(X), spec(X)
+        assert _bits(eager) == _bits(ours), (lr, eager, ours)
+
+
+def walk_with(node, k):
+    if node.left is None:
+        return k
+    return walk_with(node.left, k) + walk_with(node.right, k) * 3
+
+
+class Two:
+    def __init__(self, left=None, right=None):
+        self.left, self.right = left, right
+
+
+def test_a_subnormal_a_recursion_holds_runs_that_call_in_python():
+    tree = Two(Two(Two(), Two()), Two())
+    for k in (np.float32(2.5), np.float32(3.5), np.float32(1e-40), 1e-310, np.float32(4.5), 2.5, 3.5, 1e-310):
+        assert _bits(walk_with(tree, k)) == _bits(janus_walk(tree, k)), k
+
+
+janus_walk = janus.speculate(walk_with)

@@ -5,6 +5,8 @@ is copied as it is at the `print` (the function may change it later), its items 
 same way."""
 from __future__ import annotations
 
+import collections
+
 import tensorflow as tf
 
 from codegen.operators import node_tests
@@ -44,19 +46,16 @@ class _Nest:
         self.kind, self.items = kind, items
 
 
-_NESTS = (list, tuple, set, frozenset, dict)
+class _Text(str):
+    """A printed set's text at the `print` (a set rebuilt after the run could iterate in another
+    order); a set inside a container stays itself."""
 
 
 def _deferred(ctx, a, depth=0):
     """A printed argument: a graph tensor leaves the graph as an output and is printed after the
     run; a container is copied with its items deferred."""
-    if type(a) in _NESTS:
-        if depth > 50:
-            ctx.fail("print-nesting", "printing a container nested deeper than 50 (or holding itself)",
-                     "print its parts")
-        if type(a) is dict:
-            return _Nest(dict, [(_deferred(ctx, k, depth + 1), _deferred(ctx, v, depth + 1)) for k, v in a.items()])
-        return _Nest(type(a), [_deferred(ctx, v, depth + 1) for v in a])
+    if isinstance(a, (list, tuple, set, frozenset, dict, collections.deque)):
+        return _container(ctx, a, depth)
     if isinstance(a, tf.Tensor) and is_symbolic(a):
         ctx.print_tensors.append(a)
         return _Out(len(ctx.print_tensors) - 1)
@@ -79,6 +78,32 @@ def _deferred(ctx, a, depth=0):
     return a
 
 
+def _container(ctx, a, depth):
+    """A printed list, tuple (a named one too), set or dict as a `_Nest` of deferred items; a set
+    of values Python has, as its text; a deque or another subclass as itself, unless it holds
+    values only the run gives (the function then runs in Python)."""
+    if depth > 50:
+        ctx.fail("print-nesting", "printing a container nested deeper than 50 (or holding itself)", "print its parts")
+    if isinstance(a, dict):
+        nest = _Nest(type(a), [(_deferred(ctx, k, depth + 1), _deferred(ctx, v, depth + 1)) for k, v in a.items()])
+    else:
+        nest = _Nest(type(a), [_deferred(ctx, v, depth + 1) for v in a])
+    named = isinstance(a, tuple) and hasattr(type(a), "_fields")
+    if type(a) in (list, tuple, dict) or named or (_needs_run(nest) and type(a) in (set, frozenset)):
+        return nest
+    if _needs_run(nest):
+        ctx.fail("print", f"printing a {type(a).__name__} holding values only the graph's run gives",
+                 "print a list, tuple or dict of them")
+    return _Text(str(a)) if type(a) in (set, frozenset) and not depth else a
+
+
+def _needs_run(a) -> bool:
+    if isinstance(a, _Out):
+        return True
+    return isinstance(a, _Nest) and any(_needs_run(v) for item in a.items
+                                        for v in (item if a.kind is dict or issubclass(a.kind, dict) else (item,)))
+
+
 def deferred_tf_print(*inputs, **kwargs):
     """`tf.print` is deferred like `print` (so a failed guard does not print twice and the output
     keeps program order with `print`), and replayed by `tf.print` itself on the values: eager's
@@ -86,10 +111,11 @@ def deferred_tf_print(*inputs, **kwargs):
     ctx = current()
     if ctx.general_depth or ctx.in_machine:
         return tf.print(*inputs, **kwargs)
-    leaves = tf.nest.flatten(list(inputs))
+    structure = tf.nest.map_structure(lambda v: v, list(inputs))      # (as it is now: it may change later)
+    leaves = tf.nest.flatten(structure)
 
     def printer(*values, **kw):
-        tf.print(*tf.nest.pack_sequence_as(list(inputs), list(values)), **kw)
+        tf.print(*tf.nest.pack_sequence_as(structure, list(values)), **kw)
     ctx.prints.append(PrintEvent([_deferred(ctx, a) for a in leaves], dict(kwargs), printer))
 
 
@@ -104,7 +130,8 @@ def _replayed(a, values):
     if isinstance(a, _Nest):
         if a.kind is dict:
             return {_replayed(k, values): _replayed(v, values) for k, v in a.items}
-        return a.kind(_replayed(v, values) for v in a.items)
+        items = [_replayed(v, values) for v in a.items]
+        return a.kind(*items) if hasattr(a.kind, "_fields") else a.kind(items)
     return a
 
 

@@ -2,6 +2,8 @@
 and tensors the graph holds in it as eager prints them.  The print is replayed after the run:
 it printed the container as the function left it (`print(l); l.append(2)` printed `[1, 2]`),
 and a fed number inside it (`print([x])`) raised RuntimeError after the build."""
+import collections
+
 import numpy as np
 import tensorflow as tf
 
@@ -30,3 +32,24 @@ def test_fed_numbers_and_tensors_inside_printed_containers_print_as_eager():
     x = tf.constant([1.0, 2.0])
     differential(numbers_in_containers, [(x, v) for v in (0.5, 1.5, 2.5, 3.5, 0.25, 4.0)])
     differential(numbers_in_containers, [(x, np.float32(v)) for v in (0.5, 1.5, 2.5, 3.5, 0.25, 4.0)])
+
+
+Pair = collections.namedtuple("Pair", "a b")
+
+
+def odd_containers(x, s):
+    small = set(range(40))
+    small.intersection_update({1, 8})
+    print(small, Pair(s, x * 2.0))
+    print(collections.deque([s]))
+    items = [1, 2]
+    tf.print(items, x)
+    items.append(3)
+    return x * 2.0
+
+
+def test_sets_named_tuples_deques_and_tf_print_print_as_eager():
+    """A set rebuilt after the run iterated in another order ({8, 1} for {1, 8}); a named tuple
+    or a deque holding a fed number raised RuntimeError at the user; `tf.print` of a list changed
+    after it raised ValueError (its structure was read after the run)."""
+    differential(odd_containers, [(tf.constant(float(i)), 0.5 * i) for i in range(7)])

@@ -16,6 +16,7 @@ from codegen.assumptions import NUMPY_SCALARS
 from codegen.errors import Reason, StagingError
 from codegen.operators.context import current
 from codegen.operators.exact_arith import SWAPPED, float_divmod, int_float_compare
+from codegen.operators.int_conversion import check_int_constant
 from codegen.operators.int_range import guarded, noted
 from codegen.operators.numbers import PyNumber, one_at_a_time
 
@@ -433,7 +434,12 @@ def conversion(f, args, kwargs):
     if len(args) > len(names) or set(kwargs) - set(names):
         return None
     bound = dict(zip(names, args))
-    if set(bound) & set(kwargs) or not isinstance(bound.get("value", kwargs.get("value")), WeakNumber):
+    if set(bound) & set(kwargs):
+        return None
+    value = bound.get("value", kwargs.get("value"))
+    if type(value) is int and f is tf.constant:     # (tf.convert_to_tensor's goes through `int_conversion`)
+        check_int_constant(value, kwargs.get("dtype", bound.get("dtype")))
+    if not isinstance(value, WeakNumber):
         return None
     bound.update(kwargs)
     value = bound["value"]

@@ -177,3 +177,17 @@ def test_a_python_int_past_64_bits_meeting_an_int_tensor_raises_as_eager():
     int32 alike."""
     calls = [(tf.constant(i + 1), a) for a in (2 ** 62, 2 ** 63 + 5, -2 ** 64, 2 ** 40) for i in range(4)]
     differential(past_int64_minus_a_tensor, calls)
+
+
+def past_int64_other_forms(x, n):
+    return x + n, tf.constant(n, tf.int64) if n < 2 ** 63 else tf.cast(n, tf.float64)
+
+
+def past_int64_constant(x, n):
+    return tf.constant(n, tf.int64) + tf.cast(x, tf.int64)
+
+
+def test_other_forms_of_a_python_int_past_64_bits_raise_as_eager():
+    calls = [(tf.constant(i % 3 + 1), a) for a in (5, 2 ** 63, 2 ** 64 - 1, 3 * 2 ** 62, -2 ** 63 - 1) for i in range(3)]
+    differential(past_int64_other_forms, calls)
+    differential(past_int64_constant, calls)

@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from codegen import Feed, Kind, NeedsTree, Source
-from codegen.graph.signature import fed_numpy_scalar, scalar_dtype
+from codegen.assumptions import NUMPY_SCALARS, scalar_dtype
 
 
 class Relaxations:
@@ -70,7 +70,7 @@ class Relaxations:
                 self.specs[path] = wider
                 return [f"{path} relaxed to {wider}"]
         elif leaf.kind is prev.kind is Feed.SCALAR and type(leaf.value) is type(prev.value) \
-                and (type(leaf.value) in (int, float) or fed_numpy_scalar(type(leaf.value))) \
+                and (type(leaf.value) in (int, float) or type(leaf.value) in NUMPY_SCALARS) \
                 and _differ(leaf.value, prev.value) and path not in self.scalars and path not in self.pinned_scalars:
             self.scalars[path] = scalar_dtype(type(leaf.value))
             return [f"{path} varies; fed as a tensor"]
@@ -115,7 +115,7 @@ class Relaxations:
             self.state_lengths.add(check.source)
             return [f"len({check.source}) varies; fed as a number"]
         if check.kind is Kind.CONSTANT and type(now) is type(check.expected) \
-                and (type(now) in (int, float) or fed_numpy_scalar(type(now))) and _differ(now, check.expected) \
+                and (type(now) in (int, float) or type(now) in NUMPY_SCALARS) and _differ(now, check.expected) \
                 and check.source not in self.state_scalars and check.source not in self.pinned_state:
             self.state_scalars[check.source] = scalar_dtype(type(now))
             return [f"{check.source} varies; fed as a tensor"]

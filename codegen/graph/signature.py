@@ -15,11 +15,10 @@ import enum
 import numpy as np
 import tensorflow as tf
 
-from codegen.assumptions import Kind, Source, check_kind, scalar_dtype, subnormal  # noqa: F401 (re-exported)
+from codegen.assumptions import NUMPY_SCALARS, Kind, Source, check_kind, scalar_dtype, subnormal
 from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.trees import Forest, alias_pattern, schema_of, share_nodes
 from codegen.operators.values import is_composite
-from codegen.operators.weak_numbers import numpy_scalar_type
 
 
 class Feed(str, enum.Enum):
@@ -154,7 +153,7 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
                 spec = wider
             leaf = Leaf(path, Feed.COMPOSITE, value=spec, input_index=n_inputs[0])
             n_inputs[0] += len(components(spec))
-        elif (t in (int, float) or fed_numpy_scalar(t)) and relaxed_scalars.get(path) == scalar_dtype(t) \
+        elif (t in (int, float) or t in NUMPY_SCALARS) and relaxed_scalars.get(path) == scalar_dtype(t) \
                 and not subnormal(value):
             # (a number of the other type than the one relaxed stays a constant: its graph differs)
             leaf = Leaf(path, Feed.SCALAR_TENSOR, value=t, dtype=tf.as_dtype(relaxed_scalars[path]), shape=(),
@@ -178,13 +177,6 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
                                   "fed as separate tables, one node would be two objects in the graph",
                                   "pass the trees in one list, or pass one tree"))
     return Signature(leaves, (items, kw), len(args), tuple(kwargs), lengths)
-
-
-def fed_numpy_scalar(kind) -> bool:
-    """Whether an argument of type `kind` is a NumPy scalar janus feeds as a tensor once its value
-    varies between calls (as a Python number): a NumPy number of a type the graph computes as NumPy
-    does.  Until then it is a constant, checked by value."""
-    return numpy_scalar_type(kind)
 
 
 def _methods(tree_paths, paths) -> tuple:

@@ -89,9 +89,10 @@ def _container(ctx, a, depth):
     else:
         nest = _Nest(type(a), [_deferred(ctx, v, depth + 1) for v in a])
     named = isinstance(a, tuple) and hasattr(type(a), "_fields")
-    if type(a) in (list, tuple, dict) or named or (_needs_run(nest) and type(a) in (set, frozenset)):
+    needs_run = _needs_run(nest)
+    if type(a) in (list, tuple, dict) or named or (needs_run and type(a) in (set, frozenset)):
         return nest
-    if _needs_run(nest):
+    if needs_run:
         ctx.fail("print", f"printing a {type(a).__name__} holding values only the graph's run gives",
                  "print a list, tuple or dict of them")
     return _Text(str(a)) if type(a) in (set, frozenset) and not depth else a
@@ -101,7 +102,7 @@ def _needs_run(a) -> bool:
     if isinstance(a, _Out):
         return True
     return isinstance(a, _Nest) and any(_needs_run(v) for item in a.items
-                                        for v in (item if a.kind is dict or issubclass(a.kind, dict) else (item,)))
+                                        for v in (item if issubclass(a.kind, dict) else (item,)))
 
 
 def deferred_tf_print(*inputs, **kwargs):

@@ -111,7 +111,7 @@ def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:
     if kind is Kind.TYPE_MATCH:      # (a float fed for the state read: never a subnormal, see `subnormal`)
         text = f"type({access}) is {src.const(expected, 'T')}"
         if isinstance(expected, type) and issubclass(expected, (float, np.floating)):
-            text += f" and not 0 < abs({access}) < {float(np.finfo(expected).tiny)!r}"
+            text += _not_subnormal(access, expected)
         return text
     if kind is Kind.LENGTH_MATCH:
         return f"len({access}) == {expected}"
@@ -208,7 +208,7 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
         if leaf.value is int:          # converts to int32 alone, as eager converts a Python int of this size
             test += f" and {-2 ** 31} <= {var} < {2 ** 31}"
         if leaf.dtype.is_floating:     # a subnormal is a constant (TensorFlow's kernels flush it to zero)
-            test += f" and not 0 < abs({var}) < {float(np.finfo(leaf.dtype.as_numpy_dtype).tiny)!r}"
+            test += _not_subnormal(var, leaf.dtype.as_numpy_dtype)
         src.require(test, f"{what} is a {leaf.value.__name__} fed as a tensor")
         return f"fed({var}, {src.const(leaf.dtype, 'D')})"
     if leaf.kind is Feed.SCALAR:
@@ -218,6 +218,11 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
             src.containers.append(var)
         src.require(_value_check(src, Kind.ID_MATCH, var, leaf.value), f"{what} is the same object")
     return None
+
+
+def _not_subnormal(access: str, kind) -> str:
+    """The guard text: the float at `access` is not subnormal in `kind` (see `assumptions.subnormal`)."""
+    return f" and not 0 < abs({access}) < {float(np.finfo(kind).tiny)!r}"
 
 
 def _fed_number(value, dtype):

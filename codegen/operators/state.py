@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from profiler.library import is_library_module
 
-from codegen.assumptions import NUMPY_SCALARS, Kind, Source, check_kind, scalar_dtype, subnormal
+from codegen.assumptions import NUMPY_SCALARS, SCALARS, Kind, Source, check_kind, scalar_dtype, subnormal
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
@@ -481,6 +481,12 @@ def ld_attr(obj, name: str):
     return value
 
 
+def _rebindable(value) -> bool:
+    """A library module's data attribute a program may rebind between calls (`sys.stderr` under
+    `contextlib.redirect_stderr`): an object, not a function, class, module, number or dtype."""
+    return not (callable(value) or isinstance(value, (*_CODE, *SCALARS, *NUMPY_SCALARS, tf.DType, np.dtype)))
+
+
 def _read_attr(ctx, obj, name):
     value = getattr(obj, name)
     source = ctx.outside.get(id(obj))
@@ -488,6 +494,8 @@ def _read_attr(ctx, obj, name):
         if source is not None and (callable(value) or isinstance(value, types.ModuleType)) \
                 and obj.__dict__.get(name) is value:
             ctx.outside.setdefault(id(value), source.attr(name))    # a library's function: not the call's own
+        elif source is not None and _rebindable(value):
+            ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ID_MATCH, expected=value)
         return value                 # (a user module's own state, `config.LR`, is read as any other)
     if type(value) is list and name not in getattr(obj, "__dict__", {}):
         # Computed (a property): a fresh list per read, checked by its items, never written back.

@@ -3,10 +3,14 @@ and tensors the graph holds in it as eager prints them.  The print is replayed a
 it printed the container as the function left it (`print(l); l.append(2)` printed `[1, 2]`),
 and a fed number inside it (`print([x])`) raised RuntimeError after the build."""
 import collections
+import contextlib
+import io
+import sys
 
 import numpy as np
 import tensorflow as tf
 
+import janus
 from tests.harness import differential
 
 
@@ -53,3 +57,28 @@ def test_sets_named_tuples_deques_and_tf_print_print_as_eager():
     or a deque holding a fed number raised RuntimeError at the user; `tf.print` of a list changed
     after it raised ValueError (its structure was read after the run)."""
     differential(odd_containers, [(tf.constant(float(i)), 0.5 * i) for i in range(7)])
+
+
+def to_stderr(x):
+    print("value", x.shape, file=sys.stderr)
+    return x * 2.0
+
+
+def test_a_print_to_sys_stderr_writes_to_the_stream_current_at_the_call():
+    """`sys.stderr` is read when the call runs: under `contextlib.redirect_stderr` with a fresh
+    stream per call, each call's text lands in its own stream (a graph wrote to the stream
+    current when it was built)."""
+    fn = janus.speculate(to_stderr)
+    x = tf.constant([1.0, 2.0])
+    for i in range(7):
+        stream = io.StringIO()
+        with contextlib.redirect_stderr(stream):
+            result = fn(x)
+        assert stream.getvalue() == "value (2,)\n", i
+        np.testing.assert_array_equal(result.numpy(), [2.0, 4.0])
+    stream = io.StringIO()
+    with contextlib.redirect_stderr(stream):
+        for _ in range(4):
+            fn(x)
+    assert stream.getvalue() == "value (2,)\n" * 4
+    assert fn.stats()["graph_runs"] > 0

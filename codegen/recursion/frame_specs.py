@@ -20,9 +20,9 @@ from profiler.library import is_library_file
 
 from codegen.errors import ConversionError, Reason, unsupported, where
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
-from codegen.operators.context import VARIABLE_READS, VARIABLE_WRITES, Frame
+from codegen.operators.context import VARIABLE_READS, VARIABLE_WRITES, Frame, current
 from codegen.operators.arrays import PyArray
-from codegen.operators.numbers import PyNumber
+from codegen.operators.numbers import PyNumber, narrowed
 from codegen.operators.trees import Pointer, Tables
 from codegen.operators.weak_numbers import WeakNumber, bool_number, numpy_bool, numpy_scalar_type
 from codegen.operators.values import UNDEF
@@ -59,7 +59,13 @@ _LOW = (1 << 32) - 1
 
 
 def encode(value, bit):
-    """A packed word: `value` (an int32, or a number a table holds as one) and its bit."""
+    """A packed word: `value` (an int32, or a number a table holds as one) and its bit.  A Python
+    int the root got is checked to fit int32 (the packing keeps its low 32 bits)."""
+    if type(value) is int and not -2 ** 31 <= value < 2 ** 31:
+        raise ConversionError(Reason("held-number", current().user_line(), f"a Python int ({value}) held in a "
+                                     "recursion's int32 tables, where it would wrap", "this call runs in Python"))
+    if isinstance(value, PyNumber):
+        value = narrowed(value, tf.int32)
     if isinstance(value, (PyNumber, WeakNumber)):
         value = value.tensor
     low = tf.bitwise.bitwise_and(tf.cast(value, tf.int64), tf.constant(_LOW, tf.int64))

@@ -156,6 +156,10 @@ def cast(value, spec: Spec):
         raise ConversionError(Reason("held-number", current().user_line(), "a subnormal float held in a "
                                      "recursion's tables, where TensorFlow's kernels flush it to zero",
                                      "this call runs in Python"))
+    if type(value) is int and spec.dtype.is_integer and not spec.dtype.min <= value <= spec.dtype.max:
+        raise ConversionError(Reason("held-number", current().user_line(), f"a Python int ({value}) held in a "
+                                     f"recursion's {spec.dtype.name} tables, where it would wrap",
+                                     "this call runs in Python"))
     if isinstance(value, Pointer):
         value = value.index
     weak = isinstance(value, (WeakNumber, PyNumber)) or type(value) in (bool, int, float)

@@ -175,3 +175,25 @@ def test_an_int_past_32_bits_passed_to_a_call_is_eagers():
 
 def test_max_with_an_int_past_32_bits_is_eagers():
     differential(max_big, [(pairs(d), k) for d, k in _PAIRS])
+
+
+def thirds(n, a):
+    """`a` is a Python int at the root and an int32 tensor below (`a // 3 - n`): one packed table."""
+    if n == 0:
+        return a + tf.constant(0, tf.int32)
+    return thirds(n - 1, a // 3 - n) + n + tf.cast(a > 100, tf.int32)
+
+
+def tripled(n, a):
+    if n == 0:
+        return a + tf.constant(0, tf.int32)
+    return tripled(n - 1, a * 3 - n) + n
+
+
+def test_a_root_python_int_past_32_bits_in_a_table_it_shares_with_tensors_is_eagers():
+    """The packed int32 table kept the root's low 32 bits: `2**40 + 5` became 5 (`a > 100` False,
+    `a // 3` wrong), and `2**62 * 3`, which eager cannot convert (ValueError), wrapped."""
+    differential(thirds, [(tf.constant(n), 2 ** 40 + 5) for n in (1, 2, 3, 2, 1, 3)])
+    differential(thirds, [(tf.constant(n), k) for n, k in
+                          ((1, 7), (2, 9), (3, 11), (2, 2 ** 40), (1, 2 ** 62), (3, 4), (3, 2 ** 62), (2, 5))])
+    differential(tripled, [(tf.constant(n), 2 ** 62) for n in (1, 2, 3, 2, 1, 3)])

@@ -29,7 +29,7 @@ from codegen.operators.gradients import UnknownConnectivity, checked_gradient
 from codegen.operators.heap import NON_READING_MUTATORS
 from codegen.operators.lists import GrowList
 from codegen.operators.outside_calls import NOT_CONVERTED, try_call
-from codegen.operators.state import no_write_in_machine
+from codegen.operators.state import no_write_in_machine, not_printed
 from codegen.operators.weak_numbers import WeakNumber, conversion
 
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard",
@@ -82,10 +82,13 @@ def call(f, *args, **kwargs):
         else:
             sh = ctx.heap.by_copy[id(owner)]
             no_write_in_machine(ctx, sh.source)
+            not_printed(ctx, owner, sh.source)
             if sh.source not in ctx.heap.writes:
                 ctx.heap.writes.append(sh.source)
             if f.__name__ not in ("append", "extend") or type(owner) is not list:
                 sh.mutated = True       # its result depends on the contents: they are checked at entry
+    elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.printed_objects:
+        not_printed(ctx, owner)
     elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.outside:
         ctx.fail("state-write", f"`{ctx.outside[id(owner)]}.{f.__name__}(...)` mutates a {type(owner).__name__}, "
                  "which janus does not copy for deferred writes", "use a list or a dict")

@@ -6,8 +6,11 @@ same way."""
 from __future__ import annotations
 
 import collections
+import types
 
 import tensorflow as tf
+from tensorflow.python.framework import ops
+from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
 
 from codegen.operators import node_tests
 from codegen.operators.arrays import PyArray, as_numpy
@@ -70,12 +73,65 @@ def _deferred(ctx, a, depth=0):
     if isinstance(a, PyArray):
         ctx.print_tensors.append(a.tensor)
         return _Out(len(ctx.print_tensors) - 1, as_numpy(a))
+    if isinstance(a, tf.Variable) and type(a).__repr__ is BaseResourceVariable.__repr__ \
+            and type(a).__str__ is object.__str__:
+        ctx.print_tensors.append(a.read_value())         # its value at the print, not after the run
+        return _Out(len(ctx.print_tensors) - 1, _VariableText(a))
     if node_tests.contains_node(a):
         node_tests.refuse_protocol("print")     # (after the run it would print the stand-in)
     if isinstance(a, tf.TensorShape) and not (a.rank is not None and a.is_fully_defined()):
         ctx.fail("shape-read", "printing a shape whose dimensions vary between calls",
                  "janus keeps those dimensions specialised")
+    _note_printed(ctx, a)
     return a
+
+
+_UNCHANGING = (str, bytes, int, float, complex, bool, type(None), tf.Tensor, tf.DType, tf.TensorShape, type,
+               types.FunctionType, types.BuiltinFunctionType, types.ModuleType)
+
+
+class _Shown:
+    """Text printed as it is, alone or inside a container."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+    __str__ = __repr__
+
+
+class _VariableText:
+    """A printed `tf.Variable`'s text, with the value it had at the print."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def __call__(self, value):
+        v = self.variable
+        shown = ops.value_text(tf.constant(value, v.dtype), is_repr=True)
+        return _Shown(f"<tf.Variable '{v.name}' shape={v.get_shape()} dtype={v.dtype.name}, {shown}>")
+
+
+def _note_printed(ctx, a):
+    """An object the replay prints as the run leaves it (and the containers it holds): the function
+    may not change it after the print (`state.not_printed`)."""
+    if isinstance(a, _UNCHANGING):
+        return
+    ctx.printed_objects[id(a)] = a
+    source = ctx.outside.get(id(a))
+    if source is not None:
+        ctx.printed_objects[source] = a
+    held = getattr(a, "__dict__", None)
+    if type(held) is dict:
+        for v in held.values():
+            if isinstance(v, (list, dict, set, bytearray, collections.deque)):
+                ctx.printed_objects[id(v)] = a
 
 
 def _container(ctx, a, depth):

@@ -84,10 +84,27 @@ def no_write_in_machine(ctx, target):
                                      "return the value from the recursion and write it outside"))
 
 
+def not_printed(ctx, obj, source=None):
+    """A print is replayed after the run, with the printed objects as the run left them: an
+    object printed and changed later in the call (`print(box); box.v = 2`, or a list it holds
+    appended to) would print as changed, so the function runs in Python."""
+    printed = ctx.printed_objects
+    if not printed:
+        return
+    hit = printed.get(id(obj))
+    while hit is None and source is not None:
+        hit = printed.get(source)
+        source = source.parent
+    if hit is not None:
+        ctx.fail("print-then-change", f"a {type(hit).__name__} object is printed, then changed by the function; "
+                 "janus prints after the run, which would show the change", "print the values it shows instead")
+
+
 # -- operators -------------------------------------------------------------------------------
 def st_attr(obj, name, value):
     ctx = current()
     source = ctx.outside.get(id(obj))
+    not_printed(ctx, obj, source)
     if source is None:                       # an object made while building: plain Python
         setattr(obj, name, value)
         return
@@ -101,6 +118,7 @@ def st_attr(obj, name, value):
 
 def del_attr(obj, name):
     ctx = current()
+    not_printed(ctx, obj, ctx.outside.get(id(obj)))
     if ctx.outside.get(id(obj)) is None:
         delattr(obj, name)
         return
@@ -144,6 +162,7 @@ def _container_write(obj):
 def st_item(obj, key, value):
     _container_write(obj)
     sh = current().heap.by_copy.get(id(obj))
+    not_printed(current(), obj, sh.source if sh is not None else None)
     if sh is not None:
         no_write_in_machine(current(), sh.source)
         _note(current().heap.writes, sh.source.item(key) if not hasattr(key, "dtype") else sh.source.any_item())

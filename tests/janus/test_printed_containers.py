@@ -11,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 import janus
-from tests.harness import differential
+from tests.harness import assert_same_outcome, differential, run_capturing
 
 
 def changed_after_print(x):
@@ -82,3 +82,69 @@ def test_a_print_to_sys_stderr_writes_to_the_stream_current_at_the_call():
             fn(x)
     assert stream.getvalue() == "value (2,)\n" * 4
     assert fn.stats()["graph_runs"] > 0
+
+
+class Box:
+    def __init__(self):
+        self.v, self.items = 1, [1]
+
+    def __repr__(self):
+        return f"Box({self.v}, {self.items})"
+
+
+def box_changed_after_print(x, box):
+    print(box)
+    box.v = x * 2.0
+    return x * 2.0
+
+
+def held_box_changed_after_print(x, box):
+    print({"b": [box]})
+    box.items.append(2)
+    return x * 2.0
+
+
+def made_box_changed_after_print(x):
+    box = Box()
+    print(box)
+    box.v = 7
+    print(box)
+    return x * 2.0
+
+
+def box_changed_before_print(x, box):
+    box.v = 3
+    print(box)
+    return x * 2.0
+
+
+def variable_changed_after_print(x, v):
+    print(v, [v])
+    v.assign_add(x)
+    print(v)
+    return x * 2.0
+
+
+def _each_call_fresh(fn, make, calls=6):
+    """Eager and janus each get their own objects, made alike per call."""
+    spec = janus.speculate(fn)
+    for i in range(calls):
+        assert_same_outcome(run_capturing(fn, make(i)), run_capturing(spec, make(i)))
+    return spec
+
+
+def test_an_object_printed_then_changed_prints_as_it_was():
+    """The replay printed the object as the run left it (`Box(6.0)` for eager's `Box(1)`): an
+    object changed after its print now runs the function in Python; one changed before it
+    prints from the graph."""
+    for fn in (box_changed_after_print, held_box_changed_after_print):
+        _each_call_fresh(fn, lambda i: (tf.constant(float(i)), Box()))
+    _each_call_fresh(made_box_changed_after_print, lambda i: (tf.constant(float(i)),))
+    spec = _each_call_fresh(box_changed_before_print, lambda i: (tf.constant(float(i)), Box()))
+    assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+def test_a_variable_printed_then_assigned_prints_its_value_at_the_print():
+    spec = _each_call_fresh(variable_changed_after_print,
+                            lambda i: (tf.constant([float(i), 0.5]), tf.Variable([1.0, 2.0])))
+    assert spec.stats()["graph_runs"] > 0, spec.report()

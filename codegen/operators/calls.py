@@ -29,7 +29,8 @@ from codegen.operators.gradients import UnknownConnectivity, checked_gradient
 from codegen.operators.heap import NON_READING_MUTATORS
 from codegen.operators.lists import GrowList
 from codegen.operators.outside_calls import NOT_CONVERTED, try_call
-from codegen.operators.state import no_write_in_machine, not_printed
+from codegen.operators.printing import not_printed
+from codegen.operators.write_refusals import no_write_in_machine
 from codegen.operators.weak_numbers import WeakNumber, conversion
 
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard",

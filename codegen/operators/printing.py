@@ -194,3 +194,19 @@ def _replayed(a, values):
 
 def _printed(value, ptype):
     return value if ptype is None else ptype(value.numpy())
+
+
+def not_printed(ctx, obj, source=None):
+    """A print is replayed after the run, with the printed objects as the run left them: an
+    object printed and changed later in the call (`print(box); box.v = 2`, or a list it holds
+    appended to) would print as changed, so the function runs in Python."""
+    printed = ctx.printed_objects
+    if not printed:
+        return
+    hit = printed.get(id(obj))
+    while hit is None and source is not None:
+        hit = printed.get(source)
+        source = source.parent
+    if hit is not None:
+        ctx.fail("print-then-change", f"a {type(hit).__name__} object is printed, then changed by the function; "
+                 "janus prints after the run, which would show the change", "print the values it shows instead")

@@ -23,12 +23,13 @@ import tensorflow as tf
 from profiler.library import is_library_module
 
 from codegen.assumptions import NUMPY_SCALARS, SCALARS, Kind, Source, check_kind, scalar_dtype, subnormal
-from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
+from codegen.operators.printing import not_printed
+from codegen.operators.write_refusals import refuse, no_write_in_machine, refusal
 from codegen.operators.shapes import guarded
 from codegen.operators.trees import NodeClass, Pointer
 from codegen.operators import unchanged
@@ -38,66 +39,6 @@ from codegen.operators.values import BUILDER_CODE, EAGER, is_symbolic
 def _note(lst, source):
     if source not in lst:
         lst.append(source)
-
-
-# -- what may not be written through ---------------------------------------------------------
-def _is_library(fn) -> bool:
-    return is_library_module(getattr(fn, "__module__", "") or "")
-
-
-def refusal(obj, name: str | None, kind: str) -> str | None:
-    """Why a write to `obj.name` (or `obj[...]`) cannot be deferred, or None."""
-    cls = type(obj)
-    if kind == "attr":
-        for hook in ("__setattr__", "__delattr__", "__getattr__", "__getattribute__"):
-            impl = getattr(cls, hook, None)
-            base = getattr(object, hook, None)
-            if impl is not None and impl is not base and not _is_library(impl) and cls.__module__ != "builtins":
-                return f"{cls.__name__} defines {hook}"
-        static = inspect.getattr_static(cls, name, None)
-        if isinstance(static, property):
-            return f"{cls.__name__}.{name} is a property"
-        if hasattr(type(static), "__set__") and not isinstance(static, types.FunctionType):
-            return f"{cls.__name__}.{name} is a data descriptor"
-    else:
-        for hook in ("__setitem__", "__delitem__"):
-            impl = getattr(cls, hook, None)
-            if impl is not None and not _is_library(impl):
-                return f"{cls.__name__} defines {hook}"
-    return None
-
-
-def _refuse(reason: str, target: str):
-    ctx = current()
-    raise ConversionError(Reason("custom-setattr", ctx.frame.converted.filename if ctx.frames else "",
-                                 f"cannot defer the write to `{target}`: {reason}",
-                                 "janus runs this function imperatively"))
-
-
-def no_write_in_machine(ctx, target):
-    """Python state written inside a recursion that runs as a machine would be written once per
-    graph run (the machine's blocks are traced once), not once per call: the function runs in
-    Python, and the report names the line."""
-    if ctx.in_machine:
-        raise ConversionError(Reason("write-in-recursion", ctx.user_line(),
-                                     f"`{target}` is written inside a recursive function",
-                                     "return the value from the recursion and write it outside"))
-
-
-def not_printed(ctx, obj, source=None):
-    """A print is replayed after the run, with the printed objects as the run left them: an
-    object printed and changed later in the call (`print(box); box.v = 2`, or a list it holds
-    appended to) would print as changed, so the function runs in Python."""
-    printed = ctx.printed_objects
-    if not printed:
-        return
-    hit = printed.get(id(obj))
-    while hit is None and source is not None:
-        hit = printed.get(source)
-        source = source.parent
-    if hit is not None:
-        ctx.fail("print-then-change", f"a {type(hit).__name__} object is printed, then changed by the function; "
-                 "janus prints after the run, which would show the change", "print the values it shows instead")
 
 
 # -- operators -------------------------------------------------------------------------------
@@ -111,7 +52,7 @@ def st_attr(obj, name, value):
     no_write_in_machine(ctx, source.attr(name))
     reason = refusal(obj, name, "attr")
     if reason:
-        _refuse(reason, source.attr(name))
+        refuse(reason, source.attr(name))
     ctx.heap.attrs[(id(obj), name)] = [obj, name, value, source.attr(name)]
     _note(ctx.heap.writes, source.attr(name))
 
@@ -156,7 +97,7 @@ def _container_write(obj):
     source = ctx.outside.get(id(obj))
     if source is not None:
         reason = refusal(obj, None, "item") or f"{type(obj).__name__} objects are not copied for deferred writes"
-        _refuse(reason, source.any_item())
+        refuse(reason, source.any_item())
 
 
 def st_item(obj, key, value):

@@ -151,7 +151,10 @@ def _container(ctx, a, depth):
     if needs_run:
         ctx.fail("print", f"printing a {type(a).__name__} holding values only the graph's run gives",
                  "print a list, tuple or dict of them")
-    return _Text(str(a)) if type(a) in (set, frozenset) and not depth else a
+    if type(a) in (set, frozenset) and not depth:
+        return _Text(str(a))
+    _note_printed(ctx, a)            # (an OrderedDict or a deque: printed as the run leaves it)
+    return a
 
 
 def _needs_run(a) -> bool:

@@ -148,3 +148,17 @@ def test_a_variable_printed_then_assigned_prints_its_value_at_the_print():
     spec = _each_call_fresh(variable_changed_after_print,
                             lambda i: (tf.constant([float(i), 0.5]), tf.Variable([1.0, 2.0])))
     assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+def ordered_and_deque_changed_after_print(x, s):
+    table = collections.OrderedDict(a=1)
+    queue = collections.deque([1])
+    print(table, [queue])
+    table["b"] = 2
+    queue.append(s)
+    print(table, queue)
+    return x * 2.0
+
+
+def test_an_ordered_dict_or_deque_printed_then_changed_prints_as_it_was():
+    differential(ordered_and_deque_changed_after_print, [(tf.constant(float(i)), i) for i in range(6)])

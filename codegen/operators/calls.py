@@ -30,6 +30,7 @@ from codegen.operators.heap import NON_READING_MUTATORS
 from codegen.operators.lists import GrowList
 from codegen.operators.outside_calls import NOT_CONVERTED, try_call
 from codegen.operators.printing import not_printed
+from codegen.operators.sequence_dtypes import with_eager_dtype
 from codegen.operators.write_refusals import no_write_in_machine
 from codegen.operators.weak_numbers import WeakNumber, conversion
 
@@ -121,8 +122,10 @@ def call(f, *args, **kwargs):
     # Library code sees plain tensors where tree attributes stood for Python numbers; a list, dict
     # or set method keeps the number (it comes back as one after the run), and so do the builtins
     # that compute with it by its own operators (`sum` of Python ints stays a checked Python int).
-    if (f is tf.constant or f is tf.convert_to_tensor) and (converted := conversion(f, args, kwargs)) is not None:
-        return converted
+    if f is tf.constant or f is tf.convert_to_tensor:
+        kwargs = with_eager_dtype(f, args, kwargs)
+        if (converted := conversion(f, args, kwargs)) is not None:
+            return converted
     if type(getattr(f, "__self__", None)) not in (list, dict, set) and not _keeps_numbers(f):
         args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
     if f is tf.constant and args and isinstance(args[0], GrowList):

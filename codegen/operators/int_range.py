@@ -114,10 +114,21 @@ def pow_ok(op):
     return None
 
 
+def quotient_exact(op):
+    """For `/` of Python ints (TensorFlow casts 64-bit ints to float64, then divides), whether each
+    is at most 2**53, where the cast is exact: Python divides the ints exactly and rounds once,
+    so past it the two differ in the last bit.  None for another op."""
+    if op.type not in ("RealDiv", "Div", "DivNoNan") or not op.outputs[0].dtype.is_floating:
+        return None
+    oks = [tf.less_equal(tf.abs(t.op.inputs[0]), tf.constant(2 ** 53, t.op.inputs[0].dtype)) for t in op.inputs
+           if t.op.type == "Cast" and t.op.inputs[0].dtype.is_integer and t.op.inputs[0].dtype.size == 8]
+    return functools.reduce(tf.logical_and, oks) if oks else None
+
+
 def checks(op) -> list:
     """The bool tensors that say the Python number `op` computes is Python's (`fits`, `divisor_ok`,
-    `pow_ok`)."""
-    return [c for c in (fits(op), divisor_ok(op), pow_ok(op)) if c is not None]
+    `pow_ok`, `quotient_exact`)."""
+    return [c for c in (fits(op), divisor_ok(op), pow_ok(op), quotient_exact(op)) if c is not None]
 
 
 def guarded(out, divisor=None):

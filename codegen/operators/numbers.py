@@ -159,7 +159,7 @@ def _arith(name, op, a, b):
     x, y = _tensor(a, wide), _tensor(b, wide)
     if name in ("truediv", "floordiv", "mod"):
         ok = tf.not_equal(y, tf.zeros_like(y))
-        if name == "truediv" and both_int and computed:
+        if name == "truediv" and both_int and (_past_53_bits(a) or _past_53_bits(b)):
             # Python divides ints exactly, then rounds once: float64 operands are exact to 2**53.
             exact, xi, yi = tf.constant(2 ** 53, tf.int64), _tensor(a, int), _tensor(b, int)
             _require(tf.logical_and(tf.abs(xi) <= exact, tf.abs(yi) <= exact), "int `/` operands are exact in "
@@ -186,6 +186,14 @@ def _arith(name, op, a, b):
                  "to a negative power, no overflow)", computed)
         one_at_a_time()
     return PyNumber(op(x, y), result, computed)
+
+
+def _past_53_bits(value) -> bool:
+    """Whether an int operand may be past 2**53, where float64 does not hold it exactly: a
+    constant that is, or a fed or computed int the entry guard does not keep inside int32."""
+    if isinstance(value, PyNumber):
+        return not value.bounded
+    return abs(value) > 2 ** 53
 
 
 def one_at_a_time():

@@ -43,7 +43,7 @@ from tensorflow.python.framework.func_graph import FuncGraph
 from codegen.errors import unsupported
 from codegen.lowering.recursion import CallGroup, Return
 from codegen.operators.failing_ops import BODY_ATTRS, body_graphs
-from codegen.operators.int_range import COMPUTES, DIVISIONS, divisor_ok, fits, pow_ok
+from codegen.operators.int_range import COMPUTES, DIVISIONS, divisor_ok, fits, pow_ok, quotient_exact
 from codegen.operators.weak_numbers import WeakNumber
 from codegen.recursion.frame_specs import MixedSpec, Spec
 
@@ -115,7 +115,7 @@ def checks(ops: list, taint: dict, cf, f, block) -> list:
                               "computes on it inside the recursion, where janus cannot check that it stays "
                               "Python's (inside the machine's 32-bit tables, no zero divisor)",
                               "compute the number outside that `if`")
-        for ok in [fits(op)] + ([divisor_ok(op), pow_ok(op)] if _shaped_as(op, shapes) else []):
+        for ok in [fits(op)] + ([divisor_ok(op), pow_ok(op), quotient_exact(op)] if _shaped_as(op, shapes) else []):
             if ok is not None:
                 oks.append(ok if bit is True else tf.logical_or(ok, tf.logical_not(bit)))
         for out in op.outputs:

@@ -191,3 +191,13 @@ def test_other_forms_of_a_python_int_past_64_bits_raise_as_eager():
     calls = [(tf.constant(i % 3 + 1), a) for a in (5, 2 ** 63, 2 ** 64 - 1, 3 * 2 ** 62, -2 ** 63 - 1) for i in range(3)]
     differential(past_int64_other_forms, calls)
     differential(past_int64_constant, calls)
+
+
+def big_quotient(x, k):
+    return x * 2.0, (k + 2 ** 60) / 3, k / 3
+
+
+def test_a_quotient_of_a_fed_int_past_53_bits_is_pythons():
+    """`k + 2**60` is a fed int made big by a constant: its `/` was computed in float64 without the
+    2**53 check (3.843071682022823e+17 for eager's ...824e+17 at k = 100)."""
+    differential(big_quotient, [(tf.constant([1.0]), k) for k in [1, 3, -2, 100, 5, 4, 29, 100, 29]])

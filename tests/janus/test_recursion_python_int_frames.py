@@ -197,3 +197,23 @@ def test_a_root_python_int_past_32_bits_in_a_table_it_shares_with_tensors_is_eag
     differential(thirds, [(tf.constant(n), k) for n, k in
                           ((1, 7), (2, 9), (3, 11), (2, 2 ** 40), (1, 2 ** 62), (3, 4), (3, 2 ** 62), (2, 5))])
     differential(tripled, [(tf.constant(n), 2 ** 62) for n in (1, 2, 3, 2, 1, 3)])
+
+
+def quotient(node, k):
+    if node is None:
+        return (k + 2 ** 60) / 3 + (k + 7) / 3
+    return quotient(node.left, k + 1) + quotient(node.right, k * 2)
+
+
+def small_quotient(node, k):
+    if node is None:
+        return (k + 7) / 3
+    return small_quotient(node.left, k + 1) + small_quotient(node.right, k * 2)
+
+
+def test_a_quotient_of_python_ints_past_53_bits_in_a_recursion_is_pythons():
+    """Python divides the ints exactly and rounds once; the machine cast them to float64 first
+    (1.5372286728091297e+18 for eager's ...295e+18)."""
+    calls = [(pairs(d), k) for d, k in [(1, 1), (2, 3), (1, -2), (2, 100), (1, 5), (2, 4), (1, 29)]]
+    differential(quotient, calls)
+    _graph_ran(differential(small_quotient, calls))

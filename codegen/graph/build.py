@@ -183,6 +183,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
                 relaxed_state_lengths=()) -> GraphArtifact:
     ctx = BuildContext(profile, relaxed, SERVICES, outside, unroll_limit, relaxed_state_dims,
                        relaxed_state_scalars, relaxed_state_lengths)
+    ctx.jit_compile = jit_compile
     holder = {}
 
     def wrapper(*inputs):

@@ -123,6 +123,7 @@ class BuildContext:
         self.prints: list[PrintEvent] = []
         self.print_tensors: list = []
         self.printed_objects: dict = {}        # id or source -> an object a print replays (`state.not_printed`)
+        self.jit_compile = False               # the function asks for XLA (`codegen.recursion.linear_xla`)
         self._stacks: dict = {}                # thread id -> (frames, open dependencies), see on_thread
         self._frames: list[Frame] = []
         self._dependencies: list = []

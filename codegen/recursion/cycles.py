@@ -109,13 +109,15 @@ class CallSite:
 @dataclasses.dataclass
 class Strategy:
     """How the last graph built runs a cycle, and why."""
-    name: str                   # "levels", "chain" (depth-first under XLA), "linear" (two loops) or "wavefront"
+    name: str                   # "levels", "chain" (depth-first under XLA), "linear" (two loops), "linear-xla"
+    #                             (the two loops under XLA, with jit_compile=True) or "wavefront"
     why: str                    # why this strategy fits, or why the others do not
     batched: list = dataclasses.field(default_factory=list)   # comprehensions built once on its results
 
     def describe(self) -> str:
         how = {"chain": "depth-first, compiled with XLA", "levels": "one step per tree level",
                "linear": "down the calls, then up the returns",
+               "linear-xla": "down the calls, then up the returns, compiled with XLA",
                "wavefront": "every ready frame at each step"}[self.name]
         after = "".join(f"; the list comprehension at {where} computes its element once for all calls"
                         for where in self.batched)

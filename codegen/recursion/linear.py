@@ -102,8 +102,9 @@ class _End(NamedTuple):
 class _Linear:
     """The two loops of one linear recursion."""
 
-    def __init__(self, m: Machine):
+    def __init__(self, m: Machine, capacity: int | None = None):
         self.m = m
+        self.capacity = capacity        # XLA's static bound on the frames (`linear_xla`), or None
         (self.f, self.cf), = m.cycle.functions.items()
         self.group = next(b for b in self.cf.blocks if isinstance(b.term, CallGroup))
         self.call = self.group.term.calls[0]
@@ -200,16 +201,21 @@ class _Linear:
         _, _, term = self.run_block(self.cf.blocks[self.cf.entry], dict(enumerate(frame)))
         return tf.cast(term, tf.bool) if isinstance(term, (tf.Tensor, tf.Variable)) else tf.constant(bool(term))
 
-    def descend(self, args, limit):
-        """The descending loop from the root call: (depth of the frame that returned, whether one
-        returned within the limit, block counts, its value, the stacks of saved values)."""
+    def root_frame(self, args) -> list:
+        """The root call's frame values: its arguments' leaves, zeros elsewhere."""
         m, f, cf = self.m, self.f, self.cf
         frame = self.zeros(self.specs)
         for p, a in zip(cf.params, args):
             for j, leaf in zip(m.index.get((f, p), []), cast_all(a, m.specs[(f, p)])):
                 frame[j] = leaf
-        stacks = [tf.TensorArray(self.specs[j].dtype, size=0, dynamic_size=True, clear_after_read=False,
-                                 element_shape=self.specs[j].shape) for j in self.saved]
+        return frame
+
+    def descend(self, frame, limit):
+        """The descending loop from the root call's `frame`: (depth of the frame that returned,
+        whether one returned within the limit, block counts, its value, the stacks of saved values)."""
+        m, cf = self.m, self.cf
+        stacks = [tf.TensorArray(self.specs[j].dtype, size=self.capacity or 0, dynamic_size=self.capacity is None,
+                                 clear_after_read=False, element_shape=self.specs[j].shape) for j in self.saved]
         zero_delta = np.zeros([m.cycle.n_blocks], np.int32)
         calls = self.base_case()
         if calls is not None:
@@ -224,8 +230,12 @@ class _Linear:
         state = (tf.constant(0), tf.constant(False), tf.zeros([m.cycle.n_blocks], tf.int32), frame,
                  self.zeros(self.returns), stacks)
         depth, done, ran, _, value, stacks = tf.while_loop(lambda depth, done, *_: ~done & (depth <= limit),
-                                                            body, state)
-        return depth, done, ran, value, stacks
+                                                            body, state, maximum_iterations=self.capacity)
+        return depth, self._within(done, depth), ran, value, stacks
+
+    def _within(self, done, depth):
+        """`done`, and false where the frames reached XLA's bound (the loop stopped there)."""
+        return done if self.capacity is None else done & (depth < self.capacity)
 
     def _descend_tested(self, calls, frame, stacks, limit, zero_delta):
         """The descending loop whose condition is the entry's test: its body runs only the calling
@@ -245,9 +255,9 @@ class _Linear:
             return depth + 1, ran if len(paths) == 1 else end.ran, end.frame, stacks
 
         state = (tf.constant(0), tf.zeros([m.cycle.n_blocks], tf.int32), frame, stacks)
-        depth, ran, frame, stacks = tf.while_loop(cond, body, state)
+        depth, ran, frame, stacks = tf.while_loop(cond, body, state, maximum_iterations=self.capacity)
         ran = _counted(ran, paths, depth)
-        done = depth <= limit
+        done = self._within(depth <= limit, depth)
 
         def returned():
             end = self.trace(self.cf.entry, dict(enumerate(frame)), ran, zero_delta, side=not calls)
@@ -273,7 +283,7 @@ class _Linear:
             share_constants(tf.compat.v1.get_default_graph())
             return i - 1, end.value, ran if len(paths) == 1 else end.ran
 
-        i, value, ran = tf.while_loop(lambda i, *_: i > 0, body, (depth, value, ran))
+        i, value, ran = tf.while_loop(lambda i, *_: i > 0, body, (depth, value, ran), maximum_iterations=self.capacity)
         return i, value, _counted(ran, paths, depth)
 
 
@@ -288,7 +298,7 @@ def _counted(ran, paths: list, frames):
 def run(m: Machine, args, limit):
     """Build the two loops for the one call `entry(*args)` into the current graph; its result."""
     lin = _Linear(m)
-    depth, done, ran, value, stacks = lin.descend(args, limit)
+    depth, done, ran, value, stacks = lin.descend(lin.root_frame(args), limit)
     _, value, ran = lin.ascend(depth, value, ran, stacks)
     with tf.control_dependencies([tf.debugging.Assert(done, [
             "recursion deeper than the interpreter's recursion limit", limit])] + m.guards(lambda g: ran[g])):

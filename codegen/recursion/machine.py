@@ -35,7 +35,7 @@ from codegen.operators.calls import check_defaults
 from codegen.operators.context import current
 from codegen.operators.numbers import PyNumber, narrowed
 from codegen.operators.trees import Pointer, Tables, is_node
-from codegen.recursion import chain, levels, linear
+from codegen.recursion import chain, levels, linear, linear_xla
 from codegen.recursion.blocks import (Machine, block_reads, block_vars, build_machine, op_count, ops_since,
                                       range_assert, run_builder, run_frames)
 from codegen.recursion.constants import share_constants
@@ -243,12 +243,26 @@ def _other_strategy(m: Machine, calls, limit):
             return [result], None
         not_linear = linear.why_not(m)
         if not_linear is None:
-            m.cycle.strategy = Strategy("linear", f"each call makes at most one call, then returns; "
-                                                  f"XLA cannot run the chain: {not_xla}")
-            return [linear.run(m, calls[0], limit)], None
+            return [_linear(m, calls[0], limit, not_xla)], None
         return None, f"the calls form a chain, but XLA cannot run it: {not_xla}; not linear: {not_linear}"
     on_trees = any(isinstance(a, Pointer) for args in calls for a in args)
     return None, (f"not level by level: {not_levels}" if on_trees else not_chain)
+
+
+def _linear(m: Machine, args, limit, not_xla: str):
+    """A linear recursion's result from its two loops, compiled with XLA when the function asks for
+    `jit_compile=True` and XLA computes what they compute (`linear_xla`)."""
+    linear_why = "each call makes at most one call, then returns"
+    why = f"{linear_why}; XLA cannot run the chain: {not_xla}"
+    if m.ctx.jit_compile:
+        result, not_compiled = linear_xla.run(m, args, limit)
+        if not_compiled is None:
+            m.cycle.strategy = Strategy("linear-xla", f"{linear_why}; the function asks for jit_compile=True, so "
+                                                      "XLA runs both loops, with its own float rounding")
+            return result
+        why += f"; jit_compile=True, but XLA cannot run the loops: {not_compiled}"
+    m.cycle.strategy = Strategy("linear", why)
+    return linear.run(m, args, limit)
 
 
 def _initial_state(m: Machine, calls) -> MachineState:

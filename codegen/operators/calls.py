@@ -35,6 +35,7 @@ from codegen.operators.write_refusals import no_write_in_machine
 from codegen.operators.weak_numbers import WeakNumber, conversion
 
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard",
+             "appendleft", "extendleft", "popleft", "rotate", "move_to_end",
              "sort", "reverse", "popitem", "__setitem__", "__delitem__"}
 RECURSION_LIMIT = 64
 

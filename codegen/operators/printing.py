@@ -12,6 +12,8 @@ import tensorflow as tf
 from tensorflow.python.framework import ops
 from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
 
+from profiler.library import is_user_code
+
 from codegen.operators import node_tests
 from codegen.operators.arrays import PyArray, as_numpy
 from codegen.operators.context import PrintEvent, current
@@ -74,7 +76,7 @@ def _deferred(ctx, a, depth=0):
         ctx.print_tensors.append(a.tensor)
         return _Out(len(ctx.print_tensors) - 1, as_numpy(a))
     if isinstance(a, tf.Variable) and type(a).__repr__ is BaseResourceVariable.__repr__ \
-            and type(a).__str__ is object.__str__:
+            and type(a).__str__ is BaseResourceVariable.__str__:
         ctx.print_tensors.append(a.read_value())         # its value at the print, not after the run
         return _Out(len(ctx.print_tensors) - 1, _VariableText(a))
     if node_tests.contains_node(a):
@@ -82,8 +84,20 @@ def _deferred(ctx, a, depth=0):
     if isinstance(a, tf.TensorShape) and not (a.rank is not None and a.is_fully_defined()):
         ctx.fail("shape-read", "printing a shape whose dimensions vary between calls",
                  "janus keeps those dimensions specialised")
+    _no_own_text(ctx, a)
     _note_printed(ctx, a)
     return a
+
+
+def _no_own_text(ctx, a):
+    """An object whose class gives its text by code of yours (`__repr__`, `__str__`, a dataclass's)
+    would print what that code reads after the run, which the function, or one before the next
+    print, may change (a class attribute, a global, a nested object): the function runs in Python."""
+    for name in ("__str__", "__repr__"):
+        impl = getattr(type(a), name, None)
+        if isinstance(impl, types.FunctionType) and is_user_code(impl):
+            ctx.fail("print-object", f"printing a {type(a).__name__}, whose {name} janus would run after the graph, "
+                     "when the state it reads may have changed", "print the values it shows")
 
 
 _UNCHANGING = (str, bytes, int, float, complex, bool, type(None), tf.Tensor, tf.DType, tf.TensorShape, type,
@@ -140,6 +154,7 @@ def _container(ctx, a, depth):
     values only the run gives (the function then runs in Python)."""
     if depth > 50:
         ctx.fail("print-nesting", "printing a container nested deeper than 50 (or holding itself)", "print its parts")
+    _no_own_text(ctx, a)
     if isinstance(a, dict):
         nest = _Nest(type(a), [(_deferred(ctx, k, depth + 1), _deferred(ctx, v, depth + 1)) for k, v in a.items()])
     else:
@@ -153,7 +168,9 @@ def _container(ctx, a, depth):
                  "print a list, tuple or dict of them")
     if type(a) in (set, frozenset) and not depth:
         return _Text(str(a))
-    _note_printed(ctx, a)            # (an OrderedDict or a deque: printed as the run leaves it)
+    if id(a) not in ctx.outside:     # an OrderedDict, a deque, a Counter the function made: its text now
+        return _Shown(repr(a))
+    _note_printed(ctx, a)            # (one from outside: printed as the run leaves it)
     return a
 
 

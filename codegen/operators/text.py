@@ -1,15 +1,16 @@
-"""Text of graph tensors: user code may not format one while a graph is built.
+"""Text of graph tensors and variables: user code may not format one while a graph is built.
 
 `str(t)`, `repr(t)`, `format(t)`, an f-string or `%` on a graph tensor gives
 `Tensor("Sum:0", ...)` while TensorFlow traces, where eager gives the
-value's text; a string computed at build time would then be baked into
-the graph's results, writes or prints.  The graph-tensor class's text
-methods are wrapped once: called directly from the user's converted code
-while a janus build runs on this thread, they stop the build with
-`NeedsPythonValue` (the function runs in Python and the report names the
-line); called from anywhere else (TensorFlow's own messages, other threads,
-other tracers) they behave exactly as before.  Printing a tensor with
-`print` stays deferred (`codegen.operators.builtins`) and prints eager's
+value's text (a variable's text in a graph has no value at all); a string
+computed at build time would then be baked into the graph's results, writes
+or prints.  The graph-tensor and variable classes' text methods are wrapped
+once: called directly from the user's converted code while a janus build
+runs on this thread, they stop the build with `NeedsPythonValue` (the
+function runs in Python and the report names the line); called from
+anywhere else (TensorFlow's own messages, other threads, other tracers)
+they behave exactly as before.  Printing a tensor or a variable with
+`print` stays deferred (`codegen.operators.printing`) and prints eager's
 text after the run.
 """
 from __future__ import annotations
@@ -17,11 +18,13 @@ from __future__ import annotations
 import sys
 
 from tensorflow.python.framework import ops as _tf_ops
+from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable as _Variable
 
 from codegen.errors import NeedsPythonValue, Reason
 from codegen.operators.context import active
 
 _GRAPH_TENSOR = _tf_ops.SymbolicTensor
+_TEXT_OF_VALUE = (_GRAPH_TENSOR, _Variable)     # a variable's text, read in a graph, has no value either
 
 
 def refuse(ctx, name: str):
@@ -35,7 +38,7 @@ def text_builtin(fn):
     """`str`, `repr`, `format`, `ascii` called from converted code: refused on a graph tensor."""
     def call(*args, **kwargs):
         ctx = active()
-        if ctx is not None and args and isinstance(args[0], _GRAPH_TENSOR):
+        if ctx is not None and args and isinstance(args[0], _TEXT_OF_VALUE):
             refuse(ctx, fn.__name__)
         return fn(*args, **kwargs)
     return call
@@ -54,11 +57,12 @@ def _guarded(name: str, original):
 
 
 def install():
-    """Wrap the graph-tensor class's text methods (once per process)."""
-    for name in ("__str__", "__repr__", "__format__"):
-        original = getattr(_GRAPH_TENSOR, name)
-        if not getattr(original, "__janus_guarded__", False):
-            setattr(_GRAPH_TENSOR, name, _guarded(name.strip("_"), original))
+    """Wrap the graph-tensor and variable classes' text methods (once per process)."""
+    for cls in _TEXT_OF_VALUE:
+        for name in ("__str__", "__repr__", "__format__"):
+            original = getattr(cls, name)
+            if not getattr(original, "__janus_guarded__", False):
+                setattr(cls, name, _guarded(name.strip("_"), original))
 
 
 install()

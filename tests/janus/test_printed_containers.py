@@ -133,15 +133,74 @@ def _each_call_fresh(fn, make, calls=6):
     return spec
 
 
+class Plain:
+    """Printed by object's own text (its address), which no state changes."""
+
+    def __init__(self):
+        self.v = 1
+
+
+def plain_changed_after_print(x, obj):
+    print(obj is not None, [obj] if obj is None else "obj")
+    obj.v = x * 2.0
+    return x * 2.0
+
+
 def test_an_object_printed_then_changed_prints_as_it_was():
     """The replay printed the object as the run left it (`Box(6.0)` for eager's `Box(1)`): an
-    object changed after its print now runs the function in Python; one changed before it
-    prints from the graph."""
-    for fn in (box_changed_after_print, held_box_changed_after_print):
+    object whose text your code gives now runs the function in Python, whether it changes after
+    the print or not (its __repr__ may read anything)."""
+    for fn in (box_changed_after_print, held_box_changed_after_print, box_changed_before_print):
         _each_call_fresh(fn, lambda i: (tf.constant(float(i)), Box()))
     _each_call_fresh(made_box_changed_after_print, lambda i: (tf.constant(float(i)),))
-    spec = _each_call_fresh(box_changed_before_print, lambda i: (tf.constant(float(i)), Box()))
+    spec = _each_call_fresh(plain_changed_after_print, lambda i: (tf.constant(float(i)), Plain()))
     assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+class Counted:
+    count = 0
+
+    def __repr__(self):
+        return f"Counted({Counted.count})"
+
+
+def text_read_elsewhere(x):
+    c = Counted()
+    print(c)
+    Counted.count += 1
+    return x * 2.0
+
+
+def library_containers_changed_after_print(x):
+    queue, table = collections.deque([1, 2]), collections.OrderedDict(a=1, b=2)
+    counts, lists = collections.Counter("ab"), collections.defaultdict(list)
+    print(queue, table, counts, lists)
+    queue.appendleft(0)
+    queue.rotate(1)
+    table.move_to_end("a")
+    counts.update("a")
+    lists["k"].append(1)
+    return x * 2.0
+
+
+def formatted_variable(x, v):
+    print(f"v={v}", str(v))
+    return x * 2.0
+
+
+def test_texts_that_code_or_library_methods_change_after_the_print_print_as_eager():
+    """A class attribute a __repr__ reads, `appendleft`/`rotate`/`move_to_end`, `Counter.update`,
+    a defaultdict's read: each printed as the run left it; a variable in an f-string printed
+    its graph text, with no value."""
+    spec = janus.speculate(text_read_elsewhere)
+    for i in range(5):
+        Counted.count = 0
+        eager = run_capturing(text_read_elsewhere, (tf.constant(float(i)),))
+        Counted.count = 0
+        assert_same_outcome(eager, run_capturing(spec, (tf.constant(float(i)),)))
+    spec = differential(library_containers_changed_after_print, [(tf.constant(float(i)),) for i in range(6)])
+    assert spec.stats()["graph_runs"] > 0, spec.report()
+    _each_call_fresh(formatted_variable, lambda i: (tf.constant(float(i)), tf.Variable([1.0, float(i)])))
 
 
 def test_a_variable_printed_then_assigned_prints_its_value_at_the_print():

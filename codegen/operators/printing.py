@@ -12,12 +12,11 @@ import tensorflow as tf
 from tensorflow.python.framework import ops
 from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
 
-from profiler.library import is_user_code
-
 from codegen.operators import node_tests
 from codegen.operators.arrays import PyArray, as_numpy
 from codegen.operators.context import PrintEvent, current
 from codegen.operators.numbers import PyNumber
+from codegen.operators.text import own_text
 from codegen.operators.values import EitherKind, is_symbolic
 from codegen.operators.weak_numbers import WeakNumber
 
@@ -93,11 +92,9 @@ def _no_own_text(ctx, a):
     """An object whose class gives its text by code of yours (`__repr__`, `__str__`, a dataclass's)
     would print what that code reads after the run, which the function, or one before the next
     print, may change (a class attribute, a global, a nested object): the function runs in Python."""
-    for name in ("__str__", "__repr__"):
-        impl = getattr(type(a), name, None)
-        if isinstance(impl, types.FunctionType) and is_user_code(impl):
-            ctx.fail("print-object", f"printing a {type(a).__name__}, whose {name} janus would run after the graph, "
-                     "when the state it reads may have changed", "print the values it shows")
+    if own_text(type(a)):
+        ctx.fail("print-object", f"printing a {type(a).__name__}, whose text your code gives: janus would run "
+                 "that code after the graph, when the state it reads may have changed", "print the values it shows")
 
 
 _UNCHANGING = (str, bytes, int, float, complex, bool, type(None), tf.Tensor, tf.DType, tf.TensorShape, type,

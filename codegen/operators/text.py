@@ -16,9 +16,12 @@ text after the run.
 from __future__ import annotations
 
 import sys
+import types
 
 from tensorflow.python.framework import ops as _tf_ops
 from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable as _Variable
+
+from profiler.library import is_user_code
 
 from codegen.errors import NeedsPythonValue, Reason
 from codegen.operators.context import active
@@ -35,13 +38,38 @@ def refuse(ctx, name: str):
 
 
 def text_builtin(fn):
-    """`str`, `repr`, `format`, `ascii` called from converted code: refused on a graph tensor."""
+    """`str`, `repr`, `format`, `ascii` called from converted code: refused on a graph tensor, and
+    on an object whose text your code gives (its `__repr__` would run once, at build time, on
+    state that may change between calls)."""
     def call(*args, **kwargs):
         ctx = active()
         if ctx is not None and args and isinstance(args[0], _TEXT_OF_VALUE):
             refuse(ctx, fn.__name__)
+        if ctx is not None and args and _holds_own_text(args[0], 0):
+            raise NeedsPythonValue(Reason(
+                "python-text", ctx.user_line(), f"`{fn.__name__}` of a {type(args[0]).__name__}, whose text your "
+                "code gives: a graph would keep the text it had when it was built", "this call runs in Python"))
         return fn(*args, **kwargs)
     return call
+
+
+def _holds_own_text(value, depth) -> bool:
+    """Whether `value`, or an item of a list, tuple, set or dict it holds, gives its text by your code."""
+    if own_text(type(value)):
+        return True
+    if depth > 4 or not isinstance(value, (list, tuple, set, frozenset, dict)) or len(value) > 10000:
+        return False
+    items = [v for kv in value.items() for v in kv] if isinstance(value, dict) else value
+    return any(_holds_own_text(v, depth + 1) for v in items)
+
+
+def own_text(cls) -> bool:
+    """Whether `cls` gives its text by a function of user code (`__repr__`, `__str__`, `__format__`)."""
+    for name in ("__str__", "__repr__", "__format__"):
+        impl = getattr(cls, name, None)
+        if isinstance(impl, types.FunctionType) and is_user_code(impl):
+            return True
+    return False
 
 
 def _guarded(name: str, original):

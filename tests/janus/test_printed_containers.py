@@ -221,3 +221,32 @@ def ordered_and_deque_changed_after_print(x, s):
 
 def test_an_ordered_dict_or_deque_printed_then_changed_prints_as_it_was():
     differential(ordered_and_deque_changed_after_print, [(tf.constant(float(i)), i) for i in range(6)])
+
+
+class Shown:
+    def __init__(self, v):
+        self.v = v
+
+    def __repr__(self):
+        return f"Shown({self.v})"
+
+
+SHOWN = Shown(0)
+
+
+def text_of_a_global(x):
+    return x * 2.0, str(SHOWN)
+
+
+def text_of_a_list_holding_it(x):
+    return x * 2.0, repr([SHOWN])
+
+
+def test_the_text_of_an_object_your_code_gives_is_read_at_each_call():
+    """`str(SHOWN)` ran its __repr__ once, when the graph was built: a change between calls was
+    not seen (eager 'Shown(1)', janus 'Shown(0)')."""
+    for fn in (text_of_a_global, text_of_a_list_holding_it):
+        spec = janus.speculate(fn)
+        for i in range(7):
+            SHOWN.v = i % 3
+            assert_same_outcome(run_capturing(fn, (tf.constant(1.0),)), run_capturing(spec, (tf.constant(1.0),)))

@@ -27,7 +27,10 @@ or not), or return a pair from a leaf and a tensor elsewhere; a recursive method
 variable attribute (also reading it whole, or updating it in place after its gradient).
 `n` is now and then a NumPy scalar; recursions pass a NumPy int down, changing it, and return a
 NumPy comparison; one may count its calls in a class attribute; a node's number may become a
-str or a complex between calls.
+str or a complex between calls.  A recursion holds a root Python int past 32 bits where its
+frames below hold int32 tensors; Python ints past 2**53 are divided; an object whose `__repr__`
+is user code is printed, then changed (or changed between calls), and so are a deque and a
+variable; lists of NumPy numbers become tensors.
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -234,6 +237,27 @@ def sevenths(m, acc):
     if m == 0:
         return acc / 7
     return sevenths(m - 1, acc * 3)
+
+
+def thirds(m, a):
+    """`a` is a Python int at the root and an int32 tensor below (`a // 3 - m`)."""
+    if m == 0:
+        return a + tf.constant(0, tf.int32)
+    return thirds(m - 1, a // 3 - m) + m + tf.cast(a > 100, tf.int32)
+
+
+class Shown:
+    """Its text reads an attribute and a class attribute."""
+    seen = 0
+
+    def __init__(self):
+        self.v = 1
+
+    def __repr__(self):
+        return f"Shown({self.v}, {Shown.seen})"
+
+
+SHOWN = Shown()
 
 
 def ack(m, n):
@@ -654,6 +678,20 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: 'print("sum3", sum([grow(tf.constant(abs(k) % 9), 1)] * 3))',
         # A Python int divided by a constant in the machine: eager rounds the quotient once.
         lambda: 'print("sevenths", sevenths(tf.constant(abs(n) % 4), 1))',
+        # A root Python int past 32 bits in a table it shares with int32 tensors; `/` of Python ints
+        # past 2**53 (Python divides exactly, then rounds once).
+        lambda: f'print("thirds", thirds(tf.constant(abs(n) % 4), {draw(st.sampled_from(["k", "k * 2 ** 40 + 5", "2 ** 62"]))}))',
+        lambda: f"s = s + (k + 2 ** {draw(st.sampled_from(['60', '20']))}) / 3",
+        # Prints replayed after the run: an object whose text your code gives, changed after the
+        # print; a deque the function changes after printing it; a variable's text; the text of
+        # an object that changes between calls.
+        lambda: f"print(SHOWN, [SHOWN])\n{draw(st.sampled_from(['SHOWN.v += 1', 'Shown.seen += 1', 'pass']))}",
+        lambda: "dq = collections.deque([k, 1])\nprint(dq)\ndq.appendleft(s)\ndq.rotate(1)",
+        lambda: 'print(f"v={box.v}", [box.v])\nbox.v.assign_add(1.0)\nprint(box.v)',
+        lambda: "LOG.append(str(SHOWN))",
+        # Lists of NumPy numbers made tensors (eager's dtype, or eager's error for mixed bools).
+        lambda: "LOG.append(tf.constant([np.float64(s), 1.0]).dtype.name)",
+        lambda: f"t = t + tf.cast(tf.reduce_sum({draw(st.sampled_from(['[np.float32(0.5), s]', '[True, np.float32(s)]', '[np.int64(k), 2]']))}), t.dtype)",
         # A gradient through a recursion whose root may be its base case (then eager's is None).
         lambda: ("with tf.GradientTape() as tape:\n    tape.watch(t)\n"
                  "    p = fpow(t, tf.constant(abs(k) % 2))\nLOG.append(tape.gradient(p, t) is None)"),
@@ -740,7 +778,8 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.tree.left.is_leaf = lambda: True", "box.tree.left.parent = box.tree",
              "box.tree.w = np.int64(3)", "box.tree.left.w = np.float32(2.5)", "box.tree.w = np.float16(0.3)",
              "box.tree.left.w = np.float64(0.1)", "box.tree.left.w = 'label'", "box.tree.w = 1 + 2j",
-             "box.tree = Node(np.float32(0.3), Node(np.float32(2.5)), Node(np.float32(1.1), Node(np.float32(4))))"]
+             "box.tree = Node(np.float32(0.3), Node(np.float32(2.5)), Node(np.float32(1.1), Node(np.float32(4))))",
+             "SHOWN.v = 5", "Shown.seen += 1"]
 
 
 @st.composite

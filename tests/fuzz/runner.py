@@ -114,7 +114,7 @@ def _compare(eager_mod, janus_mod, calls: list) -> dict:
             for module, box in ((eager_mod, eager_box), (janus_mod, janus_box)):
                 exec(mutation, {"box": box, "tf": tf, "np": module.np, "LOG": module.LOG, "TABLE": module.TABLE,
                                 "Node": module.Node, "Stale": module.Stale, "Doubling": module.Doubling,
-                                "Plus": module.Plus})
+                                "Plus": module.Plus, "SHOWN": module.SHOWN, "Shown": module.Shown})
         x = tf.constant(values, getattr(tf, dtype))
         if isinstance(n, tuple):                  # ("tensor" or a NumPy type, int): eager's result follows its kind
             n = tf.constant(n[1]) if n[0] == "tensor" else getattr(np, n[0])(n[1])

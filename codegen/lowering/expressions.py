@@ -1,4 +1,4 @@
-"""Lowers `and`/`or`, `not`, comparison chains and conditional expressions.
+"""Lowers `and`/`or`, `not`, comparison chains, conditional expressions and f-string values.
 
 On Python values the operators keep Python's meaning (short-circuit, truth of
 objects); on tensors they emit `tf.logical_and`, `tf.logical_not`, `tf.cond`
@@ -37,6 +37,7 @@ class Expressions(Lowering):
             r = a < b < c
             s = a == b
             t = a in c
+            u = f"{x}"
             return x if c else y
 
     lowers to::
@@ -49,6 +50,7 @@ class Expressions(Lowering):
             r = jn.compare_chain(('<', '<'), lambda: a, lambda: b, lambda: c)
             s = jn.eq(a, b)
             t = jn.in_(a, c)
+            u = f"{jn.formatted(x)}"
             return jn.if_exp(c, lambda: x, lambda: y, 0)
     """
 
@@ -92,6 +94,13 @@ class Expressions(Lowering):
         new = replace_expr(f"{JN}.compare_chain(ops)", node, ops=tuple(_OPS[type(op)] for op in node.ops))
         new.args = [new.args[0]] + [_thunk(node.left)] + [_thunk(c) for c in node.comparators]
         return ast.copy_location(new, node)
+
+    def visit_FormattedValue(self, node):
+        # `f"{obj}"` runs `obj.__format__` where Python evaluates it, at build time: the value goes
+        # through janus first, which refuses one whose text the graph cannot give.
+        self.generic_visit(node)
+        node.value = ast.copy_location(replace_expr(f"{JN}.formatted(v)", node.value, v=node.value), node.value)
+        return node
 
     def visit_IfExp(self, node):
         only_tested(node.test)

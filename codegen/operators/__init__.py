@@ -16,7 +16,7 @@ from codegen.operators.logical import and_, compare_chain, eq, in_, ne, not_, no
 from codegen.operators.state import (del_attr, del_item, del_name, inplace, ld, ld_attr, ld_item, st_attr, st_item,
                                      st_name)
 from codegen.operators.values import NO_RETURN, UNDEF, Undefined, is_symbolic
-from codegen.operators import text as _text  # noqa: F401 - guards graph tensors' text while building
+from codegen.operators.text import formatted
 from codegen.operators import int_conversion as _ints  # noqa: F401 - eager's refusal of ints past 64 bits
 
 __all__ = [
@@ -26,8 +26,8 @@ __all__ = [
     "and_", "or_", "not_", "not_any", "compare_chain", "eq", "ne", "in_", "not_in",
     # state reads and writes
     "ld", "ld_attr", "ld_item", "st_attr", "st_item", "st_name", "del_attr", "del_item", "del_name", "inplace",
-    # calls
-    "call", "py_iter",
+    # calls, and the values f-strings format
+    "call", "py_iter", "formatted",
     # joined recursive calls
     "join", "joined", "join_end", "each", "listed",
     # values

@@ -45,12 +45,25 @@ def text_builtin(fn):
         ctx = active()
         if ctx is not None and args and isinstance(args[0], _TEXT_OF_VALUE):
             refuse(ctx, fn.__name__)
-        if ctx is not None and args and _holds_own_text(args[0], 0):
-            raise NeedsPythonValue(Reason(
-                "python-text", ctx.user_line(), f"`{fn.__name__}` of a {type(args[0]).__name__}, whose text your "
-                "code gives: a graph would keep the text it had when it was built", "this call runs in Python"))
+        if ctx is not None and args:
+            _no_own_text(ctx, f"`{fn.__name__}` of", args[0])
         return fn(*args, **kwargs)
     return call
+
+
+def formatted(value):
+    """A value an f-string formats, refused as `format` refuses it."""
+    ctx = active()
+    if ctx is not None:
+        _no_own_text(ctx, "an f-string of", value)
+    return value
+
+
+def _no_own_text(ctx, what: str, value):
+    if _holds_own_text(value, 0):
+        raise NeedsPythonValue(Reason(
+            "python-text", ctx.user_line(), f"{what} a {type(value).__name__}, whose text your code gives: a graph "
+            "would keep the text it had when it was built", "this call runs in Python"))
 
 
 def _holds_own_text(value, depth) -> bool:

@@ -250,3 +250,16 @@ def test_the_text_of_an_object_your_code_gives_is_read_at_each_call():
         for i in range(7):
             SHOWN.v = i % 3
             assert_same_outcome(run_capturing(fn, (tf.constant(1.0),)), run_capturing(spec, (tf.constant(1.0),)))
+
+
+def fstring_of_a_global(x):
+    return x * 2.0, f"shown: {SHOWN!r} {[SHOWN]}", f"{x.shape}"
+
+
+def test_an_f_string_of_an_object_your_code_gives_text_is_read_at_each_call():
+    """An f-string ran the object's __repr__ once, when the graph was built."""
+    spec = janus.speculate(fstring_of_a_global)
+    for i in range(7):
+        SHOWN.v = i % 3
+        assert_same_outcome(run_capturing(fstring_of_a_global, (tf.constant(1.0),)),
+                            run_capturing(spec, (tf.constant(1.0),)))

@@ -239,17 +239,25 @@ def _foreign(f) -> str:
             return ""                           # the heap tracks these
         module = type(owner).__module__ or ""   # a C method of a library's object (a file's `write`)
     elif isinstance(f, types.MethodType):
+        # A generic method (`Mapping.get`) of a library's object reads through that object's own
+        # methods (`os.environ.get` reads the process's environment): the object's module counts.
         module = getattr(f.__func__, "__module__", None) or ""
+        if not isinstance(owner, type) and _graph_safe(module):
+            module = type(owner).__module__ or ""
     elif isinstance(f, (types.FunctionType, types.BuiltinFunctionType, type)):
         module = getattr(f, "__module__", None) or ""
     else:
         module = type(f).__module__ or ""
-    if not module or any(module == p or module.startswith(p + ".") for p in _GRAPH_SAFE):
+    if not module or _graph_safe(module):
         return ""
     file = getattr(sys.modules.get(module), "__file__", None)
     if not is_library_module(module) and not (file and is_library_file(file)):
         return ""                               # the user's own code (a class of theirs)
     return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
+
+
+def _graph_safe(module: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in _GRAPH_SAFE)
 
 
 def _profiled_kind(ctx, fn):

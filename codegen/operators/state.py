@@ -454,6 +454,8 @@ def _read_attr(ctx, obj, name):
         if source is not None and (callable(value) or isinstance(value, types.ModuleType)) \
                 and obj.__dict__.get(name) is value:
             ctx.outside.setdefault(id(value), source.attr(name))    # a library's function: not the call's own
+        elif source is not None and type(value) in (list, dict):
+            return read_outside("attr", obj, name, value, source.attr(name))    # (`sys.argv`: its items too)
         elif source is not None and _rebindable(value):
             ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ID_MATCH, expected=value)
         return value                 # (a user module's own state, `config.LR`, is read as any other)

@@ -1,12 +1,14 @@
 """Deferred state: writes reach the real objects only after the graph succeeded, exactly as eager."""
 import copy
+import os
+import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import janus
-from tests.harness import assert_same
+from tests.harness import assert_same, assert_same_outcome, run_capturing
 
 CALLS = 0
 HISTORY = []
@@ -354,3 +356,23 @@ def test_tuple_state_is_fed_fresh_and_never_recompiles():
         assert_same(lstm_step(me, x), spec(mj, x))
         assert_same(me.state[0], mj.state[0]) and assert_same(me.state[1], mj.state[1]) is None
     assert spec.stats()["graphs_built"] == 1 and spec.stats()["graph_runs"] == 9, spec.report()
+
+
+def environment_and_arguments(x):
+    return x * float(os.environ.get("JANUS_TEST_MODE", "1")), x * float(len(sys.argv)), sys.argv[-1]
+
+
+def test_library_state_read_through_a_mapping_or_a_list_is_read_at_each_call():
+    """`os.environ.get` (a generic Mapping method reading the process's environment) and
+    `sys.argv` (a library module's list) were read once, when the graph was built."""
+    spec = janus.speculate(environment_and_arguments)
+    saved = list(sys.argv)
+    try:
+        for i in range(7):
+            os.environ["JANUS_TEST_MODE"] = str(i % 3)
+            sys.argv.append(str(i))
+            assert_same_outcome(run_capturing(environment_and_arguments, (tf.constant(2.0),)),
+                                run_capturing(spec, (tf.constant(2.0),)))
+    finally:
+        sys.argv[:] = saved
+        os.environ.pop("JANUS_TEST_MODE", None)

@@ -69,6 +69,13 @@ def _checked(graph, targets, source, grad):
         return tf.nest.map_structure(tf.identity, grad)
 
 
+def connectivity(graph, source, targets) -> list:
+    """Per target of `graph`: whether it depends on `source` along the ops this call runs (True,
+    False, or a bool tensor of `graph`); raises `UnknownConnectivity` where that cannot be told."""
+    conn = _Connectivity(graph, source).in_graph(graph, targets, {})
+    return [conn.get(id(t), False) for t in targets]
+
+
 def _any(values):
     """OR of connectivities: True, False, or a boolean tensor."""
     if any(v is True for v in values):

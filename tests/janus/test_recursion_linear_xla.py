@@ -123,7 +123,7 @@ def test_an_integer_division_xla_would_not_check_keeps_the_plain_loops():
     """XLA does not raise on an integer division by zero, where eager raises."""
     spec = _compiled_calls(int_halving, [(_vec(1.0), tf.constant(n), tf.constant(k)) for n, k in
                                          ((3, 1), (4, 2), (2, 3), (5, 1), (2, 0))], strategy="linear ", graph_runs=3)
-    assert "XLA cannot run the loops: an integer FloorDiv" in _strategy(spec), spec.report()
+    assert "XLA cannot run the loops: it uses FloorDiv" in _strategy(spec), spec.report()
 
 
 def test_without_jit_compile_the_loops_run_without_xla():
@@ -131,3 +131,102 @@ def test_without_jit_compile_the_loops_run_without_xla():
     for args in _CALLS:
         spec(*args)
     assert _strategy(spec).startswith("linear ("), spec.report()
+
+
+def unused_and_stopped(x, y, n):
+    """`x` passed down and never used; W and OUTER only under stop_gradient."""
+    if n == 0:
+        return y
+    return unused_and_stopped(x, y * 2.0, n - 1) * tf.stop_gradient(W) + tf.stop_gradient(OUTER)
+
+
+def test_gradients_eager_gives_as_none_are_none():
+    """TensorFlow's loop gradients give zeros for a source the loops carry but never use; eager's
+    tape gives None, and so does janus now (the forward pass reports, per source and result, whether
+    this call connects them)."""
+    def step(x, y, n):
+        with tf.GradientTape() as tape:
+            tape.watch([x, y, OUTER])
+            out = unused_and_stopped(x, y, n)
+        return tape.gradient(out, [x, y, W, OUTER])
+
+    def second_only(x, n):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            _, b = two_values(x, n)
+            loss = tf.reduce_sum(b * b)
+        return tape.gradient(loss, x)
+    _compiled_calls(step, [(_vec(1.0, 1.0), _vec(2.0, 2.0), tf.constant(k)) for k in (3, 1, 4, 2)])
+    _compiled_calls(second_only, [(_vec(1.5, 2.0), tf.constant(k)) for k in (3, 1, 4)])
+
+
+def assigned_before_gradient(x, n):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        out = tf.reduce_sum(w_power(x, n))
+    W.assign_add(1.0)
+    return out, tape.gradient(out, [x, W])
+
+
+def test_a_variable_assigned_between_the_recursion_and_its_gradient_runs_in_python():
+    """The gradient runs the loops again: it read the new value (dx 81 for eager's 16)."""
+    spec = janus.speculate(assigned_before_gradient, profile_runs=1, jit_compile=True)
+    for k in (3, 1, 4, 2):
+        W.assign(2.0)
+        eager = run_capturing(assigned_before_gradient, (_vec(1.0, 2.0), tf.constant(k)))
+        W.assign(2.0)
+        _close(eager, run_capturing(spec, (_vec(1.0, 2.0), tf.constant(k))))
+    W.assign(2.0)
+
+
+NOT_TRAINED = tf.Variable(1.5, trainable=False)
+
+
+def not_trained(x, n):
+    if n == 0:
+        return x
+    return not_trained(x, n - 1) * NOT_TRAINED
+
+
+def scattered(x, n):
+    if n == 0:
+        return x
+    return tf.tensor_scatter_nd_sub(scattered(x, n - 1), [[n]], [1.0])
+
+
+def int_power(x, n):
+    if n == 0:
+        return x
+    return int_power(x, n - 1) * tf.cast(tf.pow(n, -1), tf.float32)
+
+
+def first_item(x, n):
+    if n == 0:
+        return x
+    return first_item(x, n - 1) + tf.gather(x, 2)
+
+
+def large_frames(x, n):
+    if n == 0:
+        return x
+    y = x * 2.0
+    return large_frames(x + 1.0, n - 1) + y
+
+
+@pytest.mark.parametrize("fn, calls, graph_runs", [
+    (not_trained, [(_vec(1.0, 2.0), tf.constant(k)) for k in (3, 1, 4)], 1),
+    (scattered, [(_vec(1.0, 2.0, 3.0, 4.0, 5.0), tf.constant(k)) for k in (2, 1, 3, 9)], 1),
+    (int_power, [(_vec(1.0, 2.0), tf.constant(k)) for k in (2, 1, 3)], 0),      # (eager raises every time)
+    (first_item, [(tf.ones([3]), tf.constant(3)), (tf.ones([3]), tf.constant(1)), (tf.ones([1]), tf.constant(2))], 1),
+    (large_frames, [(tf.ones([256, 256]), tf.constant(k)) for k in (2, 1, 3)], 1),
+], ids=["not_trainable", "scatter", "int_pow", "constant_index", "large_frames"])
+def test_what_xla_would_change_keeps_the_plain_loops(fn, calls, graph_runs):
+    """A non-trainable variable (its watched gradient was lost), ops XLA computes or raises
+    otherwise (an out-of-range scatter, an int power, a constant index past the end, which XLA
+    clamps), frames too large for XLA's fixed stacks: the plain loops run them, as eager."""
+    def step(x, n):
+        with tf.GradientTape() as tape:
+            tape.watch([x, NOT_TRAINED])
+            out = tf.reduce_sum(fn(x, n))
+        return out, tape.gradient(out, [x, NOT_TRAINED])
+    _compiled_calls(step, calls, strategy="linear (", graph_runs=graph_runs)

@@ -113,11 +113,11 @@ def run(m: Machine, args, limit) -> tuple:
 def _capacity(m: Machine) -> int:
     """How many frames the stacks hold: the recursion limit, less where the values a frame keeps
     are large (`STACK_BUDGET`)."""
-    per_frame = sum(s.dtype.size * max(1, int(np_prod(s.shape))) for s in m.leaf_specs) or 1
+    per_frame = sum(s.dtype.size * max(1, _elements(s.shape)) for s in m.leaf_specs) or 1
     return min(sys.getrecursionlimit(), MAX_CAPACITY, STACK_BUDGET // per_frame)
 
 
-def np_prod(shape) -> int:
+def _elements(shape) -> int:
     out = 1
     for d in shape:
         out *= int(d)
@@ -197,7 +197,7 @@ def _unused(upstream) -> bool:
     only it leads to has eager's None)."""
     if upstream is None:
         return True
-    if upstream.op.type not in ("Const", "Fill", "ZerosLike", "Zeros"):
+    if upstream.op.type not in ("Const", "Fill"):     # (what `tf.zeros` makes; the tape's are zeros)
         return False
     value = tf.get_static_value(upstream)
     return value is not None and not value.any()

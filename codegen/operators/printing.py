@@ -131,7 +131,7 @@ class _VariableText:
 
 def _note_printed(ctx, a):
     """An object the replay prints as the run leaves it (and the containers it holds): the function
-    may not change it after the print (`state.not_printed`)."""
+    may not change it after the print (`not_printed`)."""
     if isinstance(a, _UNCHANGING):
         return
     ctx.printed_objects[id(a)] = a

@@ -122,7 +122,7 @@ class BuildContext:
         self.checks: dict[tuple, Check] = {}
         self.prints: list[PrintEvent] = []
         self.print_tensors: list = []
-        self.printed_objects: dict = {}        # id or source -> an object a print replays (`state.not_printed`)
+        self.printed_objects: dict = {}        # id or source -> an object a print replays (`printing.not_printed`)
         self.jit_compile = False               # the function asks for XLA (`codegen.recursion.linear_xla`)
         self._stacks: dict = {}                # thread id -> (frames, open dependencies), see on_thread
         self._frames: list[Frame] = []

@@ -61,15 +61,21 @@ _LOW = (1 << 32) - 1
 def encode(value, bit):
     """A packed word: `value` (an int32, or a number a table holds as one) and its bit.  A Python
     int the root got is checked to fit int32 (the packing keeps its low 32 bits)."""
-    if type(value) is int and not -2 ** 31 <= value < 2 ** 31:
-        raise ConversionError(Reason("held-number", current().user_line(), f"a Python int ({value}) held in a "
-                                     "recursion's int32 tables, where it would wrap", "this call runs in Python"))
+    held_int(value, tf.int32)
     if isinstance(value, PyNumber):
         value = narrowed(value, tf.int32)
     if isinstance(value, (PyNumber, WeakNumber)):
         value = value.tensor
     low = tf.bitwise.bitwise_and(tf.cast(value, tf.int64), tf.constant(_LOW, tf.int64))
     return tf.bitwise.bitwise_or(low, tf.bitwise.left_shift(tf.cast(bit, tf.int64), tf.constant(32, tf.int64)))
+
+
+def held_int(value, dtype):
+    """A Python int (the root's) about to be held in a table of `dtype`: refused where it does not
+    fit (TensorFlow would wrap it), so the call runs in Python."""
+    if type(value) is int and dtype.is_integer and not dtype.min <= value <= dtype.max:
+        raise ConversionError(Reason("held-number", current().user_line(), f"a Python int ({value}) held in a "
+                                     f"recursion's {dtype.name} tables, where it would wrap", "this call runs in Python"))
 
 
 def decode(word) -> tuple:

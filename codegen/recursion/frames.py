@@ -23,7 +23,7 @@ from codegen.operators.context import current
 from codegen.operators.numbers import PyNumber, narrowed
 from codegen.operators.trees import Pointer
 from codegen.operators.weak_numbers import WeakNumber
-from codegen.recursion.frame_specs import MixedSpec, Spec, flatten, leaves, python_number_of
+from codegen.recursion.frame_specs import MixedSpec, Spec, flatten, held_int, leaves, python_number_of
 
 
 class MachineState(NamedTuple):
@@ -156,10 +156,7 @@ def cast(value, spec: Spec):
         raise ConversionError(Reason("held-number", current().user_line(), "a subnormal float held in a "
                                      "recursion's tables, where TensorFlow's kernels flush it to zero",
                                      "this call runs in Python"))
-    if type(value) is int and spec.dtype.is_integer and not spec.dtype.min <= value <= spec.dtype.max:
-        raise ConversionError(Reason("held-number", current().user_line(), f"a Python int ({value}) held in a "
-                                     f"recursion's {spec.dtype.name} tables, where it would wrap",
-                                     "this call runs in Python"))
+    held_int(value, spec.dtype)
     if isinstance(value, Pointer):
         value = value.index
     weak = isinstance(value, (WeakNumber, PyNumber)) or type(value) in (bool, int, float)

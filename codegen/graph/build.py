@@ -28,6 +28,7 @@ from codegen.graph.print_order import (order_prints_after_failures, order_python
                                       order_python_among_variables, order_writes_after_failures)
 from codegen.graph.quiet_log import QUIET
 from codegen.graph.signature import Feed, Signature, components, rebuild
+from codegen.graph.xla import compile_with_xla, first_failed
 from codegen.operators import failing_ops
 from codegen.operators.printing import replay_prints
 from codegen.operators.calls import every_argument
@@ -72,6 +73,8 @@ class GraphArtifact:
     unchanged: list = dataclasses.field(default_factory=list)    # outside reads a Python call may change
     unchanged_arguments: tuple | None = None   # (message, forced) when argument containers are watched
     variables_before_python: list = dataclasses.field(default_factory=list)   # used before its first Python call
+    checks_at: int = -1               # the output holding the outcomes of the checks XLA would drop
+    check_texts: list = dataclasses.field(default_factory=list)   # their messages, read after an XLA run
 
     @property
     def calls_python(self) -> bool:
@@ -86,6 +89,11 @@ class GraphArtifact:
         self.python_tokens = tuple(token for _, token in self.python_ops)   # read on every run
         self._snapshot = variable_writes.Snapshot(self.restored_variables)
         self._all = variable_writes.Snapshot(self.written_variables)
+
+    def restore_all_written(self):
+        """A run whose checks are read after it ran to its end restores every variable it wrote."""
+        self.restored_variables = list(self.written_variables)
+        self._snapshot = variable_writes.Snapshot(self.restored_variables)
 
     def watch(self, args, kwargs):
         """The outside state this run reads, and the containers among its arguments, as a Python
@@ -126,6 +134,10 @@ class GraphArtifact:
                     outs = self.concrete._call_flat(inputs, self.concrete.captured_inputs)
                 else:
                     outs = self.concrete(*inputs)
+            if self.check_texts:
+                failed = first_failed(outs[self.checks_at], self.check_texts)
+                if failed is not None:
+                    raise failed
         except Exception:
             if saved is not None:
                 self._snapshot.restore(saved)
@@ -213,7 +225,9 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
             holder["plan"] = writeback.plan(ctx, tensors)
             holder["writes"] = len(tensors) - holder["n"]
         observed = [t for _, ts in ctx.observers for t in ts]
-        outputs = run_every_op(tensors + list(ctx.print_tensors) + observed)
+        checked = [tf.stack([pred for pred, _, _ in ctx.deferred_checks])] if ctx.deferred_checks else []
+        holder["checks_at"] = len(tensors) + len(ctx.print_tensors) + len(observed) if checked else -1
+        outputs = run_every_op(tensors + list(ctx.print_tensors) + observed + checked)
         order_prints_after_failures(tf.compat.v1.get_default_graph(), converted.filename)
         order_python_after_failures(tf.compat.v1.get_default_graph())
         order_python_among_variables(tf.compat.v1.get_default_graph())
@@ -252,8 +266,9 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
     if artifact.calls_python:
         python_calls.install()
         artifact.variables_before_python = variable_writes.read_before_python(concrete)
+    artifact.checks_at = holder["checks_at"]
     if jit_compile:
-        _compile_with_xla(artifact, sig)
+        compile_with_xla(artifact, sig, [(text, name) for _, text, name in ctx.deferred_checks])
     return artifact
 
 
@@ -335,21 +350,6 @@ def _followed_columns(sig: Signature, values) -> dict:
         if isinstance(pointer, Pointer) and pointer.tables.followed is not None:
             followed[i] = frozenset(pointer.tables.followed)
     return followed
-
-
-def _compile_with_xla(artifact: GraphArtifact, sig: Signature):
-    """Run the graph through XLA, unless it checks something with an `Assert`: XLA drops those ops,
-    so a guard, an exactness check or the user's assertion would pass silently.  The analysis of
-    the graph (writes, ops that may fail) stays on the traced graph."""
-    graph_def = artifact.concrete.graph.as_graph_def()
-    nodes = list(graph_def.node) + [n for f in graph_def.library.function for n in f.node_def]
-    if any(n.op == "Assert" for n in nodes):
-        artifact.xla = "it checks assumptions or values with Assert ops, which XLA drops"
-        return
-    inner = artifact.concrete
-    artifact.concrete = tf.function(lambda *inputs: inner(*inputs), autograph=False,
-                                    jit_compile=True).get_concrete_function(*sig.specs())
-    artifact.xla = "on"
 
 
 def _restored_variables(concrete) -> list:

@@ -27,8 +27,11 @@ their inputs is, as TensorFlow's gradient takes them.
 from __future__ import annotations
 
 import tensorflow as tf
+
 from tensorflow.python.framework import func_graph
 from tensorflow.python.framework import ops as ops_lib
+
+from codegen.operators.guards import check
 
 _NOT_CONNECTING = frozenset({"StopGradient", "PreventGradient"})
 _IFS = frozenset({"If", "StatelessIf"})
@@ -65,7 +68,7 @@ def _checked(graph, targets, source, grad):
         return grad
     if conn is False:
         return None
-    with tf.control_dependencies([tf.debugging.Assert(conn, [UNCONNECTED])]):
+    with tf.control_dependencies([check(conn, [UNCONNECTED])]):
         return tf.nest.map_structure(tf.identity, grad)
 
 

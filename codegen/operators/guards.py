@@ -12,12 +12,25 @@ from __future__ import annotations
 import tensorflow as tf
 
 from codegen import faults
-from codegen.operators.context import current
+from codegen.operators.context import active, current
 
 
 def emit_guard(pred, assumption):
     """Assert `pred` in the graph for `assumption`; a failed guard stops the run."""
     if faults.matches(assumption):
         pred = tf.constant(False)
-    op = tf.debugging.Assert(pred, [assumption.message()], name=f"janus_guard_{assumption.id}")
+    op = check(pred, [assumption.message()], name=f"janus_guard_{assumption.id}")
     current().wait_for([op])
+
+
+def check(pred, data, name=None):
+    """`tf.debugging.Assert(pred, data)`.  XLA drops Asserts, so when the function asks for XLA
+    (`jit_compile=True`) a check built in the function's own graph (not in a loop or branch
+    body) is also recorded: its outcome becomes an output, read after the run, and a failed one
+    fails the run as the Assert would have (`codegen.graph.xla`)."""
+    op = tf.debugging.Assert(pred, data, name=name)
+    ctx = active()
+    if ctx is not None and ctx.jit_compile and tf.compat.v1.get_default_graph() is ctx.outer_graph:
+        text = " ".join(str(d) for d in data if isinstance(d, str))
+        ctx.deferred_checks.append((tf.reshape(tf.convert_to_tensor(pred, tf.bool), []), text, op.name))
+    return op

@@ -24,6 +24,7 @@ from codegen import faults
 from codegen.assumptions import Kind
 from codegen.operators.context import current
 from codegen.operators.exact_arith import float_pow_is_pythons
+from codegen.operators.guards import check
 
 _EXACT_OPS = {"AddV2": tf.add, "Add": tf.add, "Sub": tf.subtract, "Mul": tf.multiply,
               "FloorDiv": tf.math.floordiv}
@@ -162,5 +163,5 @@ def guarded(out, divisor=None):
     assumption = ctx.assume(Kind.EXACT, key, what, True, where, fallback="python-int")
     if faults.matches(assumption):
         ok = tf.constant(False)
-    with tf.control_dependencies([tf.debugging.Assert(ok, [assumption.message()])]):
+    with tf.control_dependencies([check(ok, [assumption.message()])]):
         return tf.identity(out)

@@ -22,6 +22,7 @@ from codegen.assumptions import Kind
 from codegen.errors import unsupported
 from codegen.operators.context import Frame
 from codegen.operators.gradients import differentiable
+from codegen.operators.guards import check
 from codegen.operators.joins import quiet_pfor
 from codegen.operators.values import UNDEF, Undefined
 from codegen.operators.weak_numbers import WeakNumber
@@ -232,7 +233,7 @@ def run_builder(m: Machine, f, cf, block, table_vars, written, flat, checked: li
 
 def range_assert(m: Machine, ok):
     """The assertion that every frame's Python ints fit (`ok`, one bool per frame, or one)."""
-    return tf.debugging.Assert(tf.reduce_all(ok), [m.range_assumption().message()])
+    return check(tf.reduce_all(ok), [m.range_assumption().message()])
 
 
 def _after_check(value):
@@ -338,7 +339,7 @@ def read_guards(reads: dict) -> list:
     reads = {key: counts for key, counts in reads.items() if not isinstance(key, GradientPath)}
     if paths:
         reads["path"] = paths
-    return [tf.debugging.Assert(tf.add_n([tf.cast(c, tf.int32) for c in counts]) > 0, [
+    return [check(tf.add_n([tf.cast(c, tf.int32) for c in counts]) > 0, [
                 "no call ran an op a gradient flows through: eager's gradient is None" if var == "path"
                 else "a variable the recursion reads was read by no call: eager's gradient is None"])
             for var, counts in reads.items()]

@@ -39,6 +39,7 @@ import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.failing_ops import body_graphs
+from codegen.operators.guards import check
 from codegen.recursion.blocks import Machine, block_vars, is_bare, run_builder
 from codegen.recursion.constants import share_constants
 from codegen.recursion.frame_specs import leaves, pack
@@ -143,9 +144,8 @@ def run(m: Machine, args, limit) -> tuple:
     out = ChainState(*tf.while_loop(outer_cond, lambda *f: runner(_grow(ChainState(*f), fills)), state,
                                     shape_invariants=_shapes(state)))
     with tf.control_dependencies([
-            tf.debugging.Assert(out.fault != DIVISION, ["integer division by zero in a recursive function"]),
-            tf.debugging.Assert(out.deepest <= limit,
-                                ["recursion deeper than the interpreter's recursion limit", limit])]
+            check(out.fault != DIVISION, ["integer division by zero in a recursive function"]),
+            check(out.deepest <= limit, ["recursion deeper than the interpreter's recursion limit", limit])]
             + _range_guard(m, out.fault) + m.guards(lambda g: out.ran[g])):
         results = [tf.identity(r) for r in out.results]
     m.ctx.observe(m.cycle.observe, [out.steps, out.calls, out.ran])
@@ -215,7 +215,7 @@ def _range_guard(m: Machine, fault) -> list:
     """The assertion that no Python int left its table's dtype (`exact_ints`), if a block checks one."""
     if m.int_range is None:
         return []
-    return [tf.debugging.Assert(fault != RANGE, [m.int_range.message()])]
+    return [check(fault != RANGE, [m.int_range.message()])]
 
 
 def _failing(fault, bad, code):

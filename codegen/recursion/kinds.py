@@ -36,6 +36,7 @@ from codegen import faults
 from codegen.errors import StagingError
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import Frame
+from codegen.operators.guards import check
 from codegen.operators.numbers import PyNumber
 from codegen.operators.weak_numbers import WeakNumber, bool_number
 from codegen.recursion.frame_specs import Spec, dry_value, is_python_number, python_number_of
@@ -182,7 +183,7 @@ def _leaf_guard(leaf: dict, post: set, roots: int, kind: str, count, assumption)
         holds = holds | (known & ran(kind))      # the root called, and returned `kind` after it
     if faults.matches(assumption):
         holds = tf.constant(False)
-    return [tf.debugging.Assert(holds, [assumption.message()])]
+    return [check(holds, [assumption.message()])]
 
 
 def _probe(ctx, cycle, f, cf, block, specs, python: set) -> tuple:

@@ -37,6 +37,7 @@ import functools
 import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
+from codegen.operators.guards import check
 from codegen.operators.trees import DEPTH, Pointer
 from codegen.recursion.blocks import (Machine, block_reads, block_vars, is_bare, op_count, ops_since, range_assert,
                                       read_guards, run_builder, run_frames)
@@ -194,7 +195,7 @@ def run(m: Machine, calls, limit) -> list:
     _, results = tf.while_loop(lambda step, _: step <= height, body, (tf.constant(1), results))
     frames = tf.reduce_sum(tf.cast(reached, tf.int32))
     counts = [ran.get(b.id, inner if (b is shape.group or b in shape.post) else frames) for b in cf.blocks]
-    with tf.control_dependencies([tf.debugging.Assert(height <= limit, [
+    with tf.control_dependencies([check(height <= limit, [
             "recursion deeper than the interpreter's recursion limit", limit])] + read_guards(reads)
             + kind_guard(m.kinds, m.post, m.roots, m.kind, lambda g: counts[g], m.kind_assumption)):
         results = [tf.identity(r) for r in results]

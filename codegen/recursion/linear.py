@@ -29,6 +29,7 @@ import numpy as np
 import tensorflow as tf
 
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
+from codegen.operators.guards import check
 from codegen.recursion.blocks import Machine, block_reads, block_vars, is_bare, op_count, ops_since, run_builder
 from codegen.recursion.constants import share_constants
 from codegen.recursion.frame_specs import leaves, pack
@@ -300,7 +301,7 @@ def run(m: Machine, args, limit):
     lin = _Linear(m)
     depth, done, ran, value, stacks = lin.descend(lin.root_frame(args), limit)
     _, value, ran = lin.ascend(depth, value, ran, stacks)
-    with tf.control_dependencies([tf.debugging.Assert(done, [
+    with tf.control_dependencies([check(done, [
             "recursion deeper than the interpreter's recursion limit", limit])] + m.guards(lambda g: ran[g])):
         value = [tf.identity(v) for v in value]
     m.ctx.observe(m.cycle.observe, [2 * depth + 1, depth + 1, ran])

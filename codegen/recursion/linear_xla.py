@@ -31,6 +31,7 @@ import tensorflow as tf
 from codegen.operators.context import current
 from codegen.operators.failing_ops import body_graphs
 from codegen.operators.gradients import UNCONNECTED, UnknownConnectivity, connectivity
+from codegen.operators.guards import check
 from codegen.recursion.blocks import Machine
 from codegen.recursion.frame_specs import pack
 from codegen.recursion.frames import cast
@@ -102,7 +103,7 @@ def run(m: Machine, args, limit) -> tuple:
         return None, "it reads a complex value from outside the recursion"
     outs = _differentiable(forward, compiled, root, limit, sources, n_values)
     value, depth, done, ran = outs[:n_values], outs[n_values], outs[n_values + 1], outs[n_values + 2]
-    with tf.control_dependencies([tf.debugging.Assert(done, [
+    with tf.control_dependencies([check(done, [
             "recursion deeper than the interpreter's recursion limit, or than the frames XLA holds", limit])]
             + m.guards(lambda g: ran[g])):
         value = [tf.identity(v) for v in value]
@@ -187,7 +188,7 @@ def _as_eager(grad, connected: list):
     if any(known is True for _, known in connected):
         return grad
     bits = [bit for bit, known in connected if known is None]
-    with tf.control_dependencies([tf.debugging.Assert(tf.reduce_any(tf.stack(bits)), [UNCONNECTED])]):
+    with tf.control_dependencies([check(tf.reduce_any(tf.stack(bits)), [UNCONNECTED])]):
         return tf.identity(grad)
 
 

@@ -33,6 +33,7 @@ from codegen.errors import ConversionError, NeedsTree, Reason, StagingError, uns
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.calls import check_defaults
 from codegen.operators.context import current
+from codegen.operators.guards import check
 from codegen.operators.numbers import PyNumber, narrowed
 from codegen.operators.trees import Pointer, Tables, is_node
 from codegen.recursion import chain, levels, linear, linear_xla
@@ -220,7 +221,7 @@ def _run(ctx, cycle, entry, calls, kind):
     share_constants(tf.compat.v1.get_default_graph())     # the tree tables' slicing, before the loop
     # Deeper than the interpreter's recursion limit: eager raises RecursionError there, so the run
     # stops with an op error and the call runs in Python (which raises it).
-    with tf.control_dependencies([tf.debugging.Assert(out.deepest <= limit, [
+    with tf.control_dependencies([check(out.deepest <= limit, [
             "recursion deeper than the interpreter's recursion limit", limit])] + m.guards(lambda g: out.ran[g])):
         out = out._replace(results=[tf.identity(r) for r in out.results])
     ctx.observe(cycle.observe, [out.steps, out.n, out.ran])
@@ -408,7 +409,7 @@ class _CallStep(_Terminator):
         fanout = len(calls)                 # children per calling frame
         need = state.n + k * fanout
         cap = max_frames(self.m.leaf_specs)
-        with tf.control_dependencies([tf.debugging.Assert(need <= cap, [
+        with tf.control_dependencies([check(need <= cap, [
                 "the recursion made more calls than the machine holds (frames, at most):", need, cap])]):
             state = grow(state, tf.identity(need))
         pc, parent, slot, active, tables = state.pc, state.parent, state.slot, state.active, list(state.tables)

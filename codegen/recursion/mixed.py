@@ -31,6 +31,7 @@ from codegen import faults
 from codegen.errors import ConversionError, StagingError, unsupported
 from codegen.lowering.recursion import CallGroup, Return
 from codegen.operators.context import Frame
+from codegen.operators.guards import check
 from codegen.operators.values import EitherKind, Undefined
 from codegen.operators.weak_numbers import WeakNumber, bool_number
 from codegen.recursion.frame_specs import (BIT, MixedSpec, Spec, dry_value, exposed_reads, is_python_number, leaves,
@@ -392,7 +393,7 @@ def checked_result(m, packed) -> list:
     checks = [tf.equal(b, m.kind[i] == "P") for i, (_, b) in enumerate(pieces) if b is not None]
     assumption = m.kind_assumption()
     holds = tf.constant(False) if faults.matches(assumption) else tf.reduce_all(tf.stack(checks))
-    with tf.control_dependencies([tf.debugging.Assert(holds, [assumption.message()])]):
+    with tf.control_dependencies([check(holds, [assumption.message()])]):
         return [tf.identity(v) for v, _ in pieces]
 
 

@@ -20,14 +20,14 @@ def affine(x, w):
     return tf.nn.relu(x @ w) * 2.0 + 1.0
 
 
-def test_guarded_graph_keeps_its_guards_without_xla():
-    """XLA drops Assert ops: a guarded graph compiled by XLA would take a flipped branch silently."""
+def test_guarded_graph_under_xla_reads_its_guards_after_the_run():
+    """XLA drops Assert ops: the guards' outcomes are outputs, so a flipped branch still fails the run."""
     spec = janus.speculate(dense_step, jit_compile=True, profile_runs=1)
     for v in ([1.0, -2.0], [3.0, 4.0], [-5.0, 1.0], [2.0, 2.0]):
         x = tf.constant(v)
         assert spec(x).numpy().tolist() == dense_step(x).numpy().tolist()
     assert spec.stats()["graph_runs"] >= 2, spec.report()
-    assert "runs without XLA" in spec.report()
+    assert spec.graphs[0].xla == "on" and "broke" in spec.report(), spec.report()
 
 
 def test_graph_without_checks_runs_under_xla():

@@ -1,0 +1,80 @@
+"""Running a graph through XLA when the function asks for it (`jit_compile=True`).
+
+XLA drops `Assert` ops, so a guard, an exactness check or a recursion's depth
+check would pass silently inside an XLA cluster.  janus's own checks built in
+the function's graph (`codegen.operators.guards.check`) are therefore also
+outputs of the graph: after an XLA run their outcomes are read, and a failed
+one fails the run as its Assert would have, after restoring the variables the
+run wrote (the graph ran to its end).  A graph keeps running without XLA when
+an Assert is not one of those (the program's own assertion, or a check inside
+a loop or branch body), and when it holds a loop not bounded by janus that a
+failed check would have stopped: run on the values of a broken assumption, it
+might not end.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+_WHILES = frozenset({"While", "StatelessWhile"})
+_DROPPED = "it checks assumptions or values with Assert ops, which XLA drops"
+
+
+def compile_with_xla(artifact, sig, deferred: list) -> None:
+    """Run `artifact`'s graph through XLA, unless `why_not` says otherwise (then `artifact.xla`
+    says why).  `deferred`: (text, Assert op name) of the checks whose outcomes the graph returns
+    at `artifact.checks_at`.  The analysis of the graph (writes, ops that may fail) stays on the
+    traced graph."""
+    graph_def = artifact.concrete.graph.as_graph_def()
+    why = why_not(graph_def, {name for _, name in deferred})
+    if why:
+        artifact.xla = why
+        return
+    inner = artifact.concrete
+    artifact.concrete = tf.function(lambda *inputs: inner(*inputs), autograph=False,
+                                    jit_compile=True).get_concrete_function(*sig.specs())
+    artifact.xla = "on"
+    if any(node.op == "Assert" for node in graph_def.node):
+        artifact.check_texts = [text for text, _ in deferred]
+        artifact.restore_all_written()
+
+
+def why_not(graph_def, deferred: set) -> str | None:
+    """Why the graph must run without XLA, or None."""
+    functions = {f.signature.name: f for f in graph_def.library.function}
+    if any(node.op == "Assert" for f in functions.values() for node in f.node_def):
+        return _DROPPED
+    asserts = [node.name for node in graph_def.node if node.op == "Assert"]
+    if any(name not in deferred for name in asserts):
+        return _DROPPED
+    if asserts:
+        compiled = _compiled_functions(functions)
+        if any(node.op in _WHILES for node in graph_def.node) or any(
+                node.op in _WHILES for name, f in functions.items() if name not in compiled for node in f.node_def):
+            return ("it checks assumptions, which XLA would only let janus read after the run, and has a "
+                    "loop that could run on the values of a failed one")
+    return None
+
+
+def _compiled_functions(functions: dict) -> set:
+    """The functions that run inside one janus compiles itself with XLA (their loops have bounds
+    janus set), and the functions those call."""
+    out = set()
+    todo = [name for name, f in functions.items() if f.attr["_XlaMustCompile"].b]
+    while todo:
+        name = todo.pop()
+        if name in out or name not in functions:
+            continue
+        out.add(name)
+        for node in functions[name].node_def:
+            for value in node.attr.values():
+                todo += [value.func.name] if value.func.name else []
+                todo += [f.name for f in value.list.func]
+    return out
+
+
+def first_failed(outcomes, texts: list):
+    """The error a failed check's Assert would have raised, or None when all held."""
+    held = outcomes.numpy()
+    if held.all():
+        return None
+    return tf.errors.InvalidArgumentError(None, None, texts[int((~held).argmax())])

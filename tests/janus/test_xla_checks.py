@@ -1,0 +1,93 @@
+"""Under `jit_compile=True` a graph with janus's checks runs through XLA, which drops Asserts: the
+checks' outcomes are read after the run, and a failed one undoes the run (variables restored, no
+print, the call run in Python), as a failed Assert stops a graph without XLA."""
+import tensorflow as tf
+
+import janus
+
+
+def branch_then_write(v, x):
+    print("stepping by", x)
+    if tf.reduce_sum(x) > 0:
+        v.assign_add(x)
+        return v * 2.0
+    v.assign_sub(x)
+    return v - 1.0
+
+
+def test_a_failed_guard_under_xla_restores_the_variable_the_run_wrote_and_prints_once(capsys):
+    mine, theirs = tf.Variable([1.0, 1.0]), tf.Variable([1.0, 1.0])
+    spec = janus.speculate(branch_then_write, jit_compile=True, profile_runs=1)
+    steps = [[1.0, 0.5], [0.5, 0.5], [-9.0, -1.0], [1.0, 1.0], [20.0, 0.0], [-30.0, 1.0]]
+    for i, step in enumerate(steps):
+        x = tf.constant(step)
+        capsys.readouterr()
+        got = spec(mine, x)
+        printed = capsys.readouterr().out
+        want = branch_then_write(theirs, x)
+        assert capsys.readouterr().out == printed
+        assert got.numpy().tolist() == want.numpy().tolist()
+        assert mine.numpy().tolist() == theirs.numpy().tolist()
+        if i == 1:                    # the graph built on the profile, guarding the branch
+            assert spec.graphs[0].xla == "on" and spec.graphs[0].check_texts, spec.report()
+    assert spec.stats()["graph_runs"] >= 1 and "broke" in spec.report(), spec.report()
+
+
+def halve_until_small(x):
+    if tf.reduce_sum(x) > 0:
+        y = x * 2.0
+    else:
+        y = -x
+    return tf.while_loop(lambda y: tf.reduce_sum(y) > 1.0, lambda y: [y / 2.0], [y])[0]
+
+
+def test_a_guarded_graph_with_an_unbounded_loop_keeps_its_asserts_without_xla():
+    """A loop run on the values of a failed guard might not end: the guard must stop the run."""
+    spec = janus.speculate(halve_until_small, jit_compile=True, profile_runs=1)
+    for i, v in enumerate(([1.0, 3.0], [2.0, 2.0], [-4.0, 1.0], [5.0, 1.0])):
+        x = tf.constant(v)
+        assert spec(x).numpy().tolist() == halve_until_small(x).numpy().tolist()
+        if i == 1:                    # the graph built on the profile, guarding the branch
+            assert spec.graphs and "loop" in spec.graphs[0].xla, spec.report()
+    assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def asserts_positive(x):
+    tf.debugging.Assert(tf.reduce_all(x > 0), ["all entries must be positive"])
+    if tf.reduce_sum(x) > 3.0:
+        return x * 2.0
+    return x
+
+
+def test_the_programs_own_assert_keeps_the_graph_without_xla():
+    spec = janus.speculate(asserts_positive, jit_compile=True, profile_runs=1)
+    for v in ([1.0, 3.0], [2.0, 2.0], [0.5, 1.0], [5.0, 1.0]):
+        x = tf.constant(v)
+        assert spec(x).numpy().tolist() == asserts_positive(x).numpy().tolist()
+    assert spec.graphs and "Assert" in spec.graphs[0].xla, spec.graphs[0].xla
+    x = tf.constant([-1.0, 9.0])
+    try:
+        asserts_positive(x)
+    except tf.errors.InvalidArgumentError as eager_error:
+        want = type(eager_error)
+    try:
+        spec(x)
+    except tf.errors.InvalidArgumentError as error:
+        assert type(error) is want and "all entries must be positive" in str(error)
+    else:
+        raise AssertionError("the program's assertion did not raise")
+
+
+def sum_list(items, scale):
+    total = 0.0
+    for item in items:
+        total = total + item * scale
+    return total
+
+
+def test_a_python_number_guard_read_after_an_xla_run_holds_and_breaks():
+    """A guard on a fed Python float (its value taken as constant) under XLA."""
+    spec = janus.speculate(sum_list, jit_compile=True, profile_runs=1)
+    items = [tf.constant(1.5), tf.constant(2.0)]
+    for scale in (2.0, 2.0, 2.0, 3.0, 2.0):
+        assert spec(items, scale).numpy() == sum_list(items, scale).numpy()

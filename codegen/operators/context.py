@@ -14,6 +14,7 @@ import sys
 import threading
 from typing import Protocol
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework import op_def_registry
 
@@ -122,6 +123,7 @@ class BuildContext:
         self.checks: dict[tuple, Check] = {}
         self.prints: list[PrintEvent] = []
         self.print_tensors: list = []
+        self.print_options = np.get_printoptions()    # NumPy's, as the call that builds found them
         self.printed_objects: dict = {}        # id or source -> an object a print replays (`printing.not_printed`)
         self.jit_compile = False               # the function asks for XLA (`codegen.recursion.linear_xla`)
         self.deferred_checks: list = []        # (pred, text, Assert op name) read after an XLA run (`guards.check`)

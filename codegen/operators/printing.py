@@ -8,6 +8,7 @@ from __future__ import annotations
 import collections
 import types
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework import ops
 from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
@@ -37,7 +38,18 @@ def deferred_print(*args, sep=" ", end="\n", file=None, flush=False):
     if ctx.general_depth:
         ctx.fail("print-in-general-lowering", "print inside a tf.cond/tf.while_loop cannot be deferred",
                  "print outside the data-dependent branch or loop")
+    _same_print_options(ctx, args)
     ctx.prints.append(PrintEvent([_deferred(ctx, a) for a in args], dict(sep=sep, end=end, file=file, flush=flush)))
+
+
+def _same_print_options(ctx, args):
+    """A print replayed after the run formats arrays and tensors under the caller's NumPy print
+    options; one made while the function has changed them (`with np.printoptions(...)`) must run
+    in Python."""
+    if not all(isinstance(a, str) for a in args) and np.get_printoptions() != ctx.print_options:
+        ctx.fail("print-options", "this print runs while the function has changed NumPy's print options, "
+                 "and a print is replayed after the graph run, under the options the caller has then",
+                 "print outside the `np.printoptions` block, or format the text with np.array2string")
 
 
 class _Nest:

@@ -263,3 +263,26 @@ def test_an_f_string_of_an_object_your_code_gives_text_is_read_at_each_call():
         SHOWN.v = i % 3
         assert_same_outcome(run_capturing(fstring_of_a_global, (tf.constant(1.0),)),
                             run_capturing(spec, (tf.constant(1.0),)))
+
+
+def printed_under_options(x):
+    y = x * 2.0
+    with np.printoptions(precision=2):
+        print(y, np.array([1.23456, 2.0]))
+    print("after", y)
+    return y
+
+
+def test_a_print_inside_np_printoptions_prints_with_those_options():
+    """The print is replayed after the run: under the function's own options it runs in Python."""
+    spec = differential(printed_under_options, [(tf.constant([1.23456, 2.0]),)] * 4)
+    assert "print-options" in spec.report(), spec.report()
+
+
+def test_print_options_the_caller_sets_between_calls_are_used():
+    spec = janus.speculate(numbers_in_containers)
+    for precision in (8, 8, 8, 3, 8, 2):
+        with np.printoptions(precision=precision):
+            x = tf.constant([1.23456789, 2.0])
+            assert_same_outcome(run_capturing(numbers_in_containers, (x, 3)), run_capturing(spec, (x, 3)))
+    assert spec.stats()["graph_runs"] >= 2, spec.report()

@@ -159,7 +159,7 @@ class GraphArtifact:
         replay_prints(self.prints, outs[n + w:n + w + n_prints])
         rest = outs[n + w + n_prints:]
         for callback, count in self.observers:
-            callback(*[t.numpy() for t in rest[:count]])
+            callback(*rest[:count])
             rest = rest[count:]
         return writeback.unflatten(self.result_template, outs, args, kwargs)
 

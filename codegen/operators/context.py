@@ -144,7 +144,7 @@ class BuildContext:
         self.int_sources: list = []            # and the tensors its `WeakNumber`s hold Python ints in
         self.python_scan: dict = {}            # id(graph) -> (ops scanned, an op calling Python found)
         self.outside_reads: dict = {}          # (access, id(holder), name) -> state.OutsideRead
-        self.observers: list = []              # (callback, [tensors]) called with values after success
+        self.observers: list = []              # (callback, [tensors]) called with the outputs after success
         self.recursion: list = []              # recursive cycles run as machines in this graph
         self._scanned = 0
         self._wrote = False
@@ -289,7 +289,7 @@ class BuildContext:
             self.checks[key] = Check(Kind.ITEMS_MATCH, shadow.source, shadow.snapshot, holder, name, access)
 
     def observe(self, callback, tensors):
-        """Hand `tensors` out of the graph; `callback(*values)` runs after a successful call.  Only
+        """Hand `tensors` out of the graph; `callback(*outputs)` runs after a successful call.  Only
         from the function's own graph: tensors made inside a branch or loop body cannot leave it
         (what they would report, a machine's step counts, is then not reported)."""
         tensors = list(tensors)

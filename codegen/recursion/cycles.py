@@ -174,10 +174,7 @@ class Cycle:
         self.invariant = self._invariant_params()
         self.builders = {(f, b.id): compile_block(cf, b) for f, cf in self.functions.items() for b in cf.blocks}
         self.strategy: Strategy | None = None
-        self.last_steps = None
-        self.last_frames = None
-        self.last_block_frames = None
-        self.last_schedule = None     # levels: "walked depths" or "spreading loop" (`levels._schedule`)
+        self._last = None             # the last run's (steps, frames, ran, walked), read when asked for
         self.runs = 0
 
     def _invariant_params(self) -> dict:
@@ -242,12 +239,29 @@ class Cycle:
     def observe(self, steps, frames, ran, walked=None):
         """After a run: its steps, its frames, and how many frames each block ran (per segment, in
         the order of `segment_names`); a block runs once per frame that reaches it, never again.
-        `walked`, for the levels strategy: whether the tree walk's depths gave its schedule."""
-        self.last_steps, self.last_frames = int(steps), int(frames)
-        if walked is not None:
-            self.last_schedule = "walked depths" if bool(walked) else "spreading loop"
-        self.last_block_frames = dict(zip(self.segment_names(), (int(r) for r in ran)))
+        `walked`, for the levels strategy: whether the tree walk's depths gave its schedule.  Kept
+        as the run's tensors, read when a report asks (a read costs more than a small run)."""
+        self._last = (steps, frames, ran, walked)
         self.runs += 1
+
+    @property
+    def last_steps(self):
+        return None if self._last is None else int(self._last[0])
+
+    @property
+    def last_frames(self):
+        return None if self._last is None else int(self._last[1])
+
+    @property
+    def last_block_frames(self):
+        return None if self._last is None else dict(zip(self.segment_names(), (int(r) for r in self._last[2])))
+
+    @property
+    def last_schedule(self):
+        """Levels: "walked depths" or "spreading loop" (`levels._schedule`)."""
+        if self._last is None or self._last[3] is None:
+            return None
+        return "walked depths" if bool(self._last[3]) else "spreading loop"
 
     def segment_names(self) -> list[str]:
         """`function:line` of each block's first statement (or its terminator), in global block order."""

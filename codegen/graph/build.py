@@ -28,7 +28,7 @@ from codegen.graph.print_order import (order_prints_after_failures, order_python
                                       order_python_among_variables, order_writes_after_failures)
 from codegen.graph.quiet_log import QUIET
 from codegen.graph.signature import Feed, Signature, components, rebuild
-from codegen.graph.xla import compile_with_xla, first_failed
+from codegen.graph.xla import compile_with_xla, first_failed, traced_for_xla
 from codegen.operators import failing_ops
 from codegen.operators.printing import replay_prints
 from codegen.operators.calls import every_argument
@@ -89,11 +89,6 @@ class GraphArtifact:
         self.python_tokens = tuple(token for _, token in self.python_ops)   # read on every run
         self._snapshot = variable_writes.Snapshot(self.restored_variables)
         self._all = variable_writes.Snapshot(self.written_variables)
-
-    def restore_all_written(self):
-        """A run whose checks are read after it ran to its end restores every variable it wrote."""
-        self.restored_variables = list(self.written_variables)
-        self._snapshot = variable_writes.Snapshot(self.restored_variables)
 
     def watch(self, args, kwargs):
         """The outside state this run reads, and the containers among its arguments, as a Python
@@ -191,8 +186,24 @@ def _shadow_of_argument(value, path):
 
 
 def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict, jit_compile=False,
-                unroll_limit=200, relaxed_state_dims=None, relaxed_state_scalars=None,
-                relaxed_state_lengths=()) -> GraphArtifact:
+                **options) -> GraphArtifact:
+    """The graph of `converted` for `sig`.  Under `jit_compile` it is traced as
+    `tf.function(jit_compile=True)` traces (TensorFlow then builds the gradients of `tf.cond` and
+    `tf.while_loop` in forms XLA compiles); a program that fails so (a loop's gradient XLA cannot
+    bound) is traced again to run without XLA."""
+    if not jit_compile:
+        return _build_graph(converted, sig, profile, relaxed, outside, False, **options)
+    try:
+        return _build_graph(converted, sig, profile, relaxed, outside, True, **options)
+    except Exception as exc:                      # noqa: BLE001 - traced again below, which raises
+        artifact = _build_graph(converted, sig, profile, relaxed, outside, False, **options)
+        artifact.xla = f"traced for XLA it failed ({str(exc).strip().splitlines()[0][:200]})"
+        return artifact
+
+
+def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict, jit_compile: bool,
+                 unroll_limit=200, relaxed_state_dims=None, relaxed_state_scalars=None,
+                 relaxed_state_lengths=()) -> GraphArtifact:
     ctx = BuildContext(profile, relaxed, SERVICES, outside, unroll_limit, relaxed_state_dims,
                        relaxed_state_scalars, relaxed_state_lengths)
     ctx.jit_compile = jit_compile
@@ -236,7 +247,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
         return outputs
 
     start = time.perf_counter()
-    fn = tf.function(wrapper, autograph=False)
+    fn = tf.function(traced_for_xla(wrapper) if jit_compile else wrapper, autograph=False)
     try:
         concrete = fn.get_concrete_function(*sig.specs())
     except JanusError:
@@ -268,7 +279,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
         artifact.variables_before_python = variable_writes.read_before_python(concrete)
     artifact.checks_at = holder["checks_at"]
     if jit_compile:
-        compile_with_xla(artifact, sig, [(text, name) for _, text, name in ctx.deferred_checks])
+        compile_with_xla(artifact, sig, [(text, name) for _, text, name in ctx.deferred_checks], ctx.bounded_functions)
     return artifact
 
 

@@ -4,28 +4,46 @@ XLA drops `Assert` ops, so a guard, an exactness check or a recursion's depth
 check would pass silently inside an XLA cluster.  janus's own checks built in
 the function's graph (`codegen.operators.guards.check`) are therefore also
 outputs of the graph: after an XLA run their outcomes are read, and a failed
-one fails the run as its Assert would have, after restoring the variables the
-run wrote (the graph ran to its end).  A graph keeps running without XLA when
-an Assert is not one of those (the program's own assertion, or a check inside
-a loop or branch body), and when it holds a loop not bounded by janus that a
-failed check would have stopped: run on the values of a broken assumption, it
-might not end.
+one fails the run as its Assert would have.  A graph keeps running without XLA
+when an Assert is not one of those (the program's own assertion, or a check
+inside a loop or branch body); when it checks and writes variables (the writes
+would happen before the checks are read, and undoing them could undo another
+thread's writes to the same variable); when it calls Python; and when it holds
+a loop not bounded by janus that a failed check would have stopped: run on the
+values of a broken assumption, it might not end.  The loops janus compiles itself with static bounds (a linear
+recursion's, `codegen.recursion.linear_xla`) are exempt.
 """
 from __future__ import annotations
 
 import tensorflow as tf
+from tensorflow.python.eager.polymorphic_function.polymorphic_function import OptionalXlaContext
 
 _WHILES = frozenset({"While", "StatelessWhile"})
 _DROPPED = "it checks assumptions or values with Assert ops, which XLA drops"
 
 
-def compile_with_xla(artifact, sig, deferred: list) -> None:
+def traced_for_xla(wrapper):
+    """`wrapper`, traced in XLA's control-flow context, as `tf.function(jit_compile=True)` traces
+    (the gradients of `tf.cond` and `tf.while_loop` then take forms XLA compiles)."""
+    def traced(*inputs):
+        with OptionalXlaContext(True):
+            return wrapper(*inputs)
+    return traced
+
+
+def compile_with_xla(artifact, sig, deferred: list, bounded: set) -> None:
     """Run `artifact`'s graph through XLA, unless `why_not` says otherwise (then `artifact.xla`
     says why).  `deferred`: (text, Assert op name) of the checks whose outcomes the graph returns
-    at `artifact.checks_at`.  The analysis of the graph (writes, ops that may fail) stays on the
-    traced graph."""
+    at `artifact.checks_at`; `bounded`: the functions janus compiled whose loops have static
+    bounds.  The analysis of the graph (writes, ops that may fail) stays on the traced graph."""
     graph_def = artifact.concrete.graph.as_graph_def()
-    why = why_not(graph_def, {name for _, name in deferred})
+    checked = any(node.op == "Assert" for node in graph_def.node)
+    why = why_not(graph_def, {name for _, name in deferred}, bounded)
+    if artifact.python_ops:
+        why = "it calls Python (a tf.numpy_function or tf.py_function), which XLA cannot run"
+    elif checked and artifact.written_variables:
+        why = ("it writes variables and checks assumptions: under XLA the writes would happen before "
+               "the checks are read, and undoing them could undo another thread's writes")
     if why:
         artifact.xla = why
         return
@@ -33,12 +51,11 @@ def compile_with_xla(artifact, sig, deferred: list) -> None:
     artifact.concrete = tf.function(lambda *inputs: inner(*inputs), autograph=False,
                                     jit_compile=True).get_concrete_function(*sig.specs())
     artifact.xla = "on"
-    if any(node.op == "Assert" for node in graph_def.node):
+    if checked:
         artifact.check_texts = [text for text, _ in deferred]
-        artifact.restore_all_written()
 
 
-def why_not(graph_def, deferred: set) -> str | None:
+def why_not(graph_def, deferred: set, bounded: set) -> str | None:
     """Why the graph must run without XLA, or None."""
     functions = {f.signature.name: f for f in graph_def.library.function}
     if any(node.op == "Assert" for f in functions.values() for node in f.node_def):
@@ -47,7 +64,7 @@ def why_not(graph_def, deferred: set) -> str | None:
     if any(name not in deferred for name in asserts):
         return _DROPPED
     if asserts:
-        compiled = _compiled_functions(functions)
+        compiled = _called(functions, bounded)
         if any(node.op in _WHILES for node in graph_def.node) or any(
                 node.op in _WHILES for name, f in functions.items() if name not in compiled for node in f.node_def):
             return ("it checks assumptions, which XLA would only let janus read after the run, and has a "
@@ -55,11 +72,10 @@ def why_not(graph_def, deferred: set) -> str | None:
     return None
 
 
-def _compiled_functions(functions: dict) -> set:
-    """The functions that run inside one janus compiles itself with XLA (their loops have bounds
-    janus set), and the functions those call."""
+def _called(functions: dict, roots: set) -> set:
+    """`roots` and the functions they call, directly or not."""
     out = set()
-    todo = [name for name, f in functions.items() if f.attr["_XlaMustCompile"].b]
+    todo = list(roots)
     while todo:
         name = todo.pop()
         if name in out or name not in functions:

@@ -127,6 +127,7 @@ class BuildContext:
         self.printed_objects: dict = {}        # id or source -> an object a print replays (`printing.not_printed`)
         self.jit_compile = False               # the function asks for XLA (`codegen.recursion.linear_xla`)
         self.deferred_checks: list = []        # (pred, text, Assert op name) read after an XLA run (`guards.check`)
+        self.bounded_functions: set = set()    # functions janus compiles whose loops have static bounds
         self._stacks: dict = {}                # thread id -> (frames, open dependencies), see on_thread
         self._frames: list[Frame] = []
         self._dependencies: list = []

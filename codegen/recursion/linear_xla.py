@@ -92,6 +92,7 @@ def run(m: Machine, args, limit) -> tuple:
     why = why_not_compiled(compiled.graph)
     if why:
         return None, why
+    m.ctx.bounded_functions.add(compiled.function_def.signature.name)     # (its loops stop at capacity)
     if any(not v.trainable for v in compiled.graph.variables):
         return None, "it reads a variable that is not trainable (its gradient, when watched, would be lost)"
     outside = sources["outside"]
@@ -168,7 +169,10 @@ def _differentiable(forward, compiled, root: list, limit, sources: dict, n_value
                 wrt = list(frame) + [inner.get(id(t), t) for t in outside] + read
                 return tf.gradients([again[i] for i in floats], wrt, grad_ys=upstream)    # (None: no path)
             upstream = [dys[i] for i in floats]
-            grads = tf.function(backward, jit_compile=True, autograph=False)(upstream, list(xs[:n_root]), limit)
+            gradient = tf.function(backward, jit_compile=True, autograph=False).get_concrete_function(
+                upstream, list(xs[:n_root]), limit)
+            current().bounded_functions.add(gradient.function_def.signature.name)
+            grads = gradient(upstream, list(xs[:n_root]), limit)
             bits, static = outs[n_values + 3:], sources["static"]
             kept = [_as_eager(g, [(bits[j * n_values + i], static[j * n_values + i]) for i in floats])
                     for j, g in enumerate(grads)]

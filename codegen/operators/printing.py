@@ -198,7 +198,8 @@ def deferred_tf_print(*inputs, **kwargs):
     if ctx.general_depth or ctx.in_machine:
         return tf.print(*inputs, **kwargs)
     structure = tf.nest.map_structure(lambda v: v, list(inputs))      # (as it is now: it may change later)
-    leaves = tf.nest.flatten(structure)
+    # (`tf.print` prints a variable's value, read at the print)
+    leaves = [a.read_value() if isinstance(a, tf.Variable) else a for a in tf.nest.flatten(structure)]
 
     def printer(*values, **kw):
         tf.print(*tf.nest.pack_sequence_as(structure, list(values)), **kw)

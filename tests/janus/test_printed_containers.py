@@ -286,3 +286,25 @@ def test_print_options_the_caller_sets_between_calls_are_used():
             x = tf.constant([1.23456789, 2.0])
             assert_same_outcome(run_capturing(numbers_in_containers, (x, 3)), run_capturing(spec, (x, 3)))
     assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+def tf_printed_variable(v, x):
+    tf.print("v is", v, [v, x], output_stream=sys.stdout)
+    v.assign_add(x)
+    tf.print("then", v, output_stream=sys.stdout)
+    return v * 1.0
+
+
+def test_tf_print_of_a_variable_prints_its_value_at_the_print(capfd):
+    """`tf.print` writes to the process's stdout (not Python's `sys.stdout`): read at the fd."""
+    mine, theirs = tf.Variable([1.0, 2.0]), tf.Variable([1.0, 2.0])
+    spec = janus.speculate(tf_printed_variable)
+    for step in (1.0, 2.0, 3.0, 4.0):
+        x = tf.constant([step, step])
+        capfd.readouterr()
+        want = tf_printed_variable(theirs, x)
+        eager_text = capfd.readouterr().out
+        got = spec(mine, x)
+        assert capfd.readouterr().out == eager_text and "tf.Variable" not in eager_text
+        assert got.numpy().tolist() == want.numpy().tolist()
+    assert spec.stats()["graph_runs"] >= 1, spec.report()

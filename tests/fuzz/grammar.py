@@ -503,6 +503,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: f"s = s + n / {draw(st.sampled_from(['(abs(k) + 1)', '4', '3']))}",
         lambda: f"s = s * {draw(st.sampled_from(['1.5', '0.1']))}",
         lambda: "print(" + draw(st.sampled_from(PRINTS)) + ")",
+        # A print under print options the function sets (the replay after the run has the caller's).
+        lambda: f"with np.printoptions(precision={draw(st.sampled_from(['1', '3']))}):\n    print(\"t\", t, s)",
         lambda: "box.n += 1",
         lambda: "box.t = box.t + tf.reduce_sum(t)",
         lambda: "box.items.append(k)",

@@ -279,7 +279,8 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
         artifact.variables_before_python = variable_writes.read_before_python(concrete)
     artifact.checks_at = holder["checks_at"]
     if jit_compile:
-        compile_with_xla(artifact, sig, [(text, name) for _, text, name in ctx.deferred_checks], ctx.bounded_functions)
+        deferred = [(text, name) for _, text, name in ctx.deferred_checks]
+        compile_with_xla(artifact, sig, deferred, ctx.bounded_functions)
     return artifact
 
 

@@ -10,8 +10,9 @@ inside a loop or branch body); when it checks and writes variables (the writes
 would happen before the checks are read, and undoing them could undo another
 thread's writes to the same variable); when it calls Python; and when it holds
 a loop not bounded by janus that a failed check would have stopped: run on the
-values of a broken assumption, it might not end.  The loops janus compiles itself with static bounds (a linear
-recursion's, `codegen.recursion.linear_xla`) are exempt.
+values of a broken assumption, it might not end.  The loops janus compiles
+itself with static bounds (a linear recursion's, `codegen.recursion.linear_xla`)
+are exempt.
 """
 from __future__ import annotations
 

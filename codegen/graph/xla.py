@@ -20,7 +20,8 @@ import tensorflow as tf
 from tensorflow.python.eager.polymorphic_function.polymorphic_function import OptionalXlaContext
 
 _WHILES = frozenset({"While", "StatelessWhile"})
-_DROPPED = "it checks assumptions or values with Assert ops, which XLA drops"
+_CHECKS = frozenset({"Assert", "CheckNumerics", "CheckNumericsV2"})     # ops that raise, which XLA drops
+_DROPPED = "it checks assumptions or values with Assert or CheckNumerics ops, which XLA drops"
 
 
 def traced_for_xla(wrapper):
@@ -59,9 +60,9 @@ def compile_with_xla(artifact, sig, deferred: list, bounded: set) -> None:
 def why_not(graph_def, deferred: set, bounded: set) -> str | None:
     """Why the graph must run without XLA, or None."""
     functions = {f.signature.name: f for f in graph_def.library.function}
-    if any(node.op == "Assert" for f in functions.values() for node in f.node_def):
+    if any(node.op in _CHECKS for f in functions.values() for node in f.node_def):
         return _DROPPED
-    asserts = [node.name for node in graph_def.node if node.op == "Assert"]
+    asserts = [node.name for node in graph_def.node if node.op in _CHECKS]
     if any(name not in deferred for name in asserts):
         return _DROPPED
     if asserts:

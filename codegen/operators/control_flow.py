@@ -178,7 +178,7 @@ def for_stmt(iterable, body, get_state, set_state, names, site, extra_test=None,
             current().fail("list-loop", "a loop grows the list it iterates over", "iterate over a copy")
         count = iterable.count()
         return run_while(lambda i: i < count, lambda i: body(iterable.item(i)), get_state, set_state, names,
-                         extra_test, counter=True, lists=lists)
+                         extra_test, counter=True, lists=lists, bound=count)
     if isinstance(iterable, tf.data.Dataset):
         return run_dataset(iterable, body, get_state, set_state, names, extra_test)
     if is_symbolic(iterable):
@@ -189,7 +189,7 @@ def for_stmt(iterable, body, get_state, set_state, names, site, extra_test=None,
             return
         count = tf.shape(iterable)[0]
         return run_while(lambda i: i < count, lambda i: body(tf.gather(iterable, i)), get_state, set_state,
-                         names, extra_test, counter=True, lists=lists)
+                         names, extra_test, counter=True, lists=lists, bound=count)
     under_flag = 0
     for k, item in enumerate(py_iter(iterable)):
         go = True if extra_test is None else test_value(extra_test())
@@ -199,7 +199,7 @@ def for_stmt(iterable, body, get_state, set_state, names, site, extra_test=None,
             # loop's flag (a shorter one unrolls below, its loop variable a Python int).
             rest = iterable[k:]
             return run_while(lambda i: i < len(rest), lambda i: body(_range_item(rest, i)), get_state,
-                             set_state, names, extra_test, counter=True, lists=lists)
+                             set_state, names, extra_test, counter=True, lists=lists, bound=len(rest))
         if is_symbolic(go):
             # A `break` on a tensor: each further iteration of the unrolled loop runs under
             # `tf.cond` on the loop's flag (the flag stays false where no break ran), as many as
@@ -229,7 +229,7 @@ def _for_tensor_range(rng, body, get_state, set_state, names, site, extra_test, 
             body(rng.item(i))
         return
     return run_while(lambda i: i < count, lambda i: body(rng.item(i)), get_state, set_state, names,
-                     extra_test, counter=True, lists=lists)
+                     extra_test, counter=True, lists=lists, bound=count)
 
 
 def while_stmt(test, body, get_state, set_state, names, site, lists=()):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import tensorflow as tf
+from tensorflow.python.ops import control_flow_util
 
 from profiler.library import is_library_file
 
@@ -326,18 +327,19 @@ def trace_iteration(ctx, run, get_state, init, names, where: str, fill: bool = F
     return vals
 
 
-def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool, lists=()):
+def run_while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool, lists=(), bound=None):
     """`tf.while_loop` over the named variables (plus an iteration counter for `for`).  A result
     that a `return` inside the loop sets is carried from zeros of its shape (the lowered flag says
     whether it was set; `returned` guards it).  The function's own lists the body appends to
-    (`lists`) are carried as `GrowList`s."""
+    (`lists`) are carried as `GrowList`s.  `bound`: a `for` loop's number of items."""
     owner = object()
     init = grow_lists(current(), get_state(), names, lists, owner)
     set_state(init)
     fill, start = True, 0
     for _ in range(len(lists) + 3):
         try:
-            _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter, init, fill=fill, start=start)
+            _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter, init, fill=fill, start=start,
+                   bound=bound)
             break
         except _Peel:
             reset_lists(init)
@@ -388,7 +390,8 @@ def _first_iteration(cond_fn, body_fn, extra_test, counter):
         body_fn()
 
 
-def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool, init, fill: bool, start=0):
+def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: bool, init, fill: bool, start=0,
+           bound=None):
     ctx = current()
     carry = [i for i, v in enumerate(init) if _is_loop_state(v)]
     kinds = [python_kind(init[i]) for i in carry]       # Python numbers stay Python numbers
@@ -435,7 +438,7 @@ def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: b
         grows = [isinstance(init[i], GrowList) for i in carry]
         try:
             final = tf.while_loop(cond, body, loop_vars, shape_invariants=_grown_shapes(loop_vars, grows, init, carry)
-                                  if any(grows) else None)
+                                  if any(grows) else None, maximum_iterations=_xla_bound(bound, start))
         except (TypeError, ValueError):
             if len(record) != len(carry):
                 raise
@@ -449,7 +452,8 @@ def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: b
             # Retry once with free shapes.
             shapes = [tf.TensorShape([])] + [init[carry[j]].invariant() if grows[j] else _invariant(v)
                                              for j, v in enumerate(loop_vars[1:-1])] + [tf.TensorShape([])]
-            final = tf.while_loop(cond, body, loop_vars, shape_invariants=shapes)
+            final = tf.while_loop(cond, body, loop_vars, shape_invariants=shapes,
+                                  maximum_iterations=_xla_bound(bound, start))
     finally:
         ctx.general_depth -= 1
     vals = list(init)
@@ -459,6 +463,14 @@ def _while(cond_fn, body_fn, get_state, set_state, names, extra_test, counter: b
                      "tensor and another type after an iteration", "give it one type (tf.constant for a tensor)")
         vals[i] = _carried(init[i], final[j + 1], kinds[j])
     set_state(tuple(vals))
+
+
+def _xla_bound(bound, start: int):
+    """A `for` loop's most iterations, when the graph is traced for XLA: XLA sizes the lists a
+    loop's gradient keeps from it, as autograph's loops give it (None: no bound)."""
+    if bound is None or not control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()):
+        return None
+    return tf.maximum(tf.cast(bound, tf.int32) - start, 1)     # (XLA cannot size a list of none)
 
 
 def _carried(start, tensor, kind):

@@ -4,6 +4,7 @@ Assert stops a graph without XLA.  Graphs where that could differ from eager kee
 and run without XLA: those that write variables, call Python, assert themselves, or loop."""
 import random
 
+import numpy as np
 import tensorflow as tf
 
 import janus
@@ -177,3 +178,42 @@ def test_a_gradient_through_a_tf_cond_compiles_under_xla():
         got, want = spec(v, x), gradient_through_a_branch(v, x)
         assert [t.numpy().tolist() for t in got] == [t.numpy().tolist() for t in want]
     assert spec.graphs[-1].xla == "on" and spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+def sines(x, n, v):
+    with tf.GradientTape() as tape:
+        y = x * v
+        for _ in tf.range(n):
+            y = tf.sin(y) * v
+        loss = tf.reduce_sum(y)
+    return loss, tape.gradient(loss, v)
+
+
+def test_a_gradient_through_a_for_loop_over_tf_range_compiles_under_xla():
+    """XLA sizes the lists a loop's gradient keeps from the loop's bound, which the `for` over
+    `tf.range(n)` gives it as autograph's loops do."""
+    v = tf.Variable([0.3, -0.2, 0.5])
+    spec = janus.speculate(sines, jit_compile=True, profile_runs=1)
+    for n in (2, 2, 3, 4, 2, 0):
+        x, n = tf.constant([1.0, 2.0, 3.0]), tf.constant(n)
+        got, want = spec(x, n, v), sines(x, n, v)
+        for a, b in zip(got, want):
+            assert np.allclose(a.numpy(), b.numpy(), rtol=1e-5), (n, got, want)
+    assert spec.graphs[0].xla == "on" and spec.stats()["graph_runs"] == 5, spec.report()
+
+
+def checked_numerics(x):
+    return tf.debugging.check_numerics(x * 2.0, "bad value")
+
+
+def test_the_programs_own_check_numerics_keeps_the_graph_without_xla():
+    spec = janus.speculate(checked_numerics, jit_compile=True, profile_runs=1)
+    for v in ([1.0, 2.0], [3.0, 4.0]):
+        assert spec(tf.constant(v)).numpy().tolist() == checked_numerics(tf.constant(v)).numpy().tolist()
+    assert "CheckNumerics" in spec.graphs[0].xla, spec.report()
+    try:
+        spec(tf.constant([np.inf, 1.0]))
+    except tf.errors.InvalidArgumentError as error:
+        assert "bad value" in str(error)
+    else:
+        raise AssertionError("check_numerics did not raise on an inf")

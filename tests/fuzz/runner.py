@@ -103,6 +103,18 @@ def run(source: str, calls: list) -> dict:
         sys.modules.pop(janus_mod.__name__, None)
 
 
+def _mutate(mutation: str, module, box):
+    """Apply `mutation` to `box`; the type of what it raised, or None.  A mutation may raise (a
+    string assigned to a node whose `w` property adds to it): both sides must then raise alike."""
+    try:
+        exec(mutation, {"box": box, "tf": tf, "np": module.np, "LOG": module.LOG, "TABLE": module.TABLE,
+                        "Node": module.Node, "Stale": module.Stale, "Doubling": module.Doubling,
+                        "Plus": module.Plus, "SHOWN": module.SHOWN, "Shown": module.Shown})
+    except Exception as exc:              # noqa: BLE001 - compared between the two sides
+        return type(exc)
+    return None
+
+
 def _compare(eager_mod, janus_mod, calls: list) -> dict:
     # 1 to 3 profiled calls, chosen by the program: with one, graphs (and graph segments, which
     # profile after the function did) run within a short call sequence, on a one-call profile.
@@ -111,10 +123,9 @@ def _compare(eager_mod, janus_mod, calls: list) -> dict:
     eager_box, janus_box = eager_mod.Box(), janus_mod.Box()
     for i, (values, dtype, n, mutation) in enumerate(calls):
         if mutation:                      # state changed from outside, before this call
-            for module, box in ((eager_mod, eager_box), (janus_mod, janus_box)):
-                exec(mutation, {"box": box, "tf": tf, "np": module.np, "LOG": module.LOG, "TABLE": module.TABLE,
-                                "Node": module.Node, "Stale": module.Stale, "Doubling": module.Doubling,
-                                "Plus": module.Plus, "SHOWN": module.SHOWN, "Shown": module.Shown})
+            raised = [_mutate(mutation, module, box)
+                      for module, box in ((eager_mod, eager_box), (janus_mod, janus_box))]
+            assert raised[0] == raised[1], f"call {i}: the mutation {mutation!r} raised {raised}"
         x = tf.constant(values, getattr(tf, dtype))
         if isinstance(n, tuple):                  # ("tensor" or a NumPy type, int): eager's result follows its kind
             n = tf.constant(n[1]) if n[0] == "tensor" else getattr(np, n[0])(n[1])

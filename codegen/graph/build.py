@@ -279,8 +279,7 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
         artifact.variables_before_python = variable_writes.read_before_python(concrete)
     artifact.checks_at = holder["checks_at"]
     if jit_compile:
-        deferred = [(text, name) for _, text, name in ctx.deferred_checks]
-        compile_with_xla(artifact, sig, deferred, ctx.bounded_functions)
+        compile_with_xla(artifact, sig, ctx.deferred_checks, ctx.bounded_functions)
     return artifact
 
 

@@ -35,12 +35,13 @@ def traced_for_xla(wrapper):
 
 def compile_with_xla(artifact, sig, deferred: list, bounded: set) -> None:
     """Run `artifact`'s graph through XLA, unless `why_not` says otherwise (then `artifact.xla`
-    says why).  `deferred`: (text, Assert op name) of the checks whose outcomes the graph returns
-    at `artifact.checks_at`; `bounded`: the functions janus compiled whose loops have static
-    bounds.  The analysis of the graph (writes, ops that may fail) stays on the traced graph."""
+    says why).  `deferred`: (condition, text, Assert op name) of the checks whose outcomes the
+    graph returns at `artifact.checks_at`; `bounded`: the functions janus compiled whose loops
+    have static bounds.  The analysis of the graph (writes, ops that may fail) stays on the
+    traced graph."""
     graph_def = artifact.concrete.graph.as_graph_def()
     checked = any(node.op == "Assert" for node in graph_def.node)
-    why = why_not(graph_def, {name for _, name in deferred}, bounded)
+    why = why_not(graph_def, {name for _, _, name in deferred}, bounded)
     if artifact.python_ops:
         why = "it calls Python (a tf.numpy_function or tf.py_function), which XLA cannot run"
     elif checked and artifact.written_variables:
@@ -54,7 +55,7 @@ def compile_with_xla(artifact, sig, deferred: list, bounded: set) -> None:
                                     jit_compile=True).get_concrete_function(*sig.specs())
     artifact.xla = "on"
     if checked:
-        artifact.check_texts = [text for text, _ in deferred]
+        artifact.check_texts = [text for _, text, _ in deferred]
 
 
 def why_not(graph_def, deferred: set, bounded: set) -> str | None:

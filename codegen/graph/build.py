@@ -197,7 +197,8 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
         return _build_graph(converted, sig, profile, relaxed, outside, True, **options)
     except Exception as exc:                      # noqa: BLE001 - traced again below, which raises
         artifact = _build_graph(converted, sig, profile, relaxed, outside, False, **options)
-        artifact.xla = f"traced for XLA it failed ({str(exc).strip().splitlines()[0][:200]})"
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        artifact.xla = f"traced for XLA it failed ({why})"
         return artifact
 
 

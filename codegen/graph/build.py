@@ -30,6 +30,7 @@ from codegen.graph.quiet_log import QUIET
 from codegen.graph.signature import Feed, Signature, components, rebuild
 from codegen.graph.xla import compile_with_xla, first_failed, traced_for_xla
 from codegen.operators import failing_ops
+from codegen.operators.call_time import Feeds
 from codegen.operators.printing import replay_prints
 from codegen.operators.calls import every_argument
 from codegen.operators.context import BuildContext, Frame
@@ -75,6 +76,7 @@ class GraphArtifact:
     variables_before_python: list = dataclasses.field(default_factory=list)   # used before its first Python call
     checks_at: int = -1               # the output holding the outcomes of the checks XLA would drop
     check_texts: list = dataclasses.field(default_factory=list)   # their messages, read after an XLA run
+    feeds: Feeds | None = None        # how the values read at the call are made (None: TensorFlow's way)
 
     @property
     def calls_python(self) -> bool:
@@ -126,7 +128,9 @@ class GraphArtifact:
                 if all(type(x) is EAGER for x in inputs):
                     # What the call binds and converts is already done: the inputs are the graph's
                     # flat inputs, in order (saves TensorFlow's argument binding, ~50 us a call).
-                    outs = self.concrete._call_flat(inputs, self.concrete.captured_inputs)
+                    feeds = self.feeds.values() if self.feeds is not None and tf.executing_eagerly() \
+                        else self.concrete.captured_inputs
+                    outs = self.concrete._call_flat(inputs, feeds)
                 else:
                     outs = self.concrete(*inputs)
             if self.check_texts:
@@ -281,6 +285,7 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
     artifact.checks_at = holder["checks_at"]
     if jit_compile:
         compile_with_xla(artifact, sig, ctx.deferred_checks, ctx.bounded_functions)
+    artifact.feeds = Feeds.of(artifact.concrete, concrete.graph)
     return artifact
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from codegen.errors import ConversionError, NeedsPythonValue, Reason
-from codegen.operators import node_tests
+from codegen.operators import call_time, node_tests
 from codegen.operators.context import current
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert, convert_tensor, is_computed
@@ -97,8 +97,8 @@ def _outside_length(ctx, sh):
     if key not in ctx.heap.fed:
         read = outside_reader(*sh.holder)
         with ctx.outer_graph.as_default():
-            ctx.heap.fed[key] = ctx.outer_graph.capture_call_time_value(
-                lambda: tf.constant(len(read()), tf.int64), tf.TensorSpec((), tf.int64))
+            ctx.heap.fed[key] = call_time.feed(ctx.outer_graph, lambda: tf.constant(len(read()), tf.int64),
+                                               tf.TensorSpec((), tf.int64))
     return PyNumber(ctx.heap.fed[key], int) + (len(sh.copy) - len(sh.snapshot))
 
 

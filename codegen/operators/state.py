@@ -32,7 +32,7 @@ from codegen.operators.printing import not_printed
 from codegen.operators.write_refusals import refuse, no_write_in_machine, refusal
 from codegen.operators.shapes import guarded
 from codegen.operators.trees import NodeClass, Pointer
-from codegen.operators import unchanged
+from codegen.operators import call_time, unchanged
 from codegen.operators.values import BUILDER_CODE, EAGER, is_symbolic
 
 
@@ -235,7 +235,7 @@ def _fed(ctx, access, holder, name, value, source, kind):
             read = (lambda r: lambda: tf.convert_to_tensor(r(), dtype))(read)
         graph = ctx.outer_graph
         with graph.as_default():
-            heap.fed[key] = graph.capture_call_time_value(read, tf.TensorSpec(shape, dtype))
+            heap.fed[key] = call_time.feed(graph, read, tf.TensorSpec(shape, dtype))
         expected = (value.dtype, shape)
         ctx.check(access, holder, name, value, source, kind=kind, expected=expected)
         _note(heap.reads, source)
@@ -334,7 +334,7 @@ def read_outside(access, holder, name, value, source):
                         shape[d] = None
                 specs.append((item.dtype, shape))
                 with graph.as_default():
-                    fed.append(graph.capture_call_time_value(lambda i=i: read()[i], tf.TensorSpec(shape, item.dtype)))
+                    fed.append(call_time.feed(graph, lambda i=i: read()[i], tf.TensorSpec(shape, item.dtype)))
             heap.fed[key] = tuple(fed)
             ctx.check(access, holder, name, value, source, kind=Kind.TENSORS_MATCH, expected=specs)
             _note(heap.reads, source)
@@ -348,8 +348,8 @@ def read_outside(access, holder, name, value, source):
             read = outside_reader(access, holder, name)
             graph = ctx.outer_graph
             with graph.as_default():        # (a NumPy number through an array: TensorFlow caches scalars by value)
-                heap.fed[key] = graph.capture_call_time_value(
-                    (lambda: tf.constant(np.asarray(read()), dtype)) if numpy else lambda: tf.constant(read(), dtype),
+                heap.fed[key] = call_time.feed(
+                    graph, (lambda: tf.constant(np.asarray(read()), dtype)) if numpy else lambda: tf.constant(read(), dtype),
                     tf.TensorSpec((), dtype))
             ctx.check(access, holder, name, value, source, kind=Kind.TYPE_MATCH, expected=type(value))
             _note(heap.reads, source)

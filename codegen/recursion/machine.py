@@ -31,6 +31,7 @@ import tensorflow as tf
 
 from codegen.errors import ConversionError, NeedsTree, Reason, StagingError, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
+from codegen.operators import call_time
 from codegen.operators.calls import check_defaults
 from codegen.operators.context import current
 from codegen.operators.guards import check
@@ -197,8 +198,7 @@ def _run(ctx, cycle, entry, calls, kind):
     """Build the machine's loop into the current graph; returns the result of each call."""
     m = build_machine(ctx, cycle, entry, calls, kind)
     with ctx.outer_graph.as_default():         # the limit when the call runs, not when it was built
-        limit = ctx.outer_graph.capture_call_time_value(_recursion_limit,
-                                                        tf.TensorSpec([], tf.int32))
+        limit = call_time.feed(ctx.outer_graph, _recursion_limit, tf.TensorSpec([], tf.int32))
     done, why = _other_strategy(m, calls, limit)
     if done is not None:
         ctx.recursion.append(cycle)

@@ -1,0 +1,82 @@
+"""Values a graph reads when it is called, not when it is built.
+
+The interpreter's recursion limit, a Python number or a tensor the program keeps outside the
+function: the graph takes them as deferred captures (`FuncGraph.capture_call_time_value`), whose
+closures TensorFlow runs on every call and then checks against their spec, a cast costing about
+10 us a value on this machine — more than the rest of janus's own work on a small graph's call.
+
+`feed` makes such a capture and records its closure beside it; `Feeds.of` pairs the recorded
+closures with the function's captured inputs once, after the trace (and forgets them); `Feeds.values` then runs each
+closure itself.  A value that is an eager tensor of exactly the spec's dtype and (fully known)
+shape is fed as it is, which is what TensorFlow's cast would have returned; any other value goes
+through the spec's own `to_tensors`, which casts or raises as TensorFlow's call would.  Each
+closure runs once per call, as under TensorFlow.
+"""
+from __future__ import annotations
+
+import weakref
+
+import tensorflow as tf
+
+from codegen.operators.values import EAGER
+
+_RECORDED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()     # graph -> {key: closure}
+
+
+def feed(graph, closure, spec: tf.TensorSpec):
+    """`graph.capture_call_time_value(closure, spec)`, recorded for `Feeds`."""
+    key = object()
+    placeholder = graph.capture_call_time_value(closure, spec, key=key)
+    _RECORDED.setdefault(graph, {})[key] = closure
+    return placeholder
+
+
+class _Fed:
+    __slots__ = ("closure", "spec", "dtype", "shape")
+
+    def __init__(self, closure, spec):
+        self.closure, self.spec = closure, spec
+        self.dtype = spec.dtype
+        self.shape = tuple(spec.shape.as_list()) if spec.shape.is_fully_defined() else None
+
+
+class Feeds:
+    """How a concrete function's captured inputs are made on an eager call."""
+
+    def __init__(self, plan):
+        self._plan = plan
+
+    @classmethod
+    def of(cls, concrete, traced) -> "Feeds | None":
+        """The plan for `concrete`, or None when it captures what `feed` did not make (its inputs
+        are then TensorFlow's `captured_inputs`).  `traced`: the graph `feed` was given, which is
+        `concrete`'s own or that of a function it calls (a capture lifted into the caller keeps
+        its key)."""
+        recorded = _RECORDED.pop(traced, {})
+        wrapped = {id(external): recorded[key]
+                   for key, external in concrete.graph.function_captures.by_ref_external.items() if key in recorded}
+        plan = []
+        for x in concrete._captured_inputs:          # noqa: SLF001 - the list `captured_inputs` evaluates
+            if callable(x):
+                spec = getattr(x, "output_spec", None)
+                if id(x) not in wrapped or type(spec) is not tf.TensorSpec:
+                    return None
+                plan.append(_Fed(wrapped[id(x)], spec))
+            elif isinstance(x, tf.Tensor):
+                plan.append(x)
+            else:
+                return None
+        return cls(plan)
+
+    def values(self) -> list:
+        out = []
+        for x in self._plan:
+            if type(x) is not _Fed:
+                out.append(x)
+                continue
+            value = x.closure()
+            if type(value) is EAGER and value.dtype is x.dtype and value._shape_tuple() == x.shape:  # noqa: SLF001
+                out.append(value)
+            else:
+                out.extend(x.spec.to_tensors(value))
+        return out

@@ -364,8 +364,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         if len(self.graphs) > self.max_graphs:
             self.graphs.pop()
         if graph.xla not in ("", "on"):
-            self._note(codegen.Reason("xla", "", f"this graph runs without XLA: {graph.xla}",
-                                      "drop jit_compile=True, or keep the check out of the function"))
+            self._note(codegen.Reason("xla", "", f"this graph runs without XLA: {graph.xla}", graph.xla_hint))
         if self.counters["graphs_built"] > 4 * self.max_graphs or (
                 self.parent_split is not None and self.counters["graphs_built"] >= self.max_graphs
                 and self.counters["cache_hits"] < self.counters["graphs_built"]):

@@ -28,7 +28,7 @@ from codegen.graph.print_order import (order_prints_after_failures, order_python
                                       order_python_among_variables, order_writes_after_failures)
 from codegen.graph.quiet_log import QUIET
 from codegen.graph.signature import Feed, Signature, components, rebuild
-from codegen.graph.xla import compile_with_xla, first_failed, traced_for_xla
+from codegen.graph.xla import HINTS, TRACE_FAILED, compile_with_xla, first_failed, traced_for_xla
 from codegen.operators import failing_ops
 from codegen.operators.call_time import Feeds
 from codegen.operators.printing import replay_prints
@@ -77,6 +77,11 @@ class GraphArtifact:
     checks_at: int = -1               # the output holding the outcomes of the checks XLA would drop
     check_texts: list = dataclasses.field(default_factory=list)   # their messages, read after an XLA run
     feeds: Feeds | None = None        # how the values read at the call are made (None: TensorFlow's way)
+
+    @property
+    def xla_hint(self) -> str:
+        """What the program can change so that this graph compiles with XLA."""
+        return TRACE_FAILED if self.xla.startswith("traced for XLA") else HINTS.get(self.xla, "")
 
     @property
     def calls_python(self) -> bool:

@@ -22,6 +22,21 @@ from tensorflow.python.eager.polymorphic_function.polymorphic_function import Op
 _WHILES = frozenset({"While", "StatelessWhile"})
 _CHECKS = frozenset({"Assert", "CheckNumerics", "CheckNumericsV2"})     # ops that raise, which XLA drops
 _DROPPED = "it checks assumptions or values with Assert or CheckNumerics ops, which XLA drops"
+_UNBOUNDED = ("it checks assumptions, which XLA would only let janus read after the run, and has a "
+              "loop that could run on the values of a failed one")
+_PYTHON = "it calls Python (a tf.numpy_function or tf.py_function), which XLA cannot run"
+_WRITES = ("it writes variables and checks assumptions: under XLA the writes would happen before "
+           "the checks are read, and undoing them could undo another thread's writes")
+# What the user can change so that the graph compiles, per reason.
+HINTS = {
+    _DROPPED: "move the program's own tf.debugging.Assert or check_numerics out of the function, or keep "
+              "the branch or loop whose condition janus checks out of it",
+    _UNBOUNDED: "give the program's tf.while_loop a maximum_iterations, or keep the loop out of the function",
+    _PYTHON: "move the tf.numpy_function or tf.py_function call out of the function",
+    _WRITES: "return the new values and assign the variables outside the function",
+}
+TRACE_FAILED = ("the message in brackets is what tracing the function for XLA raised; traced without XLA it "
+                "built, so the code it names is what to change or move out of the function")
 
 
 def traced_for_xla(wrapper):
@@ -43,10 +58,9 @@ def compile_with_xla(artifact, sig, deferred: list, bounded: set) -> None:
     checked = any(node.op == "Assert" for node in graph_def.node)
     why = why_not(graph_def, {name for _, _, name in deferred}, bounded)
     if artifact.python_ops:
-        why = "it calls Python (a tf.numpy_function or tf.py_function), which XLA cannot run"
+        why = _PYTHON
     elif checked and artifact.written_variables:
-        why = ("it writes variables and checks assumptions: under XLA the writes would happen before "
-               "the checks are read, and undoing them could undo another thread's writes")
+        why = _WRITES
     if why:
         artifact.xla = why
         return
@@ -70,8 +84,7 @@ def why_not(graph_def, deferred: set, bounded: set) -> str | None:
         compiled = _called(functions, bounded)
         if any(node.op in _WHILES for node in graph_def.node) or any(
                 node.op in _WHILES for name, f in functions.items() if name not in compiled for node in f.node_def):
-            return ("it checks assumptions, which XLA would only let janus read after the run, and has a "
-                    "loop that could run on the values of a failed one")
+            return _UNBOUNDED
     return None
 
 

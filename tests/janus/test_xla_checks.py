@@ -217,3 +217,26 @@ def test_the_programs_own_check_numerics_keeps_the_graph_without_xla():
         assert "bad value" in str(error)
     else:
         raise AssertionError("check_numerics did not raise on an inf")
+
+
+def test_the_report_gives_a_hint_for_each_reason_a_graph_runs_without_xla():
+    spec = janus.speculate(drawn, jit_compile=True, profile_runs=1)
+    for _ in range(3):
+        spec(tf.constant([1.0]))
+    assert "move the tf.numpy_function or tf.py_function call out of the function" in spec.report(), spec.report()
+    assert "drop jit_compile" not in spec.report()
+
+
+def looks_up(keys):
+    table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+        tf.constant([1, 2, 3], tf.int64), tf.constant([10.0, 20.0, 30.0])), default_value=-1.0)
+    return table.lookup(keys) * 2.0
+
+
+def test_a_graph_that_xla_cannot_trace_runs_traced_again_without_xla():
+    spec = janus.speculate(looks_up, jit_compile=True)
+    for k in ([1, 2], [3, 7], [2, 2], [1, 3], [9, 1]):
+        keys = tf.constant(k, tf.int64)
+        assert spec(keys).numpy().tolist() == looks_up(keys).numpy().tolist()
+    assert spec.graphs and spec.graphs[0].xla.startswith("traced for XLA it failed"), spec.report()
+    assert spec.stats()["graph_runs"] >= 2 and "what tracing the function for XLA raised" in spec.report(), spec.report()

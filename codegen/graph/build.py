@@ -274,9 +274,8 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
                              list(ctx.heap.writes), len(ctx.print_tensors),
                              [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
                              variable_writes.written_variables(concrete), _restored_variables(concrete),
-                             python_ops=python_calls.python_ops(concrete.graph),
-                             unchanged=holder["unchanged"],
-                             unchanged_arguments=holder["arguments"])
+                             python_ops=python_calls.python_ops(concrete.graph), unchanged=holder["unchanged"],
+                             unchanged_arguments=holder["arguments"], checks_at=holder["checks_at"])
     # (no check runs after a tf.py_function: state read after it fails the build; code is let be)
     late = [r for r in ctx.outside_reads.values() if r.when != "early" and not r.code]
     if (late or artifact.unchanged_arguments) and not artifact.replays_python:
@@ -287,10 +286,9 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
     if artifact.calls_python:
         python_calls.install()
         artifact.variables_before_python = variable_writes.read_before_python(concrete)
-    artifact.checks_at = holder["checks_at"]
     if jit_compile:
         compile_with_xla(artifact, sig, ctx.deferred_checks, ctx.bounded_functions)
-    artifact.feeds = Feeds.of(artifact.concrete, concrete.graph)
+    artifact.feeds = Feeds.of(artifact.concrete, concrete.graph)     # (the traced graph made the feeds)
     return artifact
 
 

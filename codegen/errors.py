@@ -33,7 +33,10 @@ HINTS = {
                    "value; Python runs that code, as eager does",
     "python-arithmetic": "nothing to do: Python raised or computed beyond int64 here, as eager does",
     "python-int": "nothing to do: a Python number here left what the graph computes exactly (an int past its "
-                  "fixed width, a zero divisor); Python computed or raised it, as eager does",
+                  "fixed width, a zero divisor), or a frame took the side of an `if` that raises; Python "
+                  "computed or raised it, as eager does",
+    "raise": "nothing to do: the call took the side of an `if` that raises; Python ran it and raised, as eager "
+             "does, and the graph stays for the calls that do not",
     "guard-mismatch": "a list or dict passed twice, or passed and also read as a global, runs in Python; pass it once",
     "no-return": "nothing to do: the call reached no return statement and gave None, as eager does",
     "graph-error": "the call was re-run eagerly; janus.explain(fn, *args) shows the graph it built",

@@ -7,6 +7,7 @@ the variables either side assigns as its outputs.
 """
 from __future__ import annotations
 
+import ast
 
 from codegen.syntax.analysis import assigned_names
 from codegen.lowering.control_flow import (StatementLowering, body_function, grown_lists, list_modes,
@@ -55,6 +56,8 @@ class IfStatements(StatementLowering):
         names += lists
         # Flag tests made by break/return lowering have no profile site of their own.
         site = None if getanno(node, Anno.GENERATED) else self.sites.branch(node.test, "if")
+        body_raises, else_raises = _raises(node.body), _raises(node.orelse)
+        raises = body_raises if body_raises != else_raises else None      # the side that never completes
         self.generic_visit(node)
         body_name, else_name = self.namer.new("if_body"), self.namer.new("else_body")
         get_name, set_name = self.namer.new("get_state"), self.namer.new("set_state")
@@ -62,9 +65,15 @@ class IfStatements(StatementLowering):
                  body_function(else_name, names, node.orelse, node)]
         stmts += state_functions(names, get_name, set_name, node)
         stmts += replace(f"{JN}.if_stmt(test, body, orelse, get_state, set_state, names, site"
-                         + (", lists)" if lists else ")"), node, test=node.test, body=body_name, orelse=else_name,
-                         get_state=get_name, set_state=set_name, names=tuple(names), site=site, lists=list_modes(self.ctx, lists))
+                         + (", lists" if lists else "") + (", raises=raises)" if raises is not None else ")"), node,
+                         test=node.test, body=body_name, orelse=else_name, get_state=get_name, set_state=set_name,
+                         names=tuple(names), site=site, lists=list_modes(self.ctx, lists), raises=raises)
         return stmts
+
+
+def _raises(stmts) -> bool:
+    """The statements end in a `raise`: that side of the `if` never completes."""
+    return bool(stmts) and isinstance(stmts[-1], ast.Raise)
 
 
 transform = IfStatements.transform

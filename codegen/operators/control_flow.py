@@ -43,15 +43,41 @@ def _branch_decision(site):
     return side, ctx.assume(Kind.BRANCH, key, f"{ref.construct} `{ref.text}`", side, ctx.where(ref.lineno))
 
 
-def if_stmt(test, body, orelse, get_state, set_state, names, site, lists=()):
+def if_stmt(test, body, orelse, get_state, set_state, names, site, lists=(), raises=None):
+    """`raises`: True or False when that side of the `if` ends in a `raise` statement."""
     test = test_value(test)
     if not is_symbolic(test):
         return body() if test else orelse()
+    if raises is not None and _never_taken(test, raises, site):
+        return orelse() if raises else body()
     side, assumption = _branch_decision(site)
     if side is None:
         return run_cond(test, body, orelse, get_state, set_state, names, lists)
     emit_guard(_as_bool(test) if side else tf.logical_not(_as_bool(test)), assumption)
     return body() if side else orelse()
+
+
+def _never_taken(test, raises: bool, site) -> bool:
+    """Build only the side of a tensor `if` that does not end in `raise`, checking in the graph
+    that no call takes the other one: a call that does runs in Python, which raises there as eager
+    does, and the graph stays for the next call (`EXACT`, not a `BRANCH` to relax).  Inside a
+    recursion machine's block the check is one bool per frame, which the machine checks with its
+    Python numbers' (`codegen.recursion.exact_ints`).  False where no check can be placed (inside
+    a `tf.cond` or loop body, after a variable write): the `if` is built as usual."""
+    ctx = current()
+    clear = tf.logical_not(_as_bool(test)) if raises else _as_bool(test)
+    if ctx.dry_run:                           # (typing the machine's frames: the raising side sets nothing)
+        return True
+    if ctx.int_checks is not None:
+        ctx.int_checks.append(clear)
+        return True
+    where = ctx.where(ctx.site(site)[0].lineno) if site is not None else ctx.user_line()
+    key = (ctx.frame.converted.key if ctx.frames else "", Kind.EXACT.name, where, "raise")
+    if ctx.in_machine or not ctx.may_speculate(key):
+        return False
+    emit_guard(clear, ctx.assume(Kind.EXACT, key, "no call takes the side of a tensor `if` that raises", True,
+                                 where, fallback="raise"))
+    return True
 
 
 def if_exp(test, body, orelse, site):

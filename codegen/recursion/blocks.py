@@ -69,7 +69,8 @@ class Machine:
             self.int_range = self.ctx.assume(
                 Kind.EXACT, exact_ints.range_key(cf, self.entry),
                 f"the Python numbers {self.entry.__qualname__} computes are Python's: its ints fit the "
-                "machine's int tables, its divisors are not zero, its float powers are floats", True,
+                "machine's int tables, its divisors are not zero, its float powers are floats; and no frame "
+                "takes the side of a tensor `if` that raises", True,
                 f"{cf.filename}:{cf.node.lineno}", fallback="python-int")
         return self.int_range
 

@@ -470,6 +470,14 @@ def mixed(m):
     return mixed(m - 2)
 
 
+def vpow(v, m):
+    if m < 0:
+        raise ValueError("negative power")     # a recursion that validates its argument
+    if m == 0:
+        return v
+    return vpow(v, m - 1) * 1.5
+
+
 def f(x, n, box, tree):
     global COUNT
     t = x * 1.0
@@ -517,6 +525,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = t + tf.cast(ichain(tf.constant(abs(n) % 9), tf.constant(abs(k) % 3)), tf.float32)",
         lambda: "k = k + int(ieven(tf.constant(abs(k) % 7)))",
         lambda: "t = t + tf.gather(x, k % 4)",
+        lambda: "t = vpow(t, tf.constant(abs(k) % 5 - 1))",
         lambda: "tf.gather(x, n % 5)",               # an unused value that may fail
         lambda: "tf.debugging.assert_less(tf.reduce_sum(t), 20.0)",
         lambda: "TABLE.update({k % 2: s})",
@@ -725,7 +734,7 @@ def statement(draw, depth: int, in_loop: bool, open_rules: bool):
     kinds = ["simple"] * 4
     if depth > 0:
         kinds += ["tensor-if", "python-if", "for-range", "for-list", "tensor-while", "early-return", "try-finally",
-                  "for-else"]
+                  "for-else", "raising-if"]
     kind = draw(st.sampled_from(kinds))
     sub = dict(depth=depth - 1, open_rules=open_rules)
     if kind == "simple":
@@ -734,6 +743,12 @@ def statement(draw, depth: int, in_loop: bool, open_rules: bool):
         body = draw(block(in_loop=in_loop, **sub))
         orelse = draw(block(in_loop=in_loop, **sub))
         return f"if {draw(tensor_test())}:\n{_indent(body)}\nelse:\n{_indent(orelse)}"
+    if kind == "raising-if":            # input validation: a side that changes state, then raises
+        body = draw(block(in_loop=in_loop, **sub))
+        if draw(st.booleans()):
+            return f"if {draw(tensor_test())}:\n{_indent(body)}\n    raise ValueError(f'rejected {{k}}')"
+        orelse = draw(block(in_loop=in_loop, **sub))
+        return f"if {draw(tensor_test())}:\n{_indent(body)}\nelse:\n{_indent(orelse)}\n    raise ValueError('no')"
     if kind == "python-if":
         body = draw(block(in_loop=in_loop, **sub))
         return f"if {draw(python_test())}:\n{_indent(body)}"

@@ -22,6 +22,7 @@ from profiler.library import is_library_file, is_library_module, is_user_functio
 
 from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
+from codegen.operators import state
 from codegen.operators.arrays import PyArray
 from codegen.operators.builtins import BUILTINS
 from codegen.operators.context import Frame, current
@@ -66,6 +67,27 @@ def user_callee(f, args):
     return None
 
 
+
+
+def ld_attr(obj, name: str):
+    """`obj.name`.  A property of the program's own class runs as the program's code, inlined: its
+    reads are guarded and its writes deferred like the function's own, so a getter that counts,
+    logs or caches runs once per read, as in eager (read at build time, it would run only when
+    the graph was built, and the guards would read it again at each call)."""
+    getter = _own_property(obj, name)
+    if getter is not None:
+        return call(getter, obj)
+    return state.ld_attr(obj, name)
+
+
+def _own_property(obj, name: str):
+    if isinstance(obj, (type, tf.Tensor, tf.Variable, PyArray)) or (id(obj), name) in current().heap.attrs:
+        return None
+    found = inspect.getattr_static(type(obj), name, None)
+    if type(found) is property and is_user_function(found.fget) and \
+            type(obj).__getattribute__ is object.__getattribute__:      # (Python's own lookup finds it)
+        return found.fget
+    return None
 
 
 def call(f, *args, **kwargs):

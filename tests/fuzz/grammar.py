@@ -82,6 +82,11 @@ class Box:
         self.tree = Node(1, Node(2.5), Node(3, Node(4)))
         self.emb = tf.Variable(np.arange(8.0, dtype=np.float32).reshape(4, 2) * 0.25)
 
+    @property
+    def scaled(self):
+        self.n += 1                  # a getter with an effect: it runs once per read, as in eager
+        return self.t * 0.5 + len(self.items)
+
     def remb(self, node, whole=False):
         """Rows of a variable attribute gathered in a recursion (whole: the variable read whole too)."""
         if node.left is None:
@@ -526,6 +531,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "k = k + int(ieven(tf.constant(abs(k) % 7)))",
         lambda: "t = t + tf.gather(x, k % 4)",
         lambda: "t = vpow(t, tf.constant(abs(k) % 5 - 1))",
+        lambda: "t = t + box.scaled",
         lambda: "tf.gather(x, n % 5)",               # an unused value that may fail
         lambda: "tf.debugging.assert_less(tf.reduce_sum(t), 20.0)",
         lambda: "TABLE.update({k % 2: s})",

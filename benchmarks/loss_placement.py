@@ -13,6 +13,9 @@ so this compares, on the same trees, interleaved, after a warm-up:
   in-loop      a hand-written level loop that sums the losses as the program does
   two-loops    one level loop for the states, the node losses batched, a second level loop
                that sums them in the program's order
+  two-loops-1  the same, but the second loop has no gradient of its own: the derivative of a sum
+               by each term is exactly 1, so each node loss's gradient is its tree's (the
+               benchmark's node table gives each node's tree)
 
 Each hand-written way's time includes flattening the trees into node tables (numpy), as in the
 benchmark.  Prints the medians and the ratios to janus; `--json` also writes them.

@@ -73,21 +73,63 @@ def ld_attr(obj, name: str):
     """`obj.name`.  A property of the program's own class runs as the program's code, inlined: its
     reads are guarded and its writes deferred like the function's own, so a getter that counts,
     logs or caches runs once per read, as in eager (read at build time, it would run only when
-    the graph was built, and the guards would read it again at each call)."""
-    getter = _own_property(obj, name)
-    if getter is not None:
-        return call(getter, obj)
-    return state.ld_attr(obj, name)
+    the graph was built, and the guards would read it again at each call).  `super().name` finds
+    the property past the calling class, as Python does."""
+    found = _own_property(obj, name)
+    return call(*found) if found is not None else state.ld_attr(obj, name)
+
+
+def _getattr(obj, name, *default):
+    """`getattr(obj, name)`: a property of the program's own class runs as its code, as for
+    `obj.name`."""
+    if type(name) is str:
+        found = _own_property(obj, name)
+        if found is not None and default:
+            _caught_property(name, "getattr with a default")
+        if found is not None:
+            return call(*found)
+    return _BUILTIN_GETATTR(obj, name, *default)
+
+
+def _hasattr(obj, name):
+    if type(name) is str and _own_property(obj, name) is not None:
+        _caught_property(name, "hasattr")
+    return _BUILTIN_HASATTR(obj, name)
+
+
+def _caught_property(name, how):
+    """An `AttributeError` the getter may raise decides the result: Python runs it."""
+    current().fail("property", f"`{how}` on the property `{name}`: whether its getter raises AttributeError "
+                   "decides the result", "read the attribute directly, or test for it outside the function")
+
+
+_BUILTIN_GETATTR, _BUILTIN_HASATTR = BUILTINS[getattr], BUILTINS[hasattr]
+BUILTINS[getattr], BUILTINS[hasattr] = _getattr, _hasattr   # (the builtins' module sits below this one)
 
 
 def _own_property(obj, name: str):
-    if isinstance(obj, (type, tf.Tensor, tf.Variable, PyArray)) or (id(obj), name) in current().heap.attrs:
+    """(getter, instance) when `obj.name` is a property of the program's own class whose lookup
+    the entry guard can re-check without running it; else None."""
+    ctx = current()
+    if type(obj) is super:
+        instance, mro = obj.__self__, type(obj.__self__).__mro__ if not isinstance(obj.__self__, type) else ()
+        after = mro[mro.index(obj.__thisclass__) + 1:] if obj.__thisclass__ in mro else ()
+        owner = next((c for c in after if name in c.__dict__), None)
+        found = owner.__dict__[name] if owner is not None else None
+    else:
+        if isinstance(obj, (type, tf.Tensor, tf.Variable, PyArray)) or (id(obj), name) in ctx.heap.attrs:
+            return None
+        instance, owner = obj, type(obj)
+        found = inspect.getattr_static(owner, name, None)
+    if type(found) is not property or not is_user_function(found.fget) or \
+            type(instance).__getattribute__ is not object.__getattribute__:     # (Python's own lookup finds it)
         return None
-    found = inspect.getattr_static(type(obj), name, None)
-    if type(found) is property and is_user_function(found.fget) and \
-            type(obj).__getattribute__ is object.__getattribute__:      # (Python's own lookup finds it)
-        return found.fget
-    return None
+    source, cls = ctx.outside.get(id(instance)), type(instance)
+    if source is not None:              # the same class, and the same property on it, at every call
+        ctx.check("attr", instance, "__class__", cls, source.attr("__class__"), kind=Kind.ID_MATCH, expected=cls)
+    where = ctx.outside.get(id(owner)) or Source.global_name(owner.__module__, owner.__qualname__)
+    ctx.check("attr", owner, name, found, where.attr(name), kind=Kind.ID_MATCH, expected=found)
+    return found.fget, instance
 
 
 def call(f, *args, **kwargs):

@@ -142,6 +142,7 @@ class BuildContext:
         self.dry_run = 0                       # >0 while typing machine blocks in a scratch graph
         self.numpy_scalars_fed = False         # a NumPy scalar argument is fed as a tensor in this build
         self.int_checks = None                 # while a machine block is built: its Python ints' range checks
+        self.int_checks_depth = 0              # `general_depth` where that block's own statements run
         self.int_sources: list = []            # and the tensors its `WeakNumber`s hold Python ints in
         self.python_scan: dict = {}            # id(graph) -> (ops scanned, an op calling Python found)
         self.outside_reads: dict = {}          # (access, id(holder), name) -> state.OutsideRead

@@ -69,6 +69,8 @@ def _never_taken(test, raises: bool, site) -> bool:
     if ctx.dry_run:                           # (typing the machine's frames: the raising side sets nothing)
         return True
     if ctx.int_checks is not None:
+        if ctx.general_depth != ctx.int_checks_depth:    # (in a tf.cond or loop of the block: not the frame's)
+            return False
         ctx.int_checks.append(clear)
         return True
     where = ctx.where(ctx.site(site)[0].lineno) if site is not None else ctx.user_line()

@@ -204,15 +204,15 @@ def run_builder(m: Machine, f, cf, block, table_vars, written, flat, checked: li
             full.append(wrap(given[v], spec) if v in given else UNDEF)
     converted = m.cycle.builders[(f, block.id)]
     m.ctx.frames.append(Frame(converted))
-    before, outer = op_count(), (m.ctx.int_checks, m.ctx.int_sources)
-    m.ctx.int_checks, m.ctx.int_sources = [], []
+    before, outer = op_count(), (m.ctx.int_checks, m.ctx.int_sources, m.ctx.int_checks_depth)
+    m.ctx.int_checks, m.ctx.int_sources, m.ctx.int_checks_depth = [], [], m.ctx.general_depth
     try:
         new_vars, term = converted.builder(*full)
         term = exact_ints.narrowed_term(m, f, block, term)
         oks, noted = m.ctx.int_checks, m.ctx.int_sources    # a tree node's int attributes'
     finally:
         m.ctx.frames.pop()
-        m.ctx.int_checks, m.ctx.int_sources = outer
+        m.ctx.int_checks, m.ctx.int_sources, m.ctx.int_checks_depth = outer
     new_vars, term = outputs_with_bits(m, f, cf, block, given, new_vars, term)
     out = []
     for v, value in zip(cf.vars, new_vars):

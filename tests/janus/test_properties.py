@@ -118,3 +118,86 @@ def test_a_property_listing_variables_trains_as_eager():
 
 def test_a_class_with_its_own_getattribute_reads_the_property_as_before():
     _pair(Looked, "apply", graph_runs=0)          # (a fresh tensor per read: it runs in Python)
+
+
+class Base:
+    def __init__(self):
+        self.k = tf.constant(1.0)
+        self.reads = 0
+
+    @property
+    def w(self):
+        self.reads += 1
+        return self.k * 2.0
+
+
+class Sub(Base):
+    @property
+    def w(self):
+        return super().w + 100.0
+
+    def through_sub(self, x):
+        return x * self.w
+
+    def through_super(self, x):
+        return x * super().w
+
+    def through_getattr(self, x):
+        return x * getattr(self, "w")
+
+    def through_getattr_default(self, x):
+        return x * getattr(self, "w", 1.0)
+
+    def through_hasattr(self, x):
+        return x * 2.0 if hasattr(self, "w") else x
+
+
+def _set_k(o, i):
+    o.k = tf.constant(float(i))
+
+
+def test_a_property_reached_through_super_reads_the_state_of_each_call():
+    _pair(Sub, "through_sub", between=_set_k)
+    _pair(Sub, "through_super", between=_set_k)
+
+
+def test_getattr_of_a_property_runs_its_getter_once_and_getattr_with_a_default_or_hasattr_run_in_python():
+    _pair(Sub, "through_getattr", between=_set_k)
+    _pair(Sub, "through_getattr_default", between=_set_k, graph_runs=0)
+    _pair(Sub, "through_hasattr", between=_set_k, graph_runs=0)
+
+
+class Swapped:
+    def __init__(self):
+        self._w = tf.constant(3.0)
+
+    @property
+    def w(self):
+        return self._w
+
+    def run(self, x):
+        return x * self.w
+
+
+class Other(Swapped):
+    @property
+    def w(self):
+        return self._w * 7.0
+
+
+def test_a_property_replaced_on_the_class_or_an_object_given_another_class_is_seen_at_the_next_call():
+    original = Swapped.w
+    changes = {5: lambda o: setattr(Swapped, "w", property(lambda self: self._w * 100.0)),
+               6: lambda o: setattr(Swapped, "w", tf.constant(-1.0)),
+               7: lambda o: setattr(Swapped, "w", original),
+               8: lambda o: setattr(o, "__class__", Other)}
+    try:
+        done = set()
+
+        def between(o, i):
+            if i in changes and (i, id(o)) not in done:
+                done.add((i, id(o)))
+                changes[i](o)
+        _pair(Swapped, "run", calls=10, between=between)
+    finally:
+        Swapped.w = original

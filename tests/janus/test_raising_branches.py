@@ -99,3 +99,17 @@ def test_the_recursion_limit_still_raises_as_eager_with_a_raising_check():
         _compare(power_step, _calls([3, 4, 5, 2, 2000, 6]))
     finally:
         sys.setrecursionlimit(limit)
+
+
+def halving(x, n):
+    if n <= 0:
+        return x
+    if tf.reduce_sum(x) > 3.0:             # a raising side inside a tensor `if`, inside the recursion
+        if n > 50:
+            raise ValueError("too deep")
+        x = x * 0.5
+    return halving(x * 1.5, n - 1)
+
+
+def test_a_raising_side_inside_a_tensor_if_of_a_recursion_matches_eager():
+    _compare(halving, _calls([3, 4, 60, 2, 5, 7]))

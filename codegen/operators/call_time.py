@@ -6,8 +6,8 @@ closures TensorFlow runs on every call and then checks against their spec, a cas
 10 us a value on this machine — more than the rest of janus's own work on a small graph's call.
 
 `feed` makes such a capture and records its closure beside it; `Feeds.of` pairs the recorded
-closures with the function's captured inputs once, after the trace (and forgets them); `Feeds.values` then runs each
-closure itself.  A value that is an eager tensor of exactly the spec's dtype and (fully known)
+closures with the function's captured inputs once, after the trace (and forgets them);
+`Feeds.values` then runs each closure itself.  A value that is an eager tensor of exactly the spec's dtype and (fully known)
 shape is fed as it is, which is what TensorFlow's cast would have returned; any other value goes
 through the spec's own `to_tensors`, which casts or raises as TensorFlow's call would.  Each
 closure runs once per call, as under TensorFlow.

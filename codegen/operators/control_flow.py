@@ -65,19 +65,22 @@ def _never_taken(test, raises: bool, site) -> bool:
     Python numbers' (`codegen.recursion.exact_ints`).  False where no check can be placed (inside
     a `tf.cond` or loop body, after a variable write): the `if` is built as usual."""
     ctx = current()
-    clear = tf.logical_not(_as_bool(test)) if raises else _as_bool(test)
+
+    def clear():
+        return tf.logical_not(_as_bool(test)) if raises else _as_bool(test)
+
     if ctx.dry_run:                           # (typing the machine's frames: the raising side sets nothing)
         return True
     if ctx.int_checks is not None:
         if ctx.general_depth != ctx.int_checks_depth:    # (in a tf.cond or loop of the block: not the frame's)
             return False
-        ctx.int_checks.append(clear)
+        ctx.int_checks.append(clear())
         return True
     where = ctx.where(ctx.site(site)[0].lineno) if site is not None else ctx.user_line()
     key = (ctx.frame.converted.key if ctx.frames else "", Kind.EXACT.name, where, "raise")
     if ctx.in_machine or not ctx.may_speculate(key):
         return False
-    emit_guard(clear, ctx.assume(Kind.EXACT, key, "no call takes the side of a tensor `if` that raises", True,
+    emit_guard(clear(), ctx.assume(Kind.EXACT, key, "no call takes the side of a tensor `if` that raises", True,
                                  where, fallback="raise"))
     return True
 

@@ -348,9 +348,8 @@ def read_outside(access, holder, name, value, source):
             read = outside_reader(access, holder, name)
             graph = ctx.outer_graph
             with graph.as_default():        # (a NumPy number through an array: TensorFlow caches scalars by value)
-                heap.fed[key] = call_time.feed(
-                    graph, (lambda: tf.constant(np.asarray(read()), dtype)) if numpy else lambda: tf.constant(read(), dtype),
-                    tf.TensorSpec((), dtype))
+                made = (lambda: tf.constant(np.asarray(read()), dtype)) if numpy else lambda: tf.constant(read(), dtype)
+                heap.fed[key] = call_time.feed(graph, made, tf.TensorSpec((), dtype))
             ctx.check(access, holder, name, value, source, kind=Kind.TYPE_MATCH, expected=type(value))
             _note(heap.reads, source)
         if numpy:

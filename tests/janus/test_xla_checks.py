@@ -239,4 +239,5 @@ def test_a_graph_that_xla_cannot_trace_runs_traced_again_without_xla():
         keys = tf.constant(k, tf.int64)
         assert spec(keys).numpy().tolist() == looks_up(keys).numpy().tolist()
     assert spec.graphs and spec.graphs[0].xla.startswith("traced for XLA it failed"), spec.report()
-    assert spec.stats()["graph_runs"] >= 2 and "what tracing the function for XLA raised" in spec.report(), spec.report()
+    report = spec.report()
+    assert spec.stats()["graph_runs"] >= 2 and "what tracing the function for XLA raised" in report, report

@@ -159,6 +159,7 @@ def call(f, *args, **kwargs):
     elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.outside:
         ctx.fail("state-write", f"`{ctx.outside[id(owner)]}.{f.__name__}(...)` mutates a {type(owner).__name__}, "
                  "which janus does not copy for deferred writes", "use a list or a dict")
+    _no_wrapped_mutation(ctx, f)
     for a in args:
         ctx.heap.mark_read(a)
     fresh = _new_value_each_call(ctx, f, args)
@@ -293,6 +294,17 @@ _GRAPH_SAFE = ("tensorflow", "keras", "tf_keras", "numpy", "builtins", "math", "
                "functools", "_functools", "itertools", "collections", "_collections", "_collections_abc", "copy",
                "numbers", "enum", "dataclasses", "typing", "abc", "types", "fractions", "decimal", "_decimal",
                "string", "re", "janus", "codegen", "profiler")
+
+
+def _no_wrapped_mutation(ctx, f):
+    """A mutating method of a list, dict or set subclass written in Python (the `ListWrapper` a
+    `tf.Module` or Keras layer keeps a list attribute in) would run once, at build time: the
+    function runs in Python."""
+    owner = f.__self__ if isinstance(f, types.MethodType) else None
+    if isinstance(owner, (list, dict, set)) and type(owner) not in (list, dict, set) and f.__name__ in _MUTATORS:
+        ctx.fail("state-write", f"`.{f.__name__}(...)` mutates a {type(owner).__name__}, which janus does not "
+                 "copy for deferred writes", "keep the list or dict outside the tf.Module or layer, or mutate it "
+                 "outside the function")
 
 
 def _foreign(f) -> str:

@@ -1,0 +1,48 @@
+"""A `tf.Module` (or Keras layer) keeps its list and dict attributes in TensorFlow's tracking
+wrappers (`ListWrapper`, a list subclass written in Python).  Appending to one inside a speculated
+function must happen once per call, as in eager: it ran once, when the graph was built."""
+import tensorflow as tf
+
+import janus
+from tests.harness import assert_same_outcome, run_capturing
+
+
+class Mod(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.v = tf.Variable(1.5)
+        self.log = []
+
+    @property
+    def scale(self):
+        self.log.append(len(self.log))
+        return self.v * 2.0
+
+    def direct(self, x):
+        self.log.append(1)
+        return x * self.v
+
+    def through_property(self, x):
+        return x * self.scale
+
+    def reads(self, x):
+        return x * self.v + float(len(self.log))
+
+
+def _pair(method, graph_runs=0):
+    eager_obj, janus_obj = Mod(), Mod()
+    spec = janus.speculate(getattr(janus_obj, method))
+    for i in range(8):
+        x = tf.constant(float(i))
+        assert_same_outcome(run_capturing(getattr(eager_obj, method), (x,)), run_capturing(spec, (x,)))
+        assert list(janus_obj.log) == list(eager_obj.log)
+    assert spec.stats()["graph_runs"] >= graph_runs, spec.report()
+
+
+def test_an_append_to_a_modules_list_happens_on_every_call():
+    _pair("direct")
+    _pair("through_property")
+
+
+def test_a_modules_list_only_read_still_runs_as_a_graph():
+    _pair("reads", graph_runs=3)

@@ -297,11 +297,12 @@ _GRAPH_SAFE = ("tensorflow", "keras", "tf_keras", "numpy", "builtins", "math", "
 
 
 def _no_wrapped_mutation(ctx, f):
-    """A mutating method of a list, dict or set subclass written in Python (the `ListWrapper` a
-    `tf.Module` or Keras layer keeps a list attribute in) would run once, at build time: the
-    function runs in Python."""
+    """A mutating method of an outside list, dict or set subclass written in Python (the
+    `ListWrapper` a `tf.Module` or Keras layer keeps a list attribute in) would run once, at build
+    time: the function runs in Python.  (One the function makes, a `Counter`, is the build's own.)"""
     owner = f.__self__ if isinstance(f, types.MethodType) else None
-    if isinstance(owner, (list, dict, set)) and type(owner) not in (list, dict, set) and f.__name__ in _MUTATORS:
+    if isinstance(owner, (list, dict, set)) and type(owner) not in (list, dict, set) and f.__name__ in _MUTATORS \
+            and id(owner) in ctx.outside:
         ctx.fail("state-write", f"`.{f.__name__}(...)` mutates a {type(owner).__name__}, which janus does not "
                  "copy for deferred writes", "keep the list or dict outside the tf.Module or layer, or mutate it "
                  "outside the function")

@@ -46,3 +46,18 @@ def test_an_append_to_a_modules_list_happens_on_every_call():
 
 def test_a_modules_list_only_read_still_runs_as_a_graph():
     _pair("reads", graph_runs=3)
+
+
+def appends_to_an_argument_module(m, x):
+    m.log.append(1)
+    return x * m.v
+
+
+def test_an_append_to_the_list_of_a_module_passed_as_an_argument_happens_on_every_call():
+    eager_obj, janus_obj = Mod(), Mod()
+    spec = janus.speculate(appends_to_an_argument_module)
+    for i in range(8):
+        x = tf.constant(float(i))
+        assert_same_outcome(run_capturing(appends_to_an_argument_module, (eager_obj, x)),
+                            run_capturing(spec, (janus_obj, x)))
+    assert list(janus_obj.log) == list(eager_obj.log)

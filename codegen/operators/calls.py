@@ -142,7 +142,10 @@ def call(f, *args, **kwargs):
         return _inline(ctx, f.__func__, (f.__self__,) + args, kwargs)
     if is_user_function(f):
         return _inline(ctx, f, args, kwargs)
-    owner = getattr(f, "__self__", None) if isinstance(f, types.BuiltinMethodType) else None
+    # (a list, dict or set subclass written in Python, the `ListWrapper` a `tf.Module` keeps a
+    # list attribute in, has Python methods: an outside one's mutators stop the build below too)
+    owner = getattr(f, "__self__", None) if isinstance(f, types.BuiltinMethodType) or (
+        isinstance(f, types.MethodType) and isinstance(f.__self__, (list, dict, set))) else None
     if owner is not None and id(owner) in ctx.heap.by_copy:
         if f.__name__ not in NON_READING_MUTATORS:
             ctx.heap.mark_read(owner)
@@ -159,7 +162,6 @@ def call(f, *args, **kwargs):
     elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.outside:
         ctx.fail("state-write", f"`{ctx.outside[id(owner)]}.{f.__name__}(...)` mutates a {type(owner).__name__}, "
                  "which janus does not copy for deferred writes", "use a list or a dict")
-    _no_wrapped_mutation(ctx, f)
     for a in args:
         ctx.heap.mark_read(a)
     fresh = _new_value_each_call(ctx, f, args)
@@ -294,18 +296,6 @@ _GRAPH_SAFE = ("tensorflow", "keras", "tf_keras", "numpy", "builtins", "math", "
                "functools", "_functools", "itertools", "collections", "_collections", "_collections_abc", "copy",
                "numbers", "enum", "dataclasses", "typing", "abc", "types", "fractions", "decimal", "_decimal",
                "string", "re", "janus", "codegen", "profiler")
-
-
-def _no_wrapped_mutation(ctx, f):
-    """A mutating method of an outside list, dict or set subclass written in Python (the
-    `ListWrapper` a `tf.Module` or Keras layer keeps a list attribute in) would run once, at build
-    time: the function runs in Python.  (One the function makes, a `Counter`, is the build's own.)"""
-    owner = f.__self__ if isinstance(f, types.MethodType) else None
-    if isinstance(owner, (list, dict, set)) and type(owner) not in (list, dict, set) and f.__name__ in _MUTATORS \
-            and id(owner) in ctx.outside:
-        ctx.fail("state-write", f"`.{f.__name__}(...)` mutates a {type(owner).__name__}, which janus does not "
-                 "copy for deferred writes", "keep the list or dict outside the tf.Module or layer, or mutate it "
-                 "outside the function")
 
 
 def _foreign(f) -> str:

@@ -378,6 +378,12 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         return graph
 
     def _run_graph(self, graph, inputs, args, kwargs, keep=True):
+        if graph.differentiated_through(inputs):
+            self._note(codegen.Reason("outside-derivatives", "", "a forward accumulator, or a tape taking a "
+                                      "gradient of a gradient, watches this call: TensorFlow's derivatives of a "
+                                      "graph give zeros where eager's give None, so the call ran in Python",
+                                      "take the derivatives inside the speculated function"))
+            return self._eager(args, kwargs)
         start = time.perf_counter()
         forced = testing.force_fallback_enabled()
         saved = graph.snapshot_variables() if forced else None

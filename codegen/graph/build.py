@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python import pywrap_tfe
 
 from profiler.library import is_library_file
 
@@ -120,6 +121,18 @@ class GraphArtifact:
         if match is None or int(match.group(1)) >= len(self.assumptions):
             return None
         return self.assumptions[int(match.group(1))]
+
+    def differentiated_through(self, inputs) -> bool:
+        """Whether a forward accumulator, or a tape that records derivatives of derivatives,
+        watches this run's inputs or the values it captures.  TensorFlow gives the derivatives of
+        a function call through functions of its own (the call's gradient and forward-mode
+        functions), which give zeros where eager's gives None (an output that does not depend on
+        the input, a second derivative of `3 * x`); such a call runs in Python."""
+        if pywrap_tfe.TFE_Py_TapeSetIsEmpty():
+            return False
+        watched = [x for x in inputs if isinstance(x, tf.Tensor)] + list(self.concrete.captured_inputs)
+        return pywrap_tfe.TFE_Py_TapeSetPossibleGradientTypes(watched) > 1 or bool(
+            pywrap_tfe.TFE_Py_PackJVPs(watched)[0])
 
     def run(self, inputs):
         """Run the graph; returns all outputs. Raises what the graph raises, after restoring the

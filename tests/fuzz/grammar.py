@@ -805,11 +805,16 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "SHOWN.v = 5", "Shown.seen += 1"]
 
 
+# How the caller differentiates the call's result by `x`: not at all, or through derivatives
+# TensorFlow takes of a graph by functions of its own (nested or persistent tapes, forward mode).
+OUTSIDE = [None] * 9 + ["tapes", "persistent", "accumulator"]
+
+
 @st.composite
 def calls(draw):
     """4 to 8 calls; the batch size, values (and so branch directions), dtype and n (now and then a
     float or a scalar tensor) change, and between calls the state may be changed from outside (the same way for
-    eager and janus)."""
+    eager and janus); now and then the caller takes derivatives of the result (`OUTSIDE`)."""
     out = []
     for _ in range(draw(st.integers(4, 8))):
         size = draw(st.sampled_from([2, 2, 3]))
@@ -822,5 +827,5 @@ def calls(draw):
             n = ("tensor", n)    # a scalar int32 tensor where Python ints went before (the runner makes it)
         elif draw(st.integers(0, 7)) == 0:
             n = (draw(st.sampled_from(["int32", "float32"])), n)    # a NumPy scalar (fed once it varies)
-        out.append((values, dtype, n, draw(st.sampled_from(MUTATIONS))))
+        out.append((values, dtype, n, draw(st.sampled_from(MUTATIONS)), draw(st.sampled_from(OUTSIDE))))
     return out

@@ -115,13 +115,37 @@ def _mutate(mutation: str, module, box):
     return None
 
 
+def watched(fn, outside=None):
+    """`fn`, called under the caller's derivatives of its result's float tensors by `x`: nested
+    tapes (a second derivative), one persistent tape taking both, or a forward accumulator.
+    Returns the result and the derivatives (None where eager's tape finds no connection)."""
+    if outside is None:
+        return fn
+
+    def call(x, *rest):
+        floats = lambda r: [t for t in tf.nest.flatten(r) if isinstance(t, tf.Tensor) and t.dtype.is_floating]  # noqa: E731
+        if outside == "accumulator":
+            with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
+                r = fn(x, *rest)
+            return r, [acc.jvp(t) for t in floats(r)]
+        with tf.GradientTape(persistent=outside == "persistent") as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                r = fn(x, *rest)
+            tape = outer if outside == "persistent" else inner
+            d1 = tape.gradient(floats(r), x) if floats(r) else None
+        return r, d1, (outer.gradient(d1, x) if d1 is not None else None)
+    return call
+
+
 def _compare(eager_mod, janus_mod, calls: list) -> dict:
     # 1 to 3 profiled calls, chosen by the program: with one, graphs (and graph segments, which
     # profile after the function did) run within a short call sequence, on a one-call profile.
     profile_runs = 1 + int(hashlib.sha1(janus_mod.__name__.encode()).hexdigest(), 16) % 3
     spec = janus.speculate(janus_mod.f, profile_runs=profile_runs)
     eager_box, janus_box = eager_mod.Box(), janus_mod.Box()
-    for i, (values, dtype, n, mutation) in enumerate(calls):
+    for i, (values, dtype, n, mutation, *outside) in enumerate(calls):
         if mutation:                      # state changed from outside, before this call
             raised = [_mutate(mutation, module, box)
                       for module, box in ((eager_mod, eager_box), (janus_mod, janus_box))]
@@ -129,9 +153,9 @@ def _compare(eager_mod, janus_mod, calls: list) -> dict:
         x = tf.constant(values, getattr(tf, dtype))
         if isinstance(n, tuple):                  # ("tensor" or a NumPy type, int): eager's result follows its kind
             n = tf.constant(n[1]) if n[0] == "tensor" else getattr(np, n[0])(n[1])
-        (ek, ev), eout = run_capturing(eager_mod.f, (x, n, eager_box, eager_box.tree))
-        (jk, jv), jout = run_capturing(spec, (x, n, janus_box, janus_box.tree))
-        where = f"call {i} (x={values} {dtype}, n={n}, before it: {mutation})"
+        (ek, ev), eout = run_capturing(watched(eager_mod.f, *outside), (x, n, eager_box, eager_box.tree))
+        (jk, jv), jout = run_capturing(watched(spec, *outside), (x, n, janus_box, janus_box.tree))
+        where = f"call {i} (x={values} {dtype}, n={n}, before it: {mutation}, derivatives: {outside})"
         assert ek == jk, f"{where}: eager {ek}s {ev!r}, janus {jk}s {jv!r}"
         if ek == "raise":
             # (RecursionError's text names the kind of frame that hit the limit, which depends on

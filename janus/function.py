@@ -24,6 +24,7 @@ from tensorflow.python.saved_model import save_context
 import codegen
 from codegen import faults
 from codegen.graph import analyze, python_calls
+from codegen.operators.defaults import Defaults
 from profiler import profile_call, profiling
 
 from janus import testing
@@ -90,6 +91,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         self.instance = weakref.ref(instance) if instance is not None else None   # the one it is bound to
         self.graphs: list = []
         self.binding = InputSignature(fn, input_signature) if input_signature is not None else None
+        self.defaults = Defaults(fn)
         self.input_signature = self.binding.user_specs if self.binding else None
         self.relaxations = Relaxations(self.binding.specs if self.binding else None)
         self.assumption_failures: collections.Counter = collections.Counter()
@@ -124,6 +126,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         self.counters["calls"] += 1
         if self.binding is not None:
             args, kwargs = self.binding.bind(args, kwargs)
+        args, kwargs = self.defaults.fill(args, kwargs)
         if not tf.executing_eagerly():
             return self._in_outer_trace(args, kwargs)
         if self.segmented is not None and not profiling():

@@ -26,6 +26,7 @@ from codegen.operators import state
 from codegen.operators.arrays import PyArray
 from codegen.operators.builtins import BUILTINS
 from codegen.operators.context import Frame, current
+from codegen.operators.defaults import outside_defaults
 from codegen.operators.gradients import UnknownConnectivity, checked_gradient
 from codegen.operators.heap import NON_READING_MUTATORS
 from codegen.operators.lists import GrowList
@@ -406,6 +407,7 @@ def _inline(ctx, fn, args, kwargs):
         ctx.fail("recursion", f"{fn.__qualname__} recurses deeper than {RECURSION_LIMIT} levels while building"
                  + (f"; it cannot run as a Call/Return machine: {refused.explanation}" if refused else ""),
                  refused.hint if refused else "make the recursion end on a tensor test or a tree")
+    args, kwargs = outside_defaults(ctx, fn, args, kwargs)
     ctx.frames.append(Frame(converted))
     try:
         return converted.builder(*args, **kwargs)

@@ -159,6 +159,11 @@ def helper(v, k):
     return v * k + 1.0
 
 
+def remember(v, seen=[]):                       # a mutable default it changes on every call
+    seen.append(v)
+    return len(seen)
+
+
 def rec(v, m, box):
     global COUNT
     if m <= 0:
@@ -608,6 +613,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: f"t = t + tf.cast(tf.reduce_sum(box.remb(tree{draw(st.sampled_from(['', ', True']))})), t.dtype)",
         lambda: ("with tf.GradientTape() as tape:\n    r = tf.reduce_sum(box.remb(tree))\n"
                  "box.emb.assign_sub(0.125 * tf.convert_to_tensor(tape.gradient(r, box.emb)))\nt = t + tf.cast(r, t.dtype)"),
+        lambda: f"s = s + remember({draw(st.sampled_from(['t', 'k', 'x * 2.0']))}) * 0.5",
         lambda: "s = s + tsum(tree)",
         lambda: 'print("leaf", leafw(tree))',
         lambda: "t = t * tpick(tree)",

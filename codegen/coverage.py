@@ -196,7 +196,8 @@ HANDLERS_311: dict[str, Handler] = {
                        sample="def f(x):\n    raise ValueError(x)\n"),
     "LOAD_ASSERTION_ERROR": H(NO_CONVERSION, "`assert` on Python values (on a tensor: the build fails, eager)",
                               sample="def f(x):\n    assert x\n    return x\n"),
-    "BEFORE_WITH": H(NO_CONVERSION, "`with` (e.g. `tf.GradientTape()`): entered at build time", sample=_WITH),
+    "BEFORE_WITH": H(NO_CONVERSION, "`with` of TensorFlow's managers (`tf.GradientTape()`): entered at build time; "
+                     "of the program's own: run in Python", sample=_WITH),
     "WITH_EXCEPT_START": H(NO_CONVERSION, "`with` exit on an exception (at build time)", sample=_WITH),
     "PUSH_EXC_INFO": H(NO_CONVERSION, "exception path of `with` / `try/finally`", sample=_FINALLY),
     "POP_EXCEPT": H(NO_CONVERSION, "exception path of `with` / `try/finally`", sample=_FINALLY),

@@ -170,7 +170,10 @@ class StateWrites(Lowering):
             if item.optional_vars is not None and self._needs_lowering(item.optional_vars):
                 raise unsupported("state-write", self.filename, node,
                                   f"`with ... as {ast.unparse(item.optional_vars)}` stores into state")
-        return self.generic_visit(node)
+        self.generic_visit(node)
+        for item in node.items:      # (whether the build may enter it once: `codegen.operators.contexts`)
+            item.context_expr = replace_expr(f"{JN}.entered(manager)", item.context_expr, manager=item.context_expr)
+        return node
 
 
 transform = StateWrites.transform

@@ -9,6 +9,7 @@ sees them) and gives tensors their graph meaning.
 """
 from codegen.operators.builtins import TensorRange, py_iter
 from codegen.operators.calls import call, ld_attr
+from codegen.operators.contexts import entered
 from codegen.operators.control_flow import for_stmt, if_exp, if_stmt, returned, while_stmt
 from codegen.operators.general import run_cond, run_while
 from codegen.operators.joins import each, join, join_end, joined, listed
@@ -26,7 +27,7 @@ __all__ = [
     # state reads and writes
     "ld", "ld_attr", "ld_item", "st_attr", "st_item", "st_name", "del_attr", "del_item", "del_name", "inplace",
     # calls, and the values f-strings format
-    "call", "py_iter", "formatted",
+    "call", "py_iter", "formatted", "entered",
     # joined recursive calls
     "join", "joined", "join_end", "each", "listed",
     # values

@@ -159,6 +159,19 @@ def helper(v, k):
     return v * k + 1.0
 
 
+class Scope:                                    # a context manager of the program's own
+    def __init__(self, tag):
+        self.tag = tag
+
+    def __enter__(self):
+        LOG.append(self.tag)
+        return len(LOG) % 3 + 1
+
+    def __exit__(self, *exc):
+        print("leaving", self.tag)
+        return False
+
+
 def remember(v, seen=[]):                       # a mutable default it changes on every call
     seen.append(v)
     return len(seen)
@@ -614,6 +627,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: ("with tf.GradientTape() as tape:\n    r = tf.reduce_sum(box.remb(tree))\n"
                  "box.emb.assign_sub(0.125 * tf.convert_to_tensor(tape.gradient(r, box.emb)))\nt = t + tf.cast(r, t.dtype)"),
         lambda: f"s = s + remember({draw(st.sampled_from(['t', 'k', 'x * 2.0']))}) * 0.5",
+        lambda: f"with Scope({draw(st.sampled_from(['1', 'k']))}) as q:\n    t = t * q",
         lambda: "s = s + tsum(tree)",
         lambda: 'print("leaf", leafw(tree))',
         lambda: "t = t * tpick(tree)",

@@ -19,6 +19,7 @@ from codegen.operators import call_time, node_tests
 from codegen.operators.context import current
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert, convert_tensor, is_computed
+from codegen.operators.object_access import object_delattr, object_setattr, type_of, vars_of
 from codegen.operators.printing import deferred_print, deferred_tf_print
 from codegen.operators.lists import GrowList
 from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
@@ -263,6 +264,7 @@ def _type(*args, **kwargs):
         stand_in = _eager_type(args[0])
         if stand_in is not None:
             return stand_in
+        return type_of(args[0])
     return type(*args, **kwargs)
 
 
@@ -423,4 +425,7 @@ BUILTINS = {
     hasattr: _hasattr,
     setattr: st_attr,
     delattr: del_attr,
+    object.__setattr__: object_setattr,
+    object.__delattr__: object_delattr,
+    vars: vars_of,
 }

@@ -27,6 +27,7 @@ from codegen.operators.arrays import PyArray
 from codegen.operators.builtins import BUILTINS
 from codegen.operators.context import Frame, current
 from codegen.operators.defaults import outside_defaults
+from codegen.operators.object_access import bound_setattr
 from codegen.operators.gradients import UnknownConnectivity, checked_gradient
 from codegen.operators.heap import NON_READING_MUTATORS
 from codegen.operators.lists import GrowList
@@ -143,6 +144,9 @@ def call(f, *args, **kwargs):
         return _inline(ctx, f.__func__, (f.__self__,) + args, kwargs)
     if is_user_function(f):
         return _inline(ctx, f, args, kwargs)
+    if isinstance(f, types.MethodWrapperType) and f.__name__ in ("__setattr__", "__delattr__") \
+            and bound_setattr(f, args, kwargs):
+        return None
     # (a list, dict or set subclass written in Python, the `ListWrapper` a `tf.Module` keeps a
     # list attribute in, has Python methods: an outside one's mutators stop the build below too)
     owner = getattr(f, "__self__", None) if isinstance(f, types.BuiltinMethodType) or (

@@ -427,6 +427,10 @@ def ld_attr(obj, name: str):
         if written[2] is DELETED:
             raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
         return written[2]
+    if ctx.heap.attrs:
+        found = _written_on_class(ctx.heap.attrs, obj, name)
+        if found is not None:
+            return found[2]
     if isinstance(obj, PyArray):
         return obj.user_attribute(name)
     if name == "__class__" and isinstance(obj, Pointer):
@@ -440,6 +444,22 @@ def ld_attr(obj, name: str):
     return value
 
 
+def _written_on_class(attrs, obj, name):
+    """The call's pending write of `name` on the class `obj` reads it from: for an instance whose
+    `__dict__` lacks it, its class or a base (`Model.steps += 1`, then `self.steps`); for a class,
+    a base (`Base.count += 1`, then `Sub.count`).  None where Python finds it first elsewhere."""
+    is_class = isinstance(obj, type)
+    if not is_class and name in (getattr(obj, "__dict__", None) or ()):
+        return None
+    for klass in (obj if is_class else type(obj)).__mro__:
+        written = attrs.get((id(klass), name)) if klass is not obj else None
+        if written is not None:
+            return written if written[2] is not DELETED else None
+        if name in klass.__dict__:
+            return None
+    return None
+
+
 def _rebindable(value) -> bool:
     """A library module's data attribute a program may rebind between calls (`sys.stderr` under
     `contextlib.redirect_stderr`): an object, not a function, class, module, number or dtype."""
@@ -449,6 +469,9 @@ def _rebindable(value) -> bool:
 def _read_attr(ctx, obj, name):
     value = getattr(obj, name)
     source = ctx.outside.get(id(obj))
+    if name == "__dict__" and source is not None and not isinstance(obj, types.ModuleType):
+        ctx.fail("object-dict", f"`{source}.__dict__` reaches its attributes past janus's deferred writes: the "
+                 "statement runs in Python", "read and write the attributes by name")
     if source is None or (isinstance(obj, types.ModuleType) and is_library_module(obj.__name__)):
         if source is not None and (callable(value) or isinstance(value, types.ModuleType)) \
                 and obj.__dict__.get(name) is value:

@@ -72,6 +72,8 @@ SINK = io.StringIO()
 
 
 class Box:
+    hits = 0                                    # a class attribute, written through `type(box)`
+
     def __init__(self):
         self.n = 0
         self.t = tf.constant(0.0)
@@ -628,6 +630,12 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  "box.emb.assign_sub(0.125 * tf.convert_to_tensor(tape.gradient(r, box.emb)))\nt = t + tf.cast(r, t.dtype)"),
         lambda: f"s = s + remember({draw(st.sampled_from(['t', 'k', 'x * 2.0']))}) * 0.5",
         lambda: f"with Scope({draw(st.sampled_from(['1', 'k']))}) as q:\n    t = t * q",
+        # The same attribute reached two ways in one call: written through the class (or through
+        # `type(...)`, `object.__setattr__`, `vars`) and read through an instance, or the other way.
+        lambda: "Counter.n += 1\nk = k + Counter().n",
+        lambda: "type(box).hits += 2\nk = k + box.hits",
+        lambda: "object.__setattr__(box, 'n', box.n + 3)\nk = k + box.n",
+        lambda: "vars(box)['n'] = box.n + 1\nt = t * box.n",
         lambda: "s = s + tsum(tree)",
         lambda: 'print("leaf", leafw(tree))',
         lambda: "t = t * tpick(tree)",

@@ -50,7 +50,7 @@ MAX_BUILD_FAILURES = 3
 # follow the call's data): that call runs in
 # Python and the cached graphs stay; MAX_DATA_FAILURES of them with no graph run between make
 # the function imperative.
-DATA_DEPENDENT = frozenset({"tree-attribute-types", "tree-node-class", "held-number"})
+DATA_DEPENDENT = frozenset({"tree-attribute-types", "tree-node-class", "held-number", "variable-creation"})
 MAX_DATA_FAILURES = 4
 MAX_REBUILDS = 16          # relax-and-retry rounds within one build (each relaxes something new)
 _MISS = object()           # no cached graph accepted the call
@@ -314,6 +314,8 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
             raise codegen.ConversionError(exc.reason) from None
         if isinstance(exc, (codegen.NeedsPythonValue, codegen.ReplicaSync)) or exc.reason.kind in BREAKS:
             return self._make_imperative(exc.reason, exc)
+        if exc.reason.kind in DATA_DEPENDENT:
+            return self._data_failed(exc)
         self._failed_build = exc             # counted once the call has run in Python
         return None
 

@@ -34,7 +34,7 @@ from codegen.operators import failing_ops
 from codegen.operators.call_time import Feeds
 from codegen.operators.printing import replay_prints
 from codegen.operators.calls import every_argument
-from codegen.operators.context import BuildContext, Frame
+from codegen.operators.context import BuildContext, Frame, current
 from codegen.operators import unchanged
 from codegen.operators.heap import Shadow
 from codegen.operators.arrays import PyArray
@@ -181,6 +181,15 @@ class GraphArtifact:
         return writeback.unflatten(self.result_template, outs, args, kwargs)
 
 
+def _no_new_variables(next_creator, **kwargs):
+    """A variable the call creates is a new object on every call that reaches the code, while a
+    graph would create one, once, when it is built, and hand it out again on every run: that
+    call runs in Python."""
+    current().fail("variable-creation", "the call creates a tf.Variable: eager makes a new one on every call that "
+                   "gets there, a graph would reuse the one made when it was built",
+                   "create the variable before calling the function, or on a call that runs in Python")
+
+
 def _register_argument_containers(heap, value, path):
     if isinstance(value, PyArray):      # (its tensor, taken out by an op that returns its input, is new)
         heap.arg_arrays[value.tensor.ref()] = path
@@ -249,7 +258,8 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
             for k, a in kwargs.items():
                 _register_argument_containers(ctx.heap, a, ("kwargs", k))
             ctx.frames.append(Frame(converted))
-            result = _call_top(ctx, converted, args, kwargs)
+            with tf.variable_creator_scope(_no_new_variables):
+                result = _call_top(ctx, converted, args, kwargs)
             ctx.frames.pop()
             holder["unchanged"], holder["arguments"] = _watched_reads(ctx, sig, converted.filename)
             _only_appended(ctx.heap, sig, values, converted.filename)

@@ -87,7 +87,7 @@ def _state(module, box):
             "LOG": list(module.LOG), "LIMIT": list(module.LIMIT), "CAP": module.Node.CAP,
             "remember": [type(v).__name__ for v in module.remember.__defaults__[0]],
             "TABLE": dict(module.TABLE), "COUNT": module.COUNT, "Counter.n": module.Counter.n,
-            "Box.hits": module.Box.hits,
+            "Box.hits": module.Box.hits, "box.lazy": None if box.lazy is None else box.lazy.read_value(),
             "ENV": (module.ENV.steps, module.ENV.state.tolist()), "RNG": module.RNG.getstate(),
             "SRC": module.SRC.calls, "BUF": (module.BUF.calls, module.BUF.array.tolist()),
             "SINK": module.SINK.getvalue()}

@@ -16,14 +16,14 @@ import time
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.python import pywrap_tfe
 
 from profiler.library import is_library_file
 
 from codegen import faults
-from codegen.assumptions import GUARD_MARK, Kind, Source
+from codegen.assumptions import GUARD_MARK, Kind
 from codegen.errors import ConversionError, JanusError, NeedsPythonValue, Reason, ReplicaSync, StagingError
-from codegen.graph import python_calls, variable_writes, writeback
+from codegen.graph import derivatives, python_calls, variable_writes, writeback
+from codegen.graph.arguments import no_new_variables, register_argument_containers
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.print_order import (order_prints_after_failures, order_python_after_failures,
                                       order_python_among_variables, order_writes_after_failures)
@@ -34,9 +34,8 @@ from codegen.operators import failing_ops
 from codegen.operators.call_time import Feeds
 from codegen.operators.printing import replay_prints
 from codegen.operators.calls import every_argument
-from codegen.operators.context import BuildContext, Frame, current
+from codegen.operators.context import BuildContext, Frame
 from codegen.operators import unchanged
-from codegen.operators.heap import Shadow
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
 from codegen.operators.state import calls_python_so_far
@@ -123,16 +122,9 @@ class GraphArtifact:
         return self.assumptions[int(match.group(1))]
 
     def differentiated_through(self, inputs) -> bool:
-        """Whether a forward accumulator, or a tape that records derivatives of derivatives,
-        watches this run's inputs or the values it captures.  TensorFlow gives the derivatives of
-        a function call through functions of its own (the call's gradient and forward-mode
-        functions), which give zeros where eager's gives None (an output that does not depend on
-        the input, a second derivative of `3 * x`); such a call runs in Python."""
-        if pywrap_tfe.TFE_Py_TapeSetIsEmpty():
-            return False
-        watched = [x for x in inputs if isinstance(x, tf.Tensor)] + list(self.concrete.captured_inputs)
-        return pywrap_tfe.TFE_Py_TapeSetPossibleGradientTypes(watched) > 1 or bool(
-            pywrap_tfe.TFE_Py_PackJVPs(watched)[0])
+        """Whether the caller takes derivatives of this run TensorFlow would take through
+        functions of its own (`codegen.graph.derivatives`): such a call runs in Python."""
+        return derivatives.differentiated_through(inputs, self.concrete)
 
     def run(self, inputs):
         """Run the graph; returns all outputs. Raises what the graph raises, after restoring the
@@ -181,41 +173,6 @@ class GraphArtifact:
         return writeback.unflatten(self.result_template, outs, args, kwargs)
 
 
-def _no_new_variables(next_creator, **kwargs):
-    """A variable the call creates is a new object on every call that reaches the code, while a
-    graph would create one, once, when it is built, and hand it out again on every run: that
-    call runs in Python."""
-    current().fail("variable-creation", "the call creates a tf.Variable: eager makes a new one on every call that "
-                   "gets there, a graph would reuse the one made when it was built",
-                   "create the variable before calling the function, or on a call that runs in Python")
-
-
-def _register_argument_containers(heap, value, path):
-    if isinstance(value, PyArray):      # (its tensor, taken out by an op that returns its input, is new)
-        heap.arg_arrays[value.tensor.ref()] = path
-        return
-    if isinstance(value, tf.Tensor):
-        heap.arg_tensors[value.ref()] = path      # passed through unchanged: the caller's own object
-        return
-    if type(value) in (list, dict):
-        heap.shadows[id(value)] = sh = _shadow_of_argument(value, path)
-        heap.by_copy[id(value)] = sh
-        items = enumerate(value) if type(value) is list else value.items()
-        for k, v in items:
-            _register_argument_containers(heap, v, path + (k,))
-    elif type(value) is tuple:
-        for k, v in enumerate(value):
-            _register_argument_containers(heap, v, path + (k,))
-
-
-def _shadow_of_argument(value, path):
-    snapshot = list(value) if type(value) is list else dict(value)
-    source = Source.arg(path[1]) if path[0] == "args" else Source.kwarg(path[1])
-    for key in path[2:]:
-        source = source.item(key)
-    return Shadow(None, path, value, snapshot, source)
-
-
 def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict, jit_compile=False,
                 **options) -> GraphArtifact:
     """The graph of `converted` for `sig`.  Under `jit_compile` it is traced as
@@ -254,11 +211,11 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
         kwargs = {k: rebuild(t, values) for k, t in sig.template[1].items()}
         with ctx:
             for i, a in enumerate(args):
-                _register_argument_containers(ctx.heap, a, ("args", i))
+                register_argument_containers(ctx.heap, a, ("args", i))
             for k, a in kwargs.items():
-                _register_argument_containers(ctx.heap, a, ("kwargs", k))
+                register_argument_containers(ctx.heap, a, ("kwargs", k))
             ctx.frames.append(Frame(converted))
-            with tf.variable_creator_scope(_no_new_variables):
+            with tf.variable_creator_scope(no_new_variables):
                 result = _call_top(ctx, converted, args, kwargs)
             ctx.frames.pop()
             holder["unchanged"], holder["arguments"] = _watched_reads(ctx, sig, converted.filename)

@@ -30,6 +30,7 @@ from codegen.operators.defaults import outside_defaults
 from codegen.operators.object_access import bound_setattr
 from codegen.operators.gradients import UnknownConnectivity, checked_gradient
 from codegen.operators.heap import NON_READING_MUTATORS
+from codegen.operators.library_settings import check_settings
 from codegen.operators.lists import GrowList
 from codegen.operators.outside_calls import NOT_CONVERTED, try_call
 from codegen.operators.printing import not_printed
@@ -147,28 +148,10 @@ def call(f, *args, **kwargs):
     if isinstance(f, types.MethodWrapperType) and f.__name__ in ("__setattr__", "__delattr__") \
             and bound_setattr(f, args, kwargs):
         return None
-    # (a list, dict or set subclass written in Python, the `ListWrapper` a `tf.Module` keeps a
-    # list attribute in, has Python methods: an outside one's mutators stop the build below too)
-    owner = getattr(f, "__self__", None) if isinstance(f, types.BuiltinMethodType) or (
-        isinstance(f, types.MethodType) and isinstance(f.__self__, (list, dict, set))) else None
-    if owner is not None and id(owner) in ctx.heap.by_copy:
-        if f.__name__ not in NON_READING_MUTATORS:
-            ctx.heap.mark_read(owner)
-        else:
-            sh = ctx.heap.by_copy[id(owner)]
-            no_write_in_machine(ctx, sh.source)
-            not_printed(ctx, owner, sh.source)
-            if sh.source not in ctx.heap.writes:
-                ctx.heap.writes.append(sh.source)
-            if f.__name__ not in ("append", "extend") or type(owner) is not list:
-                sh.mutated = True       # its result depends on the contents: they are checked at entry
-    elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.printed_objects:
-        not_printed(ctx, owner)
-    elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.outside:
-        ctx.fail("state-write", f"`{ctx.outside[id(owner)]}.{f.__name__}(...)` mutates a {type(owner).__name__}, "
-                 "which janus does not copy for deferred writes", "use a list or a dict")
+    _container_method(ctx, f)
     for a in args:
         ctx.heap.mark_read(a)
+    check_settings(ctx, f)
     fresh = _new_value_each_call(ctx, f, args)
     foreign = _foreign(f)
     if fresh or foreign:
@@ -216,6 +199,31 @@ def call(f, *args, **kwargs):
                                          "decides whether the gradient is connected; eager's gradient is None on "
                                          "some paths, where a graph's is zeros", "it runs in Python")) from None
     return f(*args, **kwargs)
+
+
+def _container_method(ctx, f):
+    """A method of a list, dict or set from outside the call: a mutator of one janus copies is
+    a deferred write (a reading one notes the read); of another kind it stops the build."""
+    # (a list, dict or set subclass written in Python, the `ListWrapper` a `tf.Module` keeps a
+    # list attribute in, has Python methods: an outside one's mutators stop the build below too)
+    owner = getattr(f, "__self__", None) if isinstance(f, types.BuiltinMethodType) or (
+        isinstance(f, types.MethodType) and isinstance(f.__self__, (list, dict, set))) else None
+    if owner is not None and id(owner) in ctx.heap.by_copy:
+        if f.__name__ not in NON_READING_MUTATORS:
+            ctx.heap.mark_read(owner)
+        else:
+            sh = ctx.heap.by_copy[id(owner)]
+            no_write_in_machine(ctx, sh.source)
+            not_printed(ctx, owner, sh.source)
+            if sh.source not in ctx.heap.writes:
+                ctx.heap.writes.append(sh.source)
+            if f.__name__ not in ("append", "extend") or type(owner) is not list:
+                sh.mutated = True       # its result depends on the contents: they are checked at entry
+    elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.printed_objects:
+        not_printed(ctx, owner)
+    elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.outside:
+        ctx.fail("state-write", f"`{ctx.outside[id(owner)]}.{f.__name__}(...)` mutates a {type(owner).__name__}, "
+                 "which janus does not copy for deferred writes", "use a list or a dict")
 
 
 def _layer_call(ctx, layer, user_call, args, kwargs):

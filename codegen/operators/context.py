@@ -148,6 +148,7 @@ class BuildContext:
         self.outside_reads: dict = {}          # (access, id(holder), name) -> state.OutsideRead
         self.observers: list = []              # (callback, [tensors]) called with the outputs after success
         self.recursion: list = []              # recursive cycles run as machines in this graph
+        self.settings_checked: set = set()     # ids of objects whose settings are checked (`library_settings`)
         self._scanned = 0
         self._wrote = False
 

@@ -1,0 +1,57 @@
+"""Python settings of the objects whose library code a graph calls, checked at entry.
+
+A Keras layer's `activation`, `rate` or `momentum`, an optimizer's `clipvalue` or `momentum`:
+the library's methods are called, not converted, so they read these while the graph is built and
+the graph holds what they were.  Eager reads them on every call.  So where the graph calls a
+library method of an object from outside the call (`opt.apply_gradients(...)`, `layer(x)`),
+every public attribute of that object holding a Python number, string, None or function is
+checked at entry, and so are those of the library objects it holds (its layers, directly or in
+a list), up to `_DEPTH` levels and `_LIMIT` objects: a change builds another graph."""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import tensorflow as tf
+
+from codegen.assumptions import SCALARS
+
+_DEPTH = 2
+_LIMIT = 64
+_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType)
+_NOT_OBJECTS = (type, types.ModuleType, *_FUNCTIONS, types.MethodType, tf.Tensor, tf.Variable, np.ndarray,
+                list, tuple, dict, set)
+
+
+def check_settings(ctx, f):
+    """The entry checks for the objects whose library method `f` is (see the module docstring)."""
+    owner = f.__self__ if isinstance(f, types.MethodType) else f
+    if isinstance(owner, _NOT_OBJECTS) or not isinstance(getattr(owner, "__dict__", None), dict):
+        return
+    source = ctx.outside.get(id(owner))
+    if source is None or id(owner) in ctx.settings_checked:
+        return
+    _walk(ctx, owner, source, _DEPTH)
+
+
+def _walk(ctx, obj, source, depth):
+    if len(ctx.settings_checked) >= _LIMIT or id(obj) in ctx.settings_checked:
+        return
+    ctx.settings_checked.add(id(obj))
+    for name, value in list(vars(obj).items()):
+        if type(value) in SCALARS or isinstance(value, _FUNCTIONS):
+            if not name.startswith("_"):
+                ctx.check("attr", obj, name, value, source.attr(name))
+        elif depth and _is_object(value):
+            ctx.check("attr", obj, name, value, source.attr(name))         # the very object
+            _walk(ctx, value, source.attr(name), depth - 1)
+        elif depth and type(value) in (list, tuple) and 0 < len(value) <= 64 and any(map(_is_object, value)):
+            ctx.check("attr", obj, name, value, source.attr(name))         # the very items
+            for i, item in enumerate(value):
+                if _is_object(item):
+                    _walk(ctx, item, source.attr(name).item(i), depth - 1)
+
+
+def _is_object(value) -> bool:
+    return not isinstance(value, _NOT_OBJECTS) and type(value) not in SCALARS and \
+        isinstance(getattr(value, "__dict__", None), dict)

@@ -84,6 +84,8 @@ class Box:
         self.tree = Node(1, Node(2.5), Node(3, Node(4)))
         self.emb = tf.Variable(np.arange(8.0, dtype=np.float32).reshape(4, 2) * 0.25)
         self.lazy = None                        # a variable made on the call that finds it None
+        self.dense = tf.keras.layers.Dense(2, kernel_initializer="ones")    # library code reads its settings
+        self.dense.build((None, 1))
 
     @property
     def scaled(self):
@@ -639,6 +641,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "vars(box)['n'] = box.n + 1\nt = t * box.n",
         lambda: ("if box.lazy is None:\n    box.lazy = tf.Variable(tf.zeros([2]))\n"
                  "box.lazy.assign_add(tf.ones([2]))\nt = t + tf.cast(tf.reduce_sum(box.lazy), t.dtype)"),
+        lambda: "t = t + tf.cast(tf.reduce_sum(box.dense(tf.reshape(tf.cast(t, tf.float32)[:1], [1, 1]) - 3.0)), t.dtype)",
         lambda: "s = s + tsum(tree)",
         lambda: 'print("leaf", leafw(tree))',
         lambda: "t = t * tpick(tree)",
@@ -833,7 +836,8 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.tree.w = np.int64(3)", "box.tree.left.w = np.float32(2.5)", "box.tree.w = np.float16(0.3)",
              "box.tree.left.w = np.float64(0.1)", "box.tree.left.w = 'label'", "box.tree.w = 1 + 2j",
              "box.tree = Node(np.float32(0.3), Node(np.float32(2.5)), Node(np.float32(1.1), Node(np.float32(4))))",
-             "SHOWN.v = 5", "Shown.seen += 1", "box.lazy = None"]
+             "SHOWN.v = 5", "Shown.seen += 1", "box.lazy = None",
+             "box.dense.activation = tf.nn.relu", "box.dense.use_bias = False"]
 
 
 # How the caller differentiates the call's result by `x`: not at all, or through derivatives

@@ -22,7 +22,7 @@ from profiler.library import is_library_file
 from codegen import faults
 from codegen.assumptions import GUARD_MARK, Kind
 from codegen.errors import ConversionError, JanusError, NeedsPythonValue, Reason, ReplicaSync, StagingError
-from codegen.graph import derivatives, python_calls, variable_writes, writeback
+from codegen.graph import derivatives, python_calls, random_ops, variable_writes, writeback
 from codegen.graph.arguments import no_new_variables, register_argument_containers
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.print_order import (order_prints_after_failures, order_python_after_failures,
@@ -245,6 +245,8 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
     except Exception as exc:                      # the builder failed while tracing
         raise _staging_error(exc, converted) from exc
     elapsed = time.perf_counter() - start
+    if why := random_ops.seeded(concrete.graph):
+        raise StagingError(Reason("seeded-random", converted.filename, why, random_ops.HINT))
     checks = list(ctx.checks.values())
     guard, rejected_by = compile_entry_guard(sig, checks, _used_columns(concrete, sig),
                                              _followed_columns(sig, holder["values"]))

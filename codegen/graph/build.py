@@ -245,8 +245,6 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
     except Exception as exc:                      # the builder failed while tracing
         raise _staging_error(exc, converted) from exc
     elapsed = time.perf_counter() - start
-    if why := random_ops.seeded(concrete.graph):
-        raise StagingError(Reason("seeded-random", converted.filename, why, random_ops.HINT))
     checks = list(ctx.checks.values())
     guard, rejected_by = compile_entry_guard(sig, checks, _used_columns(concrete, sig),
                                              _followed_columns(sig, holder["values"]))
@@ -258,13 +256,7 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
                              variable_writes.written_variables(concrete), _restored_variables(concrete),
                              python_ops=python_calls.python_ops(concrete.graph), unchanged=holder["unchanged"],
                              unchanged_arguments=holder["arguments"], checks_at=holder["checks_at"])
-    # (no check runs after a tf.py_function: state read after it fails the build; code is let be)
-    late = [r for r in ctx.outside_reads.values() if r.when != "early" and not r.code]
-    if (late or artifact.unchanged_arguments) and not artifact.replays_python:
-        raise StagingError(Reason("python-state", late[0].where if late else converted.filename,
-                                  f"`{late[0].source if late else 'an argument'}` is read after a tf.py_function "
-                                  "call, whose Python may change it while the graph runs",
-                                  "use tf.numpy_function, or pass it as an argument"))
+    _refuse_what_a_graph_cannot_repeat(ctx, artifact, converted.filename)
     if artifact.calls_python:
         python_calls.install()
         artifact.variables_before_python = variable_writes.read_before_python(concrete)
@@ -272,6 +264,20 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
         compile_with_xla(artifact, sig, ctx.deferred_checks, ctx.bounded_functions)
     artifact.feeds = Feeds.of(artifact.concrete, concrete.graph)     # (the traced graph made the feeds)
     return artifact
+
+
+def _refuse_what_a_graph_cannot_repeat(ctx, artifact, filename):
+    """The build fails where every run of the graph could not do what eager does on every call:
+    outside state read after a `tf.py_function` (no check runs after one; code is let be), and
+    a seeded stateful random op (`codegen.graph.random_ops`)."""
+    late = [r for r in ctx.outside_reads.values() if r.when != "early" and not r.code]
+    if (late or artifact.unchanged_arguments) and not artifact.replays_python:
+        raise StagingError(Reason("python-state", late[0].where if late else filename,
+                                  f"`{late[0].source if late else 'an argument'}` is read after a tf.py_function "
+                                  "call, whose Python may change it while the graph runs",
+                                  "use tf.numpy_function, or pass it as an argument"))
+    if why := random_ops.seeded(artifact.concrete.graph):
+        raise StagingError(Reason("seeded-random", filename, why, random_ops.HINT))
 
 
 def _watched_reads(ctx, sig: Signature, filename: str) -> tuple:

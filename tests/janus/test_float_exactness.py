@@ -105,3 +105,23 @@ def test_signed_zeros_stay_as_eager_makes_them():
         for e, j in zip(signed_zeros(x), spec(x)):
             assert np.asarray(e).tobytes() == np.asarray(j).tobytes()
     assert spec.stats()["graph_runs"] >= 2, spec.report()
+
+
+W = tf.constant(np.random.RandomState(0).randn(3, 4).astype(np.float32))
+B = tf.constant(np.random.RandomState(1).randn(4).astype(np.float32))
+
+
+def fused_tanh(x):
+    return tf.tanh(tf.nn.bias_add(tf.matmul(x, W), B)), tf.sigmoid(tf.matmul(x, W) + B), tf.nn.elu(x @ W + B)
+
+
+def test_matmul_bias_and_activation_are_not_fused():
+    """Found by an adversarial Keras program: grappler's remapper fuses these into one kernel
+    whose tanh, sigmoid and elu round differently from eager's separate ops."""
+    rng = np.random.RandomState(2)
+    spec = janus.speculate(fused_tanh)
+    for _ in range(6):
+        x = tf.constant(rng.randn(4, 3).astype(np.float32))
+        for e, j in zip(fused_tanh(x), spec(x)):
+            assert np.asarray(e).tobytes() == np.asarray(j).tobytes()
+    assert spec.stats()["graph_runs"] >= 2, spec.report()

@@ -5,8 +5,9 @@ the library's methods are called, not converted, so they read these while the gr
 the graph holds what they were.  Eager reads them on every call.  So where the graph calls a
 library method of an object from outside the call (`opt.apply_gradients(...)`, `layer(x)`),
 every public attribute of that object holding a Python number, string, None or function is
-checked at entry, and so are those of the library objects it holds (its layers, directly or in
-a list), up to `_DEPTH` levels and `_LIMIT` objects: a change builds another graph."""
+checked at entry, and so are those of the library objects it holds (its layers: under a public
+name, or in a list under any name, as Keras keeps a model's in `_layers`), up to `_DEPTH` levels
+and `_LIMIT` objects: a change builds another graph."""
 from __future__ import annotations
 
 import types
@@ -42,7 +43,7 @@ def _walk(ctx, obj, source, depth):
         if type(value) in SCALARS or isinstance(value, _FUNCTIONS):
             if not name.startswith("_"):
                 ctx.check("attr", obj, name, value, source.attr(name))
-        elif depth and _is_object(value):
+        elif depth and _is_object(value) and not name.startswith("_"):
             ctx.check("attr", obj, name, value, source.attr(name))         # the very object
             _walk(ctx, value, source.attr(name), depth - 1)
         elif depth and type(value) in (list, tuple) and 0 < len(value) <= 64 and any(map(_is_object, value)):

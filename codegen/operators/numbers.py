@@ -64,6 +64,7 @@ class PyNumber:
 
     __bool__ = __index__ = __int__ = __float__ = __str__ = __repr__ = __format__ = __hash__ = _python_value
     __iter__ = __len__ = __getitem__ = _python_value
+    __round__ = __floor__ = __ceil__ = __trunc__ = __complex__ = _python_value     # (`round(loss, 5)`)
 
     def __neg__(self):
         _no_int64_min(self)

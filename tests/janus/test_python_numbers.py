@@ -1,6 +1,7 @@
 """Python numbers that vary between calls keep Python's meaning in the graph: int stays int
 (no int32 wrap-around, no float32), float is 64-bit, a zero divisor raises ZeroDivisionError,
 and results, writes and prints come back as Python numbers.  Each is compared with eager."""
+import math
 import types
 
 import pytest
@@ -201,3 +202,24 @@ def test_a_quotient_of_a_fed_int_past_53_bits_is_pythons():
     """`k + 2**60` is a fed int made big by a constant: its `/` was computed in float64 without the
     2**53 check (3.843071682022823e+17 for eager's ...824e+17 at k = 100)."""
     differential(big_quotient, [(tf.constant([1.0]), k) for k in [1, 3, -2, 100, 5, 4, 29, 100, 29]])
+
+
+ROUNDED = []
+
+
+def rounds_a_computed_float(x):
+    loss = tf.reduce_sum(x * x)
+    ROUNDED.append((round(float(loss), 3), math.floor(float(loss) * 10), math.ceil(float(loss))))
+    print("loss", round(float(loss), 2))
+    return loss * 2.0
+
+
+def test_round_floor_and_ceil_of_a_float_computed_from_a_tensor_run_in_python_between_graphs():
+    """`round(float(loss), 5)` raised TypeError in the build (the stand-in had no `__round__`), and
+    three such builds made the whole function run in Python."""
+    ROUNDED.clear()
+    differential(rounds_a_computed_float, [(tf.constant([0.1234 * i, 1.0]),) for i in range(8)])
+    spec = janus.speculate(rounds_a_computed_float, profile_runs=2)
+    for i in range(6):
+        spec(tf.constant([0.5 * i, 1.0]))
+    assert not spec.stats()["imperative"], spec.report()

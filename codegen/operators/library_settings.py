@@ -46,7 +46,7 @@ def _walk(ctx, obj, source, depth):
         elif depth and _is_object(value) and not name.startswith("_"):
             ctx.check("attr", obj, name, value, source.attr(name))         # the very object
             _walk(ctx, value, source.attr(name), depth - 1)
-        elif depth and type(value) in (list, tuple) and 0 < len(value) <= 64 and any(map(_is_object, value)):
+        elif depth and isinstance(value, (list, tuple)) and 0 < len(value) <= 64 and any(map(_is_object, value)):
             ctx.check("attr", obj, name, value, source.attr(name))         # the very items
             for i, item in enumerate(value):
                 if _is_object(item):

@@ -137,6 +137,10 @@ class Source(str):
     def any_item(self) -> "Source":
         return Source(f"{self}[...]", self, ("any",))
 
+    def owns(self, name: str) -> "Source":
+        """Whether the object's own `__dict__` holds `name` (not its class)."""
+        return Source(f"{name!r} in vars({self})", self, ("owns", name))
+
     def resolve(self, args: tuple, kwargs: dict):
         """The value this source names in a call's arguments (a source rooted at `args`/`kwargs`)."""
         tag, key = self.step[0], self.step[1] if len(self.step) > 1 else None
@@ -147,6 +151,8 @@ class Source(str):
         base = self.parent.resolve(args, kwargs)
         if tag == "any":
             raise LookupError(f"{self} has no key known outside the graph")
+        if tag == "owns":
+            return key in vars(base)
         return getattr(base, key) if tag == "attr" else base[key]
 
 
@@ -160,7 +166,7 @@ class Check:
     holder: object           # the dict, cell or object the value is read from
     name: str                # key / attribute name ("" for a cell)
     access: str              # "global", "closure", "attr", "item" (of a container), "method" (its function),
-                             # "bound" (the object a C method is bound to)
+                             # "bound" (the object a C method is bound to), "owns" (whether its `__dict__` has it)
     where: str = ""          # the user's file:line of the read
 
     def describe(self) -> str:
@@ -177,4 +183,6 @@ class Check:
             return getattr(getattr(self.holder, self.name), "__func__", None)
         if self.access == "bound":
             return getattr(getattr(self.holder, self.name), "__self__", None)
+        if self.access == "owns":
+            return self.name in vars(self.holder)
         return getattr(self.holder, self.name)

@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import tensorflow as tf
 from tensorflow.python import pywrap_tfe
+from tensorflow.python.ops import resource_variable_ops
 
 
 def differentiated_through(inputs, concrete) -> bool:
     """Whether a forward accumulator, or a tape that records derivatives of derivatives, watches
-    the run's `inputs` or the values `concrete` captures."""
+    the run's `inputs` or the values `concrete` captures.  As TensorFlow's own call does first,
+    the variables the graph uses are marked read (a tape watches a trainable one on its read)."""
     if pywrap_tfe.TFE_Py_TapeSetIsEmpty():
         return False
-    watched = [x for x in inputs if isinstance(x, tf.Tensor)] + list(concrete.captured_inputs)
+    variables = list(concrete.graph.variables) + [x for x in inputs if isinstance(x, tf.Variable)]
+    for v in variables:
+        resource_variable_ops.variable_accessed(v)
+    watched = [x for x in inputs if isinstance(x, tf.Tensor)] + [v.handle for v in variables]
+    watched += list(concrete.captured_inputs)
     return pywrap_tfe.TFE_Py_TapeSetPossibleGradientTypes(watched) > 1 or bool(
         pywrap_tfe.TFE_Py_PackJVPs(watched)[0])

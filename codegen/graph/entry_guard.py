@@ -146,6 +146,8 @@ def check_access(check) -> str:
         return f".{check.name}.__func__"
     if check.access == "bound":
         return f".{check.name}.__self__"
+    if check.access == "owns":
+        return f".__dict__.__contains__({check.name!r})"
     return f".{check.name}"
 
 

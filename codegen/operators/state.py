@@ -428,7 +428,7 @@ def ld_attr(obj, name: str):
             raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
         return written[2]
     if ctx.heap.attrs:
-        found = _written_on_class(ctx.heap.attrs, obj, name)
+        found = _written_on_class(ctx, obj, name)
         if found is not None:
             return found[2]
     if isinstance(obj, PyArray):
@@ -444,19 +444,27 @@ def ld_attr(obj, name: str):
     return value
 
 
-def _written_on_class(attrs, obj, name):
+def _written_on_class(ctx, obj, name):
     """The call's pending write of `name` on the class `obj` reads it from: for an instance whose
     `__dict__` lacks it, its class or a base (`Model.steps += 1`, then `self.steps`); for a class,
-    a base (`Base.count += 1`, then `Sub.count`).  None where Python finds it first elsewhere."""
+    a base (`Base.count += 1`, then `Sub.count`).  None where Python finds it first elsewhere.
+    The graph then holds while the instance and the classes before the writer still lack it."""
     is_class = isinstance(obj, type)
     if not is_class and name in (getattr(obj, "__dict__", None) or ()):
         return None
+    lacking = [] if is_class else [obj]
     for klass in (obj if is_class else type(obj)).__mro__:
-        written = attrs.get((id(klass), name)) if klass is not obj else None
+        written = ctx.heap.attrs.get((id(klass), name)) if klass is not obj else None
         if written is not None:
-            return written if written[2] is not DELETED else None
+            if written[2] is DELETED:
+                return None
+            for holder in lacking:
+                if id(holder) in ctx.outside:
+                    ctx.check("owns", holder, name, False, ctx.outside[id(holder)].owns(name))
+            return written
         if name in klass.__dict__:
             return None
+        lacking.append(klass)
     return None
 
 

@@ -94,3 +94,20 @@ def test_vars_of_an_outside_object_runs_that_statement_in_python():
     spec = janus.speculate(through_vars, profile_runs=2)
     _run(spec)
     assert "object-dict" in spec.report()
+
+
+def test_an_instance_that_gains_its_own_attribute_reads_it_after_a_class_write():
+    """The class write is what `o.steps` reads while `o` has no `steps` of its own; once the
+    caller gives it one, that is what Python reads (the graph checks the instance still lacks it)."""
+    def run(fn):
+        Model.steps = 0
+        o, out = Model(), []
+        for i in range(7):
+            if i == 4:
+                o.steps = 50
+            out.append((float(fn(o, tf.constant(1.0))), Model.steps, vars(o).get("steps")))
+        return out
+
+    spec = janus.speculate(class_then_instance, profile_runs=2)
+    assert run(spec) == run(class_then_instance)
+    assert spec.stats()["graph_runs"] >= 3

@@ -124,3 +124,26 @@ def test_derivatives_taken_inside_the_function_keep_the_graph():
         x = tf.constant([float(i), 2.0])
         assert _values(second(x)) == _values(spec(x))
     assert spec.stats()["graph_runs"] >= 2
+
+
+V = tf.Variable([0.5, 1.5])
+
+
+def reads_variable(x):
+    return tf.tanh(x) * 3.0 + V * x
+
+
+def test_second_derivative_by_a_variable_the_function_reads_is_none_as_in_eager():
+    """The tape watches a trainable variable when it is read; TensorFlow's own call marks the
+    graph's variables read before it asks the tapes, and so does janus's check."""
+    def outer(fn, x):
+        with tf.GradientTape() as t2:
+            with tf.GradientTape() as t1:
+                y = tf.reduce_sum(fn(x))
+            d1 = t1.gradient(y, V)
+        return _values(d1), _values(t2.gradient(d1, V))
+
+    spec = janus.speculate(reads_variable, profile_runs=2)
+    for i in range(6):
+        x = tf.constant([float(i), 1.0])
+        assert outer(spec, x) == outer(reads_variable, x)

@@ -21,7 +21,8 @@ from codegen.segments import CannotSplit, split_function
 
 # Reasons whose statement can run in Python between graph segments.
 BREAKS = {"python-value-of-tensor", "per-call-value", "python-call", "numpy-array", "loop-exit", "try-except",
-          "import", "class-def", "match", "context-manager", "object-dict", "seeded-random"}
+          "import", "class-def", "match", "context-manager", "object-dict", "seeded-random",
+          "outside-container"}
 
 
 class Segmented:

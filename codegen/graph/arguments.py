@@ -2,6 +2,8 @@
 their writes are deferred and written back to the caller's objects), and no variable made."""
 from __future__ import annotations
 
+import types
+
 import tensorflow as tf
 
 from codegen.assumptions import Source
@@ -26,6 +28,10 @@ def register_argument_containers(heap, value, path):
     if isinstance(value, tf.Tensor):
         heap.arg_tensors[value.ref()] = path      # passed through unchanged: the caller's own object
         return
+    if isinstance(value, types.BuiltinMethodType) and type(value.__self__) in (list, dict, set):
+        # `emit=LOG.append`: the container it is bound to is the caller's (its mutators stop the build)
+        heap.outside.setdefault(id(value.__self__), _source(path).attr("__self__"))
+        return
     if type(value) in (list, dict):
         heap.shadows[id(value)] = sh = _shadow_of_argument(value, path)
         heap.by_copy[id(value)] = sh
@@ -39,7 +45,11 @@ def register_argument_containers(heap, value, path):
 
 def _shadow_of_argument(value, path):
     snapshot = list(value) if type(value) is list else dict(value)
+    return Shadow(None, path, value, snapshot, _source(path))
+
+
+def _source(path):
     source = Source.arg(path[1]) if path[0] == "args" else Source.kwarg(path[1])
     for key in path[2:]:
         source = source.item(key)
-    return Shadow(None, path, value, snapshot, source)
+    return source

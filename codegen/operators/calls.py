@@ -222,8 +222,9 @@ def _container_method(ctx, f):
     elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.printed_objects:
         not_printed(ctx, owner)
     elif owner is not None and f.__name__ in _MUTATORS and id(owner) in ctx.outside:
-        ctx.fail("state-write", f"`{ctx.outside[id(owner)]}.{f.__name__}(...)` mutates a {type(owner).__name__}, "
-                 "which janus does not copy for deferred writes", "use a list or a dict")
+        ctx.fail("outside-container", f"`{ctx.outside[id(owner)]}.{f.__name__}(...)` mutates a {type(owner).__name__} "
+                 "from outside the call that janus keeps no copy of: the statement runs in Python",
+                 "pass or read the list or dict itself")
 
 
 def _layer_call(ctx, layer, user_call, args, kwargs):
@@ -324,7 +325,11 @@ def _foreign(f) -> str:
         module = getattr(f.__func__, "__module__", None) or ""
         if not isinstance(owner, type) and _graph_safe(module):
             module = type(owner).__module__ or ""
-    elif isinstance(f, (types.FunctionType, types.BuiltinFunctionType, type)):
+    elif isinstance(f, types.FunctionType):
+        # (where it was defined: a library's wrapper made by `functools.wraps` names the function
+        # it wraps, as `contextlib`'s does for a `contextmanager` used as a decorator)
+        module = f.__globals__.get("__name__") or getattr(f, "__module__", None) or ""
+    elif isinstance(f, (types.BuiltinFunctionType, type)):
         module = getattr(f, "__module__", None) or ""
     else:
         module = type(f).__module__ or ""

@@ -1,12 +1,15 @@
 """`with` statements in a graph: which context managers the build may enter once.
 
 A builder keeps `with m as v:` as Python, so `m.__enter__` and `m.__exit__` run once, while
-the graph is built.  That is what TensorFlow's own managers mean there (`tf.GradientTape`,
-`tf.name_scope`, `tf.device`, `tf.control_dependencies`: they shape the graph).  A manager of
-the program's own (a class whose `__enter__`/`__exit__` it wrote, a `contextlib.contextmanager`
-generator, an `ExitStack` that calls back into it) acts on every call eagerly: it prints,
-counts, appends, binds a fresh value.  Such a `with` runs in Python (the function is split
-around it, or runs in Python), where its code runs on every call as eager's does."""
+the graph is built.  That is what TensorFlow's and Keras's own managers mean there
+(`tf.GradientTape`, `tf.name_scope`, `tf.device`, `tf.control_dependencies`: they shape the
+graph), and what `contextlib.nullcontext` and `contextlib.suppress` allow (an error the graph
+raises runs the call in Python, where `suppress` sees it).  Any other manager acts on every call
+eagerly: the program's own prints, counts, appends, binds a fresh value; a library's redirects
+output (`redirect_stdout`), closes (`closing`), takes a lock.  Such a `with` runs in Python (the
+function is split around it, or runs in Python), where its code runs on every call as eager's
+does.  The classes that define `__enter__` and `__exit__` decide, so a subclass that overrides
+neither counts as its base."""
 from __future__ import annotations
 
 import contextlib
@@ -15,7 +18,8 @@ from profiler.library import is_user_function
 
 from codegen.operators.context import current
 
-_CALLING_BACK = (contextlib.ExitStack, contextlib.AsyncExitStack)
+_ONCE = (contextlib.nullcontext, contextlib.suppress)      # nothing to do on every call
+_GRAPH_MODULES = ("tensorflow", "keras", "tf_keras")
 
 
 def entered(manager):
@@ -30,12 +34,18 @@ def entered(manager):
 def _runs_user_code(manager) -> str:
     cls = type(manager)
     for name in ("__enter__", "__exit__"):
-        method = getattr(cls, name, None)
-        if method is not None and is_user_function(method):
-            return f"{cls.__qualname__}.{name} is the program's own code"
+        owner = next((k for k in cls.__mro__ if name in k.__dict__), None)
+        if owner is None:
+            return f"{cls.__qualname__} has no {name}"      # (Python raises it, in the Python run)
+        if is_user_function(owner.__dict__[name]):
+            return f"{owner.__qualname__}.{name} is the program's own code"
+        if owner not in _ONCE and not _graph_module(owner.__module__):
+            return f"{owner.__module__}.{owner.__qualname__} acts on every call"
     func = getattr(manager, "func", None)
     if isinstance(manager, contextlib._GeneratorContextManagerBase) and func is not None and is_user_function(func):
         return f"{getattr(func, '__qualname__', func)} is a contextmanager of the program"
-    if isinstance(manager, _CALLING_BACK):
-        return f"a {cls.__name__} calls back into the program"
     return ""
+
+
+def _graph_module(module: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in _GRAPH_MODULES)

@@ -7,13 +7,18 @@ library method of an object from outside the call (`opt.apply_gradients(...)`, `
 every public attribute of that object holding a Python number, string, None or function is
 checked at entry, and so are those of the library objects it holds (its layers: under a public
 name, or in a list under any name, as Keras keeps a model's in `_layers`), up to `_DEPTH` levels
-and `_LIMIT` objects: a change builds another graph."""
+and `_LIMIT` objects: a change builds another graph.  Only names the library's own classes of the
+object mention in their code count (`activation` is in `Dense`'s; an `epoch` a program keeps on
+its `keras.Model` subclass, and changes on every call, is in none of Keras's, and is read, where
+the program reads it, by the program's converted code)."""
 from __future__ import annotations
 
 import types
 
 import numpy as np
 import tensorflow as tf
+
+from profiler.library import is_library_module, is_user_function
 
 from codegen.assumptions import SCALARS
 
@@ -39,9 +44,10 @@ def _walk(ctx, obj, source, depth):
     if len(ctx.settings_checked) >= _LIMIT or id(obj) in ctx.settings_checked:
         return
     ctx.settings_checked.add(id(obj))
+    mentioned = _library_names(type(obj))
     for name, value in list(vars(obj).items()):
         if type(value) in SCALARS or isinstance(value, _FUNCTIONS):
-            if not name.startswith("_"):
+            if not name.startswith("_") and name in mentioned:
                 ctx.check("attr", obj, name, value, source.attr(name))
         elif depth and _is_object(value) and not name.startswith("_"):
             ctx.check("attr", obj, name, value, source.attr(name))         # the very object
@@ -56,3 +62,43 @@ def _walk(ctx, obj, source, depth):
 def _is_object(value) -> bool:
     return not isinstance(value, _NOT_OBJECTS) and type(value) not in SCALARS and \
         isinstance(getattr(value, "__dict__", None), dict)
+
+
+_NAMES: dict = {}
+
+
+def _library_names(cls) -> frozenset:
+    """The names the code of `cls`'s library classes mentions (attribute and global names)."""
+    names = _NAMES.get(cls)
+    if names is None:
+        found: set = set()
+        for klass in cls.__mro__:
+            if klass is object or _is_user_class(klass):
+                continue
+            for member in vars(klass).values():
+                for fn in _functions(member):
+                    _code_names(fn.__code__, found)
+        names = frozenset(found)
+        if len(_NAMES) < 1024:
+            _NAMES[cls] = names
+    return names
+
+
+def _is_user_class(klass) -> bool:
+    return any(is_user_function(m) for m in vars(klass).values() if isinstance(m, types.FunctionType)) or (
+        not is_library_module(klass.__module__))
+
+
+def _functions(member):
+    if isinstance(member, (staticmethod, classmethod)):
+        member = member.__func__
+    if isinstance(member, property):
+        return [f for f in (member.fget, member.fset) if isinstance(f, types.FunctionType)]
+    return [member] if isinstance(member, types.FunctionType) else []
+
+
+def _code_names(code, found: set):
+    found.update(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _code_names(const, found)

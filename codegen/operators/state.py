@@ -12,6 +12,7 @@ to the user's objects during a run.
 from __future__ import annotations
 
 import builtins
+import collections
 import dataclasses
 import inspect
 import operator
@@ -69,8 +70,10 @@ def del_attr(obj, name):
 
 def ld_item(obj, key):
     ctx = current()
-    value = obj[key]
     sh = ctx.heap.by_copy.get(id(obj))
+    if sh is None and id(obj) in ctx.outside:
+        return _outside_item(ctx, obj, key)
+    value = obj[key]
     if sh is not None:
         sh.read = True
         if sh.holder is not None and sh.real is not None and type(value) in (list, dict) and not ctx.dry_run:
@@ -78,6 +81,23 @@ def ld_item(obj, key):
             # entry guard re-checks (`CFG["scales"][1] = 10` between calls is seen).
             return ctx.heap.shadow(value, sh.source.item(key), holder=("item", sh.real, key))
         held_outside(ctx, sh, key, value)
+    return value
+
+
+def _outside_item(ctx, obj, key):
+    """An item of an outside container janus keeps no copy of (an `OrderedDict`, a `defaultdict`,
+    a `Counter`): checked at entry like an attribute, and outside itself, so a change between
+    calls builds another graph and a change by the call runs that statement in Python."""
+    source = ctx.outside[id(obj)]
+    if not isinstance(key, (str, int, bool, bytes)) or (isinstance(obj, collections.defaultdict) and key not in obj):
+        ctx.fail("outside-container", f"`{source}[...]` reads a {type(obj).__name__} from outside the call by a key "
+                 "the graph cannot check (or a defaultdict adds it on the read)", "it runs in Python between graph segments")
+    value = obj[key]
+    ctx.check("item", obj, key, value, source.item(key))
+    ctx.keep.append(obj)
+    if not isinstance(value, (tf.Tensor, tf.Variable, int, float, str, bool, bytes, type(None))):
+        ctx.outside.setdefault(id(value), source.item(key))     # (its mutators stop the build)
+        ctx.keep.append(value)
     return value
 
 
@@ -358,7 +378,13 @@ def read_outside(access, holder, name, value, source):
         return PyNumber(heap.fed[key], type(value))
     if type(value) is np.ndarray and value.dtype.kind in "biuf":
         return PyArray(_fed(ctx, access, holder, name, value, source, Kind.ARRAY_MATCH))
-    if isinstance(value, types.BuiltinMethodType) and access == "attr" and value.__self__ is holder:
+    if isinstance(value, types.BuiltinMethodType) and type(value.__self__) in (list, dict, set) \
+            and value.__self__ is not holder:
+        # `EMIT = LOG.append`: the container it is bound to is outside too (its mutators stop the build).
+        ctx.outside.setdefault(id(value.__self__), source.attr("__self__"))
+        ctx.keep.append(value.__self__)
+    if isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)) and access == "attr" \
+            and value.__self__ is holder:
         # A C method bound to the object (a NumPy Generator's `random`): a new object on every
         # read, so what is checked is that the name still gives a method bound to the object.
         ctx.check("bound", holder, name, holder, source, kind=Kind.ID_MATCH, expected=holder)

@@ -67,6 +67,8 @@ SRC = toyenv.Source([np.float64(0.5), np.float64(1.5)])
 BUF = toyenv.Buffer()
 LOG = []
 TABLE = {}
+CONF = collections.OrderedDict(scale=2.0)      # a dict subclass janus keeps no copy of
+EMIT = LOG.append                               # a list reached through its bound method
 LIMIT = [0]
 SINK = io.StringIO()
 
@@ -642,6 +644,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: ("if box.lazy is None:\n    box.lazy = tf.Variable(tf.zeros([2]))\n"
                  "box.lazy.assign_add(tf.ones([2]))\nt = t + tf.cast(tf.reduce_sum(box.lazy), t.dtype)"),
         lambda: "t = t + tf.cast(tf.reduce_sum(box.dense(tf.reshape(tf.cast(t, tf.float32)[:1], [1, 1]) - 3.0)), t.dtype)",
+        lambda: "t = t * CONF['scale']",
+        lambda: "EMIT(k)",
         lambda: "s = s + tsum(tree)",
         lambda: 'print("leaf", leafw(tree))',
         lambda: "t = t * tpick(tree)",
@@ -837,7 +841,7 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.tree.left.w = np.float64(0.1)", "box.tree.left.w = 'label'", "box.tree.w = 1 + 2j",
              "box.tree = Node(np.float32(0.3), Node(np.float32(2.5)), Node(np.float32(1.1), Node(np.float32(4))))",
              "SHOWN.v = 5", "Shown.seen += 1", "box.lazy = None",
-             "box.dense.activation = tf.nn.relu", "box.dense.use_bias = False"]
+             "box.dense.activation = tf.nn.relu", "box.dense.use_bias = False", "CONF['scale'] = 3.0"]
 
 
 # How the caller differentiates the call's result by `x`: not at all, or through derivatives

@@ -86,7 +86,7 @@ def _state(module, box):
     return {"box.n": box.n, "box.t": box.t, "box.v": box.v.read_value(), "box.emb": box.emb.read_value(), "box.items": list(box.items),
             "LOG": list(module.LOG), "LIMIT": list(module.LIMIT), "CAP": module.Node.CAP,
             "remember": [type(v).__name__ for v in module.remember.__defaults__[0]],
-            "TABLE": dict(module.TABLE), "COUNT": module.COUNT, "Counter.n": module.Counter.n,
+            "TABLE": dict(module.TABLE), "CONF": dict(module.CONF), "COUNT": module.COUNT, "Counter.n": module.Counter.n,
             "Box.hits": module.Box.hits, "box.lazy": None if box.lazy is None else box.lazy.read_value(),
             "ENV": (module.ENV.steps, module.ENV.state.tolist()), "RNG": module.RNG.getstate(),
             "SRC": module.SRC.calls, "BUF": (module.BUF.calls, module.BUF.array.tolist()),
@@ -111,7 +111,7 @@ def _mutate(mutation: str, module, box):
     try:
         exec(mutation, {"box": box, "tf": tf, "np": module.np, "LOG": module.LOG, "TABLE": module.TABLE,
                         "Node": module.Node, "Stale": module.Stale, "Doubling": module.Doubling,
-                        "Plus": module.Plus, "SHOWN": module.SHOWN, "Shown": module.Shown})
+                        "Plus": module.Plus, "SHOWN": module.SHOWN, "Shown": module.Shown, "CONF": module.CONF})
     except Exception as exc:              # noqa: BLE001 - compared between the two sides
         return type(exc)
     return None

@@ -83,7 +83,8 @@ def test_each_call_reads_what_it_wrote(fn):
     assert _run(spec) == eager
 
 
-@pytest.mark.parametrize("fn", [class_then_instance, base_then_subclass, through_type, object_setattr])
+@pytest.mark.parametrize("fn", [class_then_instance, base_then_subclass, through_type, object_setattr,
+                                bound_setattr])
 def test_these_keep_the_graph(fn):
     spec = janus.speculate(fn, profile_runs=2)
     _run(spec)

@@ -114,3 +114,62 @@ def test_tensorflow_managers_keep_the_graph():
     spec = _compare(framework_managers)
     assert spec.stats()["graph_runs"] >= 3
     assert "context-manager" not in spec.report()
+
+
+class Closer:
+    def __init__(self):
+        self.closed = 0
+
+    def close(self):
+        self.closed += 1
+
+
+class MyClosing(contextlib.closing):
+    pass
+
+
+def library_manager_passed_in(x, manager):
+    with manager:
+        print("inside")
+        y = x * 2.0
+    return y
+
+
+def closing_subclass(x, thing):
+    with MyClosing(thing):
+        y = x + 1.0
+    return y
+
+
+@scope("decorated")
+def decorated_helper(a):
+    return tf.exp(a) * 2.0
+
+
+def calls_decorated(x):
+    return decorated_helper(tf.tanh(x))
+
+
+def test_a_library_manager_made_outside_redirects_on_every_call():
+    import io
+
+    def run(fn):
+        buf = io.StringIO()
+        out = [run_capturing(fn, (tf.constant([float(i)]), contextlib.redirect_stdout(buf)))[1] for i in range(6)]
+        return out, buf.getvalue()
+
+    spec = janus.speculate(library_manager_passed_in, profile_runs=2)
+    assert run(spec) == run(library_manager_passed_in)
+
+
+def test_a_subclass_of_a_library_manager_closes_on_every_call():
+    def run(fn):
+        thing = Closer()
+        return [(fn(tf.constant([float(i)]), thing).numpy().tolist(), thing.closed) for i in range(6)]
+
+    spec = janus.speculate(closing_subclass, profile_runs=2)
+    assert run(spec) == run(closing_subclass)
+
+
+def test_a_contextmanager_used_as_a_decorator_enters_on_every_call():
+    _compare(calls_decorated)

@@ -99,3 +99,16 @@ def test_a_default_list_replaced_between_calls():
                  state=lambda: len(appends.__defaults__[0]))
     finally:
         appends.__defaults__ = original
+
+
+EMITTED = []
+
+
+def emits(x, emit=EMITTED.append):
+    emit(7)
+    return x * len(EMITTED)
+
+
+def test_a_bound_method_of_a_list_as_a_default():
+    spec = _compare(emits, EMITTED.clear, state=lambda: list(EMITTED))
+    assert spec.report()

@@ -1,0 +1,55 @@
+"""Outside dicts and lists janus keeps no copy of (an `OrderedDict`, a `defaultdict`, a list
+reached through its bound `append`): their items are checked at entry, and a change the call
+makes runs that statement in Python, as eagerly."""
+import collections
+
+import tensorflow as tf
+
+import janus
+
+CONFIG = collections.OrderedDict(lr=0.1)
+GROUPS = collections.defaultdict(list)
+LOG = []
+EMIT = LOG.append
+
+
+def reads_config(x):
+    return x * CONFIG["lr"]
+
+
+def appends_to_a_group(x):
+    GROUPS["k"].append(1)
+    return x * len(GROUPS["k"])
+
+
+def emits(x):
+    EMIT(7)
+    return x * len(LOG)
+
+
+def _compare(fn, between=lambda i: None, calls=7):
+    out = []
+    for f in (fn, janus.speculate(fn, profile_runs=2)):
+        CONFIG["lr"] = 0.1
+        GROUPS.clear()
+        LOG.clear()
+        run = []
+        for i in range(calls):
+            between(i)
+            run.append((float(f(tf.constant(1.0))), dict(CONFIG), dict(GROUPS), list(LOG)))
+        out.append(run)
+    assert out[0] == out[1]
+    return f
+
+
+def test_an_ordered_dict_setting_changed_between_calls():
+    spec = _compare(reads_config, between=lambda i: CONFIG.__setitem__("lr", 0.1 * (i // 3 + 1)))
+    assert spec.stats()["graph_runs"] >= 3
+
+
+def test_a_list_in_a_defaultdict_the_call_appends_to():
+    _compare(appends_to_a_group)
+
+
+def test_a_list_reached_through_its_bound_append():
+    _compare(emits)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import collections.abc
 import dataclasses
 import inspect
 import operator
@@ -71,7 +72,7 @@ def del_attr(obj, name):
 def ld_item(obj, key):
     ctx = current()
     sh = ctx.heap.by_copy.get(id(obj))
-    if sh is None and id(obj) in ctx.outside:
+    if sh is None and id(obj) in ctx.outside and isinstance(obj, _CONTAINERS):
         return _outside_item(ctx, obj, key)
     value = obj[key]
     if sh is not None:
@@ -82,6 +83,9 @@ def ld_item(obj, key):
             return ctx.heap.shadow(value, sh.source.item(key), holder=("item", sh.real, key))
         held_outside(ctx, sh, key, value)
     return value
+
+
+_CONTAINERS = (collections.abc.MutableMapping, collections.abc.MutableSequence)
 
 
 def _outside_item(ctx, obj, key):

@@ -12,8 +12,6 @@ to the user's objects during a run.
 from __future__ import annotations
 
 import builtins
-import collections
-import collections.abc
 import dataclasses
 import inspect
 import operator
@@ -27,6 +25,7 @@ from profiler.library import is_library_module
 from codegen.assumptions import NUMPY_SCALARS, SCALARS, Kind, Source, check_kind, scalar_dtype, subnormal
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
+from codegen.operators.aliases import CONTAINERS, outside_item, written_on_class
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
@@ -72,8 +71,8 @@ def del_attr(obj, name):
 def ld_item(obj, key):
     ctx = current()
     sh = ctx.heap.by_copy.get(id(obj))
-    if sh is None and id(obj) in ctx.outside and isinstance(obj, _CONTAINERS):
-        return _outside_item(ctx, obj, key)
+    if sh is None and id(obj) in ctx.outside and isinstance(obj, CONTAINERS):
+        return outside_item(ctx, obj, key)
     value = obj[key]
     if sh is not None:
         sh.read = True
@@ -82,26 +81,6 @@ def ld_item(obj, key):
             # entry guard re-checks (`CFG["scales"][1] = 10` between calls is seen).
             return ctx.heap.shadow(value, sh.source.item(key), holder=("item", sh.real, key))
         held_outside(ctx, sh, key, value)
-    return value
-
-
-_CONTAINERS = (collections.abc.MutableMapping, collections.abc.MutableSequence)
-
-
-def _outside_item(ctx, obj, key):
-    """An item of an outside container janus keeps no copy of (an `OrderedDict`, a `defaultdict`,
-    a `Counter`): checked at entry like an attribute, and outside itself, so a change between
-    calls builds another graph and a change by the call runs that statement in Python."""
-    source = ctx.outside[id(obj)]
-    if not isinstance(key, (str, int, bool, bytes)) or (isinstance(obj, collections.defaultdict) and key not in obj):
-        ctx.fail("outside-container", f"`{source}[...]` reads a {type(obj).__name__} from outside the call by a key "
-                 "the graph cannot check (or a defaultdict adds it on the read)", "it runs in Python between graph segments")
-    value = obj[key]
-    ctx.check("item", obj, key, value, source.item(key))
-    ctx.keep.append(obj)
-    if not isinstance(value, (tf.Tensor, tf.Variable, int, float, str, bool, bytes, type(None))):
-        ctx.outside.setdefault(id(value), source.item(key))     # (its mutators stop the build)
-        ctx.keep.append(value)
     return value
 
 
@@ -458,7 +437,7 @@ def ld_attr(obj, name: str):
             raise AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")
         return written[2]
     if ctx.heap.attrs:
-        found = _written_on_class(ctx, obj, name)
+        found = written_on_class(ctx, obj, name)
         if found is not None:
             return found[2]
     if isinstance(obj, PyArray):
@@ -472,30 +451,6 @@ def ld_attr(obj, name: str):
     if ctx.in_machine and isinstance(value, tf.Variable):
         return tf.convert_to_tensor(value)     # a plain read vectorises across frames; a resource op does not
     return value
-
-
-def _written_on_class(ctx, obj, name):
-    """The call's pending write of `name` on the class `obj` reads it from: for an instance whose
-    `__dict__` lacks it, its class or a base (`Model.steps += 1`, then `self.steps`); for a class,
-    a base (`Base.count += 1`, then `Sub.count`).  None where Python finds it first elsewhere.
-    The graph then holds while the instance and the classes before the writer still lack it."""
-    is_class = isinstance(obj, type)
-    if not is_class and name in (getattr(obj, "__dict__", None) or ()):
-        return None
-    lacking = [] if is_class else [obj]
-    for klass in (obj if is_class else type(obj)).__mro__:
-        written = ctx.heap.attrs.get((id(klass), name)) if klass is not obj else None
-        if written is not None:
-            if written[2] is DELETED:
-                return None
-            for holder in lacking:
-                if id(holder) in ctx.outside:
-                    ctx.check("owns", holder, name, False, ctx.outside[id(holder)].owns(name))
-            return written
-        if name in klass.__dict__:
-            return None
-        lacking.append(klass)
-    return None
 
 
 def _rebindable(value) -> bool:

@@ -12,7 +12,6 @@ import tensorflow as tf
 
 from codegen.operators.heap import DELETED
 
-
 CONTAINERS = (collections.abc.MutableMapping, collections.abc.MutableSequence)
 
 
@@ -31,7 +30,6 @@ def outside_item(ctx, obj, key):
         ctx.outside.setdefault(id(value), source.item(key))     # (its mutators stop the build)
         ctx.keep.append(value)
     return value
-
 
 
 def written_on_class(ctx, obj, name):

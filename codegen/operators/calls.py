@@ -10,6 +10,7 @@ this one, reached through the build context (`BuildContext.compiler`).
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
 import threading
@@ -333,12 +334,18 @@ def _foreign(f) -> str:
         module = getattr(f, "__module__", None) or ""
     else:
         module = type(f).__module__ or ""
-    if not module or _graph_safe(module):
+    if not module or _graph_safe(module) or f in _NOTHING_PER_CALL or getattr(f, "__code__", None) is _MAKES_MANAGER:
         return ""
     file = getattr(sys.modules.get(module), "__file__", None)
     if not is_library_module(module) and not (file and is_library_file(file)):
         return ""                               # the user's own code (a class of theirs)
     return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
+
+
+_NOTHING_PER_CALL = (contextlib.nullcontext, contextlib.suppress)    # managers entered once (`contexts`)
+# The function `contextlib.contextmanager` returns only makes the manager (`tf.summary.record_if`,
+# the program's own): `contexts.entered` then judges it.
+_MAKES_MANAGER = contextlib.contextmanager(lambda: (yield)).__code__
 
 
 def _graph_safe(module: str) -> bool:

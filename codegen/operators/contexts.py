@@ -17,6 +17,7 @@ import contextlib
 from profiler.library import is_user_function
 
 from codegen.operators.context import current
+from codegen.operators.values import OutsideValue
 
 _ONCE = (contextlib.nullcontext, contextlib.suppress)      # nothing to do on every call
 _GRAPH_MODULES = ("tensorflow", "keras", "tf_keras")
@@ -32,6 +33,14 @@ def entered(manager):
 
 
 def _runs_user_code(manager) -> str:
+    if isinstance(manager, OutsideValue):           # made by a Python call the graph would run
+        return "on a manager a Python call makes"
+    if isinstance(manager, contextlib._GeneratorContextManagerBase):
+        func = getattr(manager, "func", None)       # (TensorFlow's `tf.device` in a graph is one)
+        module = getattr(func, "__globals__", {}).get("__name__", "")
+        if func is None or is_user_function(func) or not _graph_module(module):
+            return f"{getattr(func, '__qualname__', func)} is a contextmanager that acts on every call"
+        return ""
     cls = type(manager)
     for name in ("__enter__", "__exit__"):
         owner = next((k for k in cls.__mro__ if name in k.__dict__), None)
@@ -41,9 +50,6 @@ def _runs_user_code(manager) -> str:
             return f"{owner.__qualname__}.{name} is the program's own code"
         if owner not in _ONCE and not _graph_module(owner.__module__):
             return f"{owner.__module__}.{owner.__qualname__} acts on every call"
-    func = getattr(manager, "func", None)
-    if isinstance(manager, contextlib._GeneratorContextManagerBase) and func is not None and is_user_function(func):
-        return f"{getattr(func, '__qualname__', func)} is a contextmanager of the program"
     return ""
 
 

@@ -173,3 +173,27 @@ def test_a_subclass_of_a_library_manager_closes_on_every_call():
 
 def test_a_contextmanager_used_as_a_decorator_enters_on_every_call():
     _compare(calls_decorated)
+
+
+W = tf.Variable(tf.ones([2, 2]))
+
+
+def tensorflow_generator_managers(x):
+    with tf.device("/CPU:0"):
+        y = tf.tanh(tf.matmul(x, W))
+    with tf.GradientTape() as tape:
+        z = tf.reduce_sum(y * W)
+        with tape.stop_recording():
+            extra = tf.reduce_sum(y) * 3.0
+    with tf.summary.record_if(True), contextlib.suppress(ValueError), contextlib.nullcontext():
+        out = z + extra
+    return out, tape.gradient(z, W)
+
+
+def test_tensorflows_own_generator_managers_and_nothing_per_call_managers_keep_the_graph():
+    spec = janus.speculate(tensorflow_generator_managers, profile_runs=2)
+    for i in range(6):
+        x = tf.fill([2, 2], float(i))
+        for e, j in zip(tensorflow_generator_managers(x), spec(x)):
+            assert e.numpy().tolist() == j.numpy().tolist()
+    assert spec.stats()["graph_runs"] >= 3, spec.report()

@@ -166,7 +166,8 @@ class Check:
     holder: object           # the dict, cell or object the value is read from
     name: str                # key / attribute name ("" for a cell)
     access: str              # "global", "closure", "attr", "item" (of a container), "method" (its function),
-                             # "bound" (the object a C method is bound to), "owns" (whether its `__dict__` has it)
+                             # "bound" (the object a C method is bound to), "owns" (whether its `__dict__` has it),
+                             # "self" (the holder itself)
     where: str = ""          # the user's file:line of the read
 
     def describe(self) -> str:
@@ -185,4 +186,6 @@ class Check:
             return getattr(getattr(self.holder, self.name), "__self__", None)
         if self.access == "owns":
             return self.name in vars(self.holder)
+        if self.access == "self":
+            return self.holder
         return getattr(self.holder, self.name)

@@ -10,6 +10,7 @@ a call costs a few attribute reads and comparisons.
 """
 from __future__ import annotations
 
+import collections.abc
 import math
 
 import numpy as np
@@ -92,7 +93,7 @@ def _same_items(value, expected) -> bool:
         return type(value) is set and value == expected
     if type(value) is not type(expected) or len(value) != len(expected):
         return False
-    if type(value) is dict:
+    if isinstance(value, collections.abc.Mapping):
         return all(_same_item(k, ek) and _same_item(v, ev)
                    for (k, v), (ek, ev) in zip(value.items(), expected.items()))
     return all(_same_item(a, b) for a, b in zip(value, expected))
@@ -148,6 +149,8 @@ def check_access(check) -> str:
         return f".{check.name}.__self__"
     if check.access == "owns":
         return f".__dict__.__contains__({check.name!r})"
+    if check.access == "self":
+        return ""
     return f".{check.name}"
 
 

@@ -7,29 +7,35 @@ from __future__ import annotations
 
 import collections
 import collections.abc
+import copy
 
-import tensorflow as tf
-
+from codegen.assumptions import Check, Kind
 from codegen.operators.heap import DELETED
 
 CONTAINERS = (collections.abc.MutableMapping, collections.abc.MutableSequence)
 
 
-def outside_item(ctx, obj, key):
-    """An item of an outside container janus keeps no copy of (an `OrderedDict`, a `defaultdict`,
-    a `Counter`): checked at entry like an attribute, and outside itself, so a change between
-    calls builds another graph and a change by the call runs that statement in Python."""
-    source = ctx.outside[id(obj)]
+def check_key(ctx, obj, key):
+    """An item read of an outside container janus keeps no copy of (an `OrderedDict`, a
+    `defaultdict`): the caller reads it as outside state, checked at entry like an attribute (or
+    fed, or copied), by a key the guard can name; any other key, or a `defaultdict` read that
+    adds the key, runs the statement in Python."""
     if not isinstance(key, (str, int, bool, bytes)) or (isinstance(obj, collections.defaultdict) and key not in obj):
-        ctx.fail("outside-container", f"`{source}[...]` reads a {type(obj).__name__} from outside the call by a key "
-                 "the graph cannot check (or a defaultdict adds it on the read)", "it runs in Python between graph segments")
-    value = obj[key]
-    ctx.check("item", obj, key, value, source.item(key))
+        ctx.fail("outside-container", f"`{ctx.outside[id(obj)]}[...]` reads a {type(obj).__name__} from outside the "
+                 "call by a key the graph cannot check (or a defaultdict adds it on the read)",
+                 "it runs in Python between graph segments")
     ctx.keep.append(obj)
-    if not isinstance(value, (tf.Tensor, tf.Variable, int, float, str, bool, bytes, type(None))):
-        ctx.outside.setdefault(id(value), source.item(key))     # (its mutators stop the build)
-        ctx.keep.append(value)
-    return value
+
+
+def read_whole(ctx, obj):
+    """`len`, `in`, iteration or a reading method of an outside container janus keeps no copy of:
+    its contents (a snapshot, compared item by item) are checked at entry."""
+    if isinstance(obj, CONTAINERS) and id(obj) in ctx.outside and id(obj) not in ctx.heap.by_copy \
+            and not ctx.dry_run:
+        key = ("items", id(obj), "")
+        if key not in ctx.checks:
+            ctx.keep.append(obj)
+            ctx.checks[key] = Check(Kind.ITEMS_MATCH, ctx.outside[id(obj)], copy.copy(obj), obj, "", "self")
 
 
 def written_on_class(ctx, obj, name):

@@ -17,6 +17,7 @@ import tensorflow as tf
 from codegen.errors import ConversionError, NeedsPythonValue, Reason
 from codegen.operators import call_time, node_tests
 from codegen.operators.context import current
+from codegen.operators.aliases import read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert, convert_tensor, is_computed
 from codegen.operators.object_access import object_delattr, object_setattr, type_of, vars_of
@@ -61,6 +62,7 @@ def py_iter(x):
     """An iterable Python can walk at build time (tensors with a static first dimension unstack)."""
     ctx = current()
     ctx.heap.mark_read(x)
+    read_whole(ctx, x)
     sh = ctx.heap.by_copy.get(id(x))
     if sh is not None and type(x) in (list, tuple):
         for i, item in enumerate(x):
@@ -81,6 +83,7 @@ def _len(x):
     if sh is not None and sh.holder is not None and not ctx.dry_run:
         return _outside_length(ctx, sh)
     ctx.heap.mark_read(x)
+    read_whole(ctx, x)
     if is_symbolic(x):
         n = x.shape[0] if x.shape.rank else None
         return n if n is not None else tf.shape(x)[0]

@@ -24,6 +24,7 @@ from profiler.library import is_library_file, is_library_module, is_user_functio
 from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
 from codegen.operators import state
+from codegen.operators.aliases import read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.builtins import BUILTINS
 from codegen.operators.context import Frame, current
@@ -207,8 +208,10 @@ def _container_method(ctx, f):
     a deferred write (a reading one notes the read); of another kind it stops the build."""
     # (a list, dict or set subclass written in Python, the `ListWrapper` a `tf.Module` keeps a
     # list attribute in, has Python methods: an outside one's mutators stop the build below too)
-    owner = getattr(f, "__self__", None) if isinstance(f, types.BuiltinMethodType) or (
+    owner = getattr(f, "__self__", None) if isinstance(f, (types.BuiltinMethodType, types.MethodWrapperType)) or (
         isinstance(f, types.MethodType) and isinstance(f.__self__, (list, dict, set))) else None
+    if owner is not None and f.__name__ not in _MUTATORS:
+        read_whole(ctx, owner)      # (an outside container janus keeps no copy of: its contents checked)
     if owner is not None and id(owner) in ctx.heap.by_copy:
         if f.__name__ not in NON_READING_MUTATORS:
             ctx.heap.mark_read(owner)

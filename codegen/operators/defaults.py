@@ -25,7 +25,8 @@ _IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, range, type, ty
 def immutable(value) -> bool:
     if isinstance(value, (tuple, frozenset)):
         return all(map(immutable, value))
-    if isinstance(value, types.BuiltinMethodType) and not isinstance(value.__self__, (types.ModuleType, type(None))):
+    if isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)) \
+            and not isinstance(value.__self__, (types.ModuleType, type(None))):
         return False                        # `emit=LOG.append`: bound to an object it may change
     return isinstance(value, _IMMUTABLE) or value is Ellipsis
 

@@ -8,6 +8,7 @@ import operator
 import numpy as np
 import tensorflow as tf
 
+from codegen.operators.aliases import read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators import node_tests
 from codegen.operators.context import active, current
@@ -213,6 +214,10 @@ def _ne(a, b):
 def _in(item, container):
     if isinstance(item, Pointer) or isinstance(container, Pointer) or node_tests.holds_node(container):
         return node_tests.member(item, container)
+    ctx = active()
+    if ctx is not None:             # the answer depends on the contents: checked at entry
+        ctx.heap.mark_read(container)
+        read_whole(ctx, container)
     return item in container
 
 

@@ -53,3 +53,59 @@ def test_a_list_in_a_defaultdict_the_call_appends_to():
 
 def test_a_list_reached_through_its_bound_append():
     _compare(emits)
+
+
+import numpy as np  # noqa: E402
+
+ITEMS = collections.OrderedDict(a=1.0, w=np.array([1.0, 2.0]))
+QUEUE = collections.deque([1.0, 2.0])
+PLAIN = {"a": 1.0}
+PUSH = QUEUE.append
+
+
+def reads_whole(x):
+    return (x * ITEMS.get("b", -1.0) + ("b" in ITEMS) + len(ITEMS) + len(QUEUE) + ("b" in PLAIN)
+            + sum(v for k, v in ITEMS.items() if k != "w") + float(ITEMS["w"][0]))
+
+
+def pushes(x):
+    PUSH(1.0)
+    return x * len(QUEUE)
+
+
+def _reset():
+    ITEMS.clear()
+    ITEMS.update(a=1.0, w=np.array([1.0, 2.0]))
+    QUEUE.clear()
+    QUEUE.extend([1.0, 2.0])
+    PLAIN.clear()
+    PLAIN["a"] = 1.0
+
+
+def _changes(i):
+    if i == 4:
+        ITEMS["b"] = 10.0
+        ITEMS["w"][0] = 100.0
+        QUEUE.append(3.0)
+        PLAIN["b"] = 2.0
+
+
+def test_length_membership_iteration_and_get_see_changes_between_calls():
+    out = []
+    for f in (reads_whole, janus.speculate(reads_whole, profile_runs=2)):
+        _reset()
+        run = []
+        for i in range(7):
+            _changes(i)
+            run.append(float(f(tf.constant(1.0))))
+        out.append(run)
+    assert out[0] == out[1]
+    assert f.stats()["graph_runs"] >= 3
+
+
+def test_a_deques_bound_append_held_in_a_global():
+    out = []
+    for f in (pushes, janus.speculate(pushes, profile_runs=2)):
+        _reset()
+        out.append([(float(f(tf.constant(1.0))), len(QUEUE)) for _ in range(6)])
+    assert out[0] == out[1]

@@ -646,6 +646,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = t + tf.cast(tf.reduce_sum(box.dense(tf.reshape(tf.cast(t, tf.float32)[:1], [1, 1]) - 3.0)), t.dtype)",
         lambda: "t = t * CONF['scale']",
         lambda: "EMIT(k)",
+        lambda: "k = k + ('x' in TABLE) + len(CONF)",
         lambda: "s = s + tsum(tree)",
         lambda: 'print("leaf", leafw(tree))',
         lambda: "t = t * tpick(tree)",
@@ -841,7 +842,8 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.tree.left.w = np.float64(0.1)", "box.tree.left.w = 'label'", "box.tree.w = 1 + 2j",
              "box.tree = Node(np.float32(0.3), Node(np.float32(2.5)), Node(np.float32(1.1), Node(np.float32(4))))",
              "SHOWN.v = 5", "Shown.seen += 1", "box.lazy = None",
-             "box.dense.activation = tf.nn.relu", "box.dense.use_bias = False", "CONF['scale'] = 3.0"]
+             "box.dense.activation = tf.nn.relu", "box.dense.use_bias = False", "CONF['scale'] = 3.0", "TABLE['x'] = 1",
+             "CONF['extra'] = 1.0"]
 
 
 # How the caller differentiates the call's result by `x`: not at all, or through derivatives

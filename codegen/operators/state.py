@@ -368,10 +368,11 @@ def read_outside(access, holder, name, value, source):
         ctx.outside.setdefault(id(value.__self__), source.attr("__self__"))
         ctx.keep.append(value.__self__)
     if isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)) and access == "attr" \
-            and value.__self__ is holder:
-        # A C method bound to the object (a NumPy Generator's `random`): a new object on every
-        # read, so what is checked is that the name still gives a method bound to the object.
-        ctx.check("bound", holder, name, holder, source, kind=Kind.ID_MATCH, expected=holder)
+            and (value.__self__ is holder or value.__self__ is _proxied(holder)):
+        # A C method bound to the object (a NumPy Generator's `random`; through a proxy, such as the
+        # dict wrapper a `tf.Module` keeps a dict attribute in, the wrapped object's): a new object
+        # on every read, so what is checked is that the name still gives a method bound to it.
+        ctx.check("bound", holder, name, value.__self__, source, kind=Kind.ID_MATCH, expected=value.__self__)
         return value
     if isinstance(value, types.MethodType) and access == "attr" and not isinstance(value.__self__, type):
         # A bound method: its owner is checked by identity, and the function behind the name
@@ -452,6 +453,11 @@ def ld_attr(obj, name: str):
     if ctx.in_machine and isinstance(value, tf.Variable):
         return tf.convert_to_tensor(value)     # a plain read vectorises across frames; a resource op does not
     return value
+
+
+def _proxied(holder):
+    """The object a proxy (`wrapt`'s, as `tf.Module` wraps a dict attribute in) stands for, or None."""
+    return holder.__wrapped__ if hasattr(type(holder), "__wrapped__") else None
 
 
 def _rebindable(value) -> bool:

@@ -61,3 +61,28 @@ def test_an_append_to_the_list_of_a_module_passed_as_an_argument_happens_on_ever
         assert_same_outcome(run_capturing(appends_to_an_argument_module, (eager_obj, x)),
                             run_capturing(spec, (janus_obj, x)))
     assert list(janus_obj.log) == list(eager_obj.log)
+
+
+class Configured(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.cfg = {"scale": 2.0}           # kept in TensorFlow's dict wrapper, a proxy
+
+
+def reads_a_module_dict(m, x):
+    return x * m.cfg.get("scale", 1.0) + m.cfg.get("shift", 0.5)
+
+
+def test_get_on_a_modules_dict_keeps_the_graph_and_sees_changes():
+    """`m.cfg.get` is a C method bound to the dict the proxy wraps: the entry check is that the
+    name still gives a method bound to that dict (it checked the fresh method object, which a
+    later call never is, and every build failed)."""
+    eager_obj, janus_obj = Configured(), Configured()
+    spec = janus.speculate(reads_a_module_dict, profile_runs=2)
+    for i in range(8):
+        for obj in (eager_obj, janus_obj):
+            if i == 5:
+                obj.cfg["shift"] = 3.0
+        x = tf.constant(float(i))
+        assert_same_outcome(run_capturing(reads_a_module_dict, (eager_obj, x)), run_capturing(spec, (janus_obj, x)))
+    assert spec.stats()["graph_runs"] >= 3, spec.report()

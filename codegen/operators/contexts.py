@@ -25,14 +25,14 @@ _GRAPH_MODULES = ("tensorflow", "keras", "tf_keras")
 
 def entered(manager):
     """`manager`, when the build may enter it once for every call (see the module docstring)."""
-    why = _runs_user_code(manager)
+    why = _acts_per_call(manager)
     if why:
         current().fail("context-manager", f"`with` {why}: it would run once, while the graph is built, "
                        "instead of on every call", "keep the `with` outside the speculated function")
     return manager
 
 
-def _runs_user_code(manager) -> str:
+def _acts_per_call(manager) -> str:
     if isinstance(manager, OutsideValue):           # made by a Python call the graph would run
         return "on a manager a Python call makes"
     if isinstance(manager, contextlib._GeneratorContextManagerBase):

@@ -35,8 +35,10 @@ def object_setattr(obj, name, value):
 
 
 def object_delattr(obj, name):
-    if not _outside(obj) or type(name) is not str or isinstance(obj, type) or _descriptor(type(obj), name):
+    if not _outside(obj) or type(name) is not str or isinstance(obj, type):
         return object.__delattr__(obj, name)
+    if _descriptor(type(obj), name):
+        dict_view(obj, f"object.__delattr__ of `{name}`, a descriptor of {type(obj).__qualname__}")
     return del_attr(obj, name)
 
 

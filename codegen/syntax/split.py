@@ -294,10 +294,13 @@ def _loaded(stmts) -> set:
 
 
 def _stored(stmts) -> set:
-    comprehension_targets = {m.id for n in _walk_scope(stmts) if isinstance(n, _COMPREHENSIONS)
-                             for g in n.generators for m in ast.walk(g.target) if isinstance(m, ast.Name)}
+    # A comprehension's targets are its own (by node: the same name stored by the function, a
+    # `with ... as q` before `[... for q in ...]`, stays the function's).
+    own = {id(m) for n in _walk_scope(stmts) if isinstance(n, _COMPREHENSIONS)
+           for g in n.generators for m in ast.walk(g.target) if isinstance(m, ast.Name)}
     walrus = {n.target.id for n in _walk_scope(stmts) if isinstance(n, ast.NamedExpr)}
-    return (_names(stmts, ast.Store) - comprehension_targets) | walrus
+    stores = [n for n in _walk_scope(stmts) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    return (_names(stmts, ast.Store) - {n.id for n in stores}) | {n.id for n in stores if id(n) not in own} | walrus
 
 
 def _stored_targets(stmt) -> set:

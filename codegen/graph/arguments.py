@@ -2,12 +2,10 @@
 their writes are deferred and written back to the caller's objects), and no variable made."""
 from __future__ import annotations
 
-import types
-
 import tensorflow as tf
 
 from codegen.assumptions import Source
-from codegen.operators.aliases import CONTAINERS
+from codegen.operators.aliases import bound_container
 from codegen.operators.arrays import PyArray
 from codegen.operators.context import current
 from codegen.operators.heap import Shadow
@@ -29,8 +27,7 @@ def register_argument_containers(heap, value, path):
     if isinstance(value, tf.Tensor):
         heap.arg_tensors[value.ref()] = path      # passed through unchanged: the caller's own object
         return
-    if isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)) \
-            and isinstance(value.__self__, (*CONTAINERS, set)):
+    if bound_container(value) is not None:
         # `emit=LOG.append`: the container it is bound to is the caller's (its mutators stop the build)
         heap.outside.setdefault(id(value.__self__), _source(path).attr("__self__"))
         return

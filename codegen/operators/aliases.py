@@ -8,11 +8,21 @@ from __future__ import annotations
 import collections
 import collections.abc
 import copy
+import types
 
 from codegen.assumptions import Check, Kind
 from codegen.operators.heap import DELETED
 
 CONTAINERS = (collections.abc.MutableMapping, collections.abc.MutableSequence)
+
+
+def bound_container(value):
+    """The list, dict, set or other mutable container a C method is bound to (`LOG.append`), or
+    None: held apart from it, the method still changes the container."""
+    if isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)) \
+            and isinstance(value.__self__, (*CONTAINERS, set)):
+        return value.__self__
+    return None
 
 
 def check_key(ctx, obj, key):

@@ -25,7 +25,7 @@ from profiler.library import is_library_module
 from codegen.assumptions import NUMPY_SCALARS, SCALARS, Kind, Source, check_kind, scalar_dtype, subnormal
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
-from codegen.operators.aliases import CONTAINERS, check_key, written_on_class
+from codegen.operators.aliases import CONTAINERS, bound_container, check_key, written_on_class
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
@@ -362,8 +362,7 @@ def read_outside(access, holder, name, value, source):
         return PyNumber(heap.fed[key], type(value))
     if type(value) is np.ndarray and value.dtype.kind in "biuf":
         return PyArray(_fed(ctx, access, holder, name, value, source, Kind.ARRAY_MATCH))
-    if isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)) \
-            and isinstance(value.__self__, (*CONTAINERS, set)) and value.__self__ is not holder:
+    if bound_container(value) is not None and value.__self__ is not holder:
         # `EMIT = LOG.append`: the container it is bound to is outside too (its mutators stop the build).
         ctx.outside.setdefault(id(value.__self__), source.attr("__self__"))
         ctx.keep.append(value.__self__)

@@ -296,10 +296,14 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
 
 def _argument_spec(value, specs, f, cf, expr):
     """The type of an argument a recursive call passes: of its value, or, for a Python object, the
-    caller's own static parameter passed on (any other object is refused)."""
+    caller's own static parameter passed on, or an immutable constant (`None`, a string: a default
+    the call leaves out), which every frame then shares and which must be the very object the
+    root got (`_refuse_conflict`); any other object is refused."""
     spec = spec_of(value)
     if spec is not None:
         return spec
+    if value is None or value is Ellipsis or type(value) in (str, bytes):
+        return Spec(tf.int32, (), static=value, is_static=True)
     caller_spec = specs.get((f, expr.id)) if isinstance(expr, ast.Name) else None
     if not isinstance(caller_spec, Spec) or not caller_spec.is_static:
         raise unsupported("recursion", cf.filename, expr,

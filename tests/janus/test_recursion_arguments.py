@@ -110,3 +110,32 @@ def scaled_batch(trees):
 def test_a_comprehension_over_trees_calling_a_recursion_that_takes_a_default():
     spec = differential(scaled_batch, [([tree(d), tree(2)],) for d in (2, 3, 1, 2, 4)])
     _graph_ran(spec, 2)
+
+
+def tagged(node, acc=None, tag="sum"):
+    if node is None:
+        return tf.constant(0.0)
+    if acc is not None:
+        acc.append(node.v)
+    if tag != "sum":
+        return tf.constant(node.v) + tagged(node.left, acc, tag) + tagged(node.right, acc, tag)
+    return tf.constant(node.v) * 2.0 + tagged(node.left) + tagged(node.right, None, "sum")
+
+
+def test_a_none_or_string_default_the_recursive_calls_leave_out_keeps_the_graph():
+    spec = differential(tagged, [(tree(d),) for d in (2, 3, 1, 2, 4, 3)])
+    _graph_ran(spec, 3)
+
+
+def test_a_root_passing_other_objects_than_the_calls_below_runs_as_eager():
+    """A list the root passes where the calls below pass None, and another tag than theirs:
+    every frame cannot share one object, and eager's appends and sums are kept."""
+    spec = janus.speculate(tagged)
+    for d, with_list, tag in ((2, False, "sum"), (3, False, "sum"), (1, False, "sum"), (2, False, "sum"),
+                              (3, False, "sum"), (2, True, "sum"), (3, False, "all"), (2, True, "all"),
+                              (3, False, "sum")):
+        lists = ([], []) if with_list else (None, None)
+        t = tree(d)
+        assert_same_outcome(run_capturing(tagged, (t, lists[0], tag)), run_capturing(spec, (t, lists[1], tag)))
+        assert lists[0] == lists[1]
+    _graph_ran(spec, 2)

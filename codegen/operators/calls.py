@@ -28,7 +28,7 @@ from codegen.operators.aliases import read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.builtins import BUILTINS
 from codegen.operators.context import Frame, current
-from codegen.operators.defaults import outside_defaults
+from codegen.operators.defaults import check_defaults, outside_defaults
 from codegen.operators.object_access import bound_setattr
 from codegen.operators.gradients import UnknownConnectivity, checked_gradient
 from codegen.operators.heap import NON_READING_MUTATORS
@@ -407,12 +407,6 @@ def every_argument(fn, args, kwargs, ctx=None):
     if len(bound.arguments) > given and ctx is not None:
         check_defaults(ctx, fn)
     return tuple(bound.arguments.values())
-
-
-def check_defaults(ctx, fn):
-    """The graph took `fn`'s defaults: it holds while `fn.__defaults__` is this very tuple."""
-    ctx.check("attr", fn, "__defaults__", fn.__defaults__, Source.global_name(fn.__module__, fn.__qualname__).attr(
-        "__defaults__"), kind=Kind.ID_MATCH, expected=fn.__defaults__)
 
 
 def _hashable(f) -> bool:

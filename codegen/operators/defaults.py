@@ -1,13 +1,17 @@
-"""Defaults a function may change (`def f(x, acc=[])`), treated as the state they are.
+"""Defaults, filled in at the call: a default is an argument of the call it is taken by.
 
-A call that leaves `acc` out changes the very list held in `f.__defaults__`.  Taken as a value
-of the call, the build would see a list the function made itself: its appends would happen
-once, while the graph is built, and leave graph tensors in it.  So:
-  - at the speculated function's own call, such a default is passed as an argument
-    (`Defaults.fill`): its contents are read on every call, checked against what the graph
-    assumed, and the function's changes are written back to the very object;
-  - where the graph inlines a call that takes one (`outside_defaults`), the default is read as
-    outside state, `f.__defaults__[i]`, as a global is: checked at entry, writes deferred."""
+A graph specialised on a default the call left out would keep it after the program changes
+`f.__defaults__`, and a mutable one (`def f(x, acc=[])`) is state: a call that leaves `acc` out
+changes the very list held in `f.__defaults__`.  Taken as a value of the build, its appends
+would happen once, while the graph is built, and leave graph tensors in it.  So:
+  - at the speculated function's own call, every default the call takes is passed as an
+    argument (`Defaults.fill`): a graph is guarded on it like on any argument, a mutable one's
+    contents are read on every call, checked against what the graph assumed, and the
+    function's changes are written back to the very object;
+  - where the graph inlines a call that takes a mutable one (`outside_defaults`), the default
+    is read as outside state, `f.__defaults__[i]`, as a global is: checked at entry, writes
+    deferred (an immutable default written into an inlined call is checked at entry as part
+    of `f.__defaults__`)."""
 from __future__ import annotations
 
 import inspect
@@ -15,7 +19,7 @@ import types
 
 import tensorflow as tf
 
-from codegen.assumptions import Source
+from codegen.assumptions import Kind, Source
 from codegen.operators import state
 
 _IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, range, type, types.FunctionType,
@@ -36,21 +40,28 @@ def _mutable(fn) -> bool:
 
 
 class Defaults:
-    """Fills in the defaults a call takes, when one of the function's defaults is mutable."""
+    """Fills in the defaults a call leaves out, so that they are arguments of the call: a graph
+    is then specialised on them and guarded like any argument, and a default the program
+    changes (`f.__defaults__ = ...`, or a mutable one changed in place) is seen at the next call,
+    as eager sees it."""
 
     def __init__(self, fn):
         self.fn = fn
-        self._key = None
+        self._defaults = self._kwdefaults = None
         self._signature = None
+        code = fn.__code__
+        self._positional = code.co_argcount         # a call passing these, and no keywords, takes none
 
     def fill(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         fn = self.fn
-        key = (fn.__defaults__, fn.__kwdefaults__ and tuple(fn.__kwdefaults__.items()))
-        if key != self._key:
-            self._signature = inspect.signature(fn) if _mutable(fn) else None
-            self._key = key
-        if self._signature is None:
+        defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
+        if defaults is None and not kwdefaults:
             return args, kwargs
+        if not kwargs and not kwdefaults and len(args) >= self._positional:
+            return args, kwargs
+        if defaults is not self._defaults or not _same_items(kwdefaults, self._kwdefaults):
+            self._signature = inspect.signature(fn)   # (it holds the defaults it was made with)
+            self._defaults, self._kwdefaults = defaults, kwdefaults and dict(kwdefaults)
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError:                   # (the call raises it, as eager's does)
@@ -59,29 +70,52 @@ class Defaults:
         return bound.args, bound.kwargs
 
 
+def _same_items(a, b) -> bool:
+    """Whether two keyword-default dicts (or None) hold the same objects under the same names."""
+    if not a or not b:
+        return not a and not b
+    return a.keys() == b.keys() and all(a[k] is b[k] for k in a)
+
+
 def outside_defaults(ctx, fn, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """`args` and `kwargs` of an inlined call of `fn`, with each mutable default the call takes
-    given explicitly, read as outside state (see the module docstring)."""
-    if not (fn.__defaults__ or fn.__kwdefaults__) or not _mutable(fn):
+    """`args` and `kwargs` of an inlined call of `fn`, with every default the call takes given
+    explicitly (the converted function's own defaults are those of its source text): a mutable
+    one read as outside state, and the graph holding while the immutable ones are the function's
+    defaults still (see the module docstring)."""
+    if not (fn.__defaults__ or fn.__kwdefaults__):
         return args, kwargs
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError:
         return args, kwargs                 # (the inlined call raises it)
+    given = set(bound.arguments)
+    bound.apply_defaults()
+    taken = [name for name in bound.arguments if name not in given]
+    if not taken:
+        return args, kwargs
     code = fn.__code__
     positional = code.co_varnames[:code.co_argcount]
     defaults = fn.__defaults__ or ()
+    kwdefaults = fn.__kwdefaults__ or {}
     source = Source.global_name(fn.__module__, fn.__qualname__)
-    kwargs = dict(kwargs)
-    for i, name in enumerate(positional[len(positional) - len(defaults):]):
-        value = defaults[i]
-        if name not in bound.arguments and not immutable(value):
-            if positional.index(name) < code.co_posonlyargcount:
-                ctx.fail("mutable-default", f"{fn.__qualname__}() takes its mutable default `{name}`, a "
-                         "positional-only parameter", f"pass `{name}` explicitly")
-            kwargs[name] = state.read_outside("item", defaults, i, value, source.attr("__defaults__").item(i))
-    for name, value in (fn.__kwdefaults__ or {}).items():
-        if name not in bound.arguments and not immutable(value):
-            kwargs[name] = state.read_outside("item", fn.__kwdefaults__, name, value,
-                                              source.attr("__kwdefaults__").item(name))
-    return args, kwargs
+    for name in taken:
+        if name in kwdefaults:
+            ctx.check("attr", fn, "__kwdefaults__", kwdefaults, source.attr("__kwdefaults__"), kind=Kind.ID_MATCH,
+                      expected=kwdefaults)
+            holder, key, where = kwdefaults, name, source.attr("__kwdefaults__").item(name)
+        else:
+            check_defaults(ctx, fn)
+            i = positional.index(name) - (len(positional) - len(defaults))
+            holder, key, where = defaults, i, source.attr("__defaults__").item(i)
+        value = holder[key]
+        if not immutable(value):
+            bound.arguments[name] = state.read_outside("item", holder, key, value, where)
+        elif holder is kwdefaults:
+            ctx.check("item", holder, key, value, where, kind=Kind.ID_MATCH, expected=value)
+    return bound.args, bound.kwargs
+
+
+def check_defaults(ctx, fn):
+    """The graph took `fn`'s defaults: it holds while `fn.__defaults__` is this very tuple."""
+    ctx.check("attr", fn, "__defaults__", fn.__defaults__, Source.global_name(fn.__module__, fn.__qualname__).attr(
+        "__defaults__"), kind=Kind.ID_MATCH, expected=fn.__defaults__)

@@ -32,7 +32,7 @@ import tensorflow as tf
 from codegen.errors import ConversionError, NeedsTree, Reason, StagingError, unsupported
 from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators import call_time
-from codegen.operators.calls import check_defaults
+from codegen.operators.defaults import check_defaults
 from codegen.operators.context import current
 from codegen.operators.guards import check
 from codegen.operators.numbers import PyNumber, narrowed

@@ -184,6 +184,10 @@ def remember(v, seen=[]):                       # a mutable default it changes o
     return len(seen)
 
 
+def scaled(v, by=2.0, *, shift=0.5):            # defaults the mutations replace or change in place
+    return v * by + shift
+
+
 def rec(v, m, box):
     global COUNT
     if m <= 0:
@@ -634,6 +638,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: ("with tf.GradientTape() as tape:\n    r = tf.reduce_sum(box.remb(tree))\n"
                  "box.emb.assign_sub(0.125 * tf.convert_to_tensor(tape.gradient(r, box.emb)))\nt = t + tf.cast(r, t.dtype)"),
         lambda: f"s = s + remember({draw(st.sampled_from(['t', 'k', 'x * 2.0']))}) * 0.5",
+        lambda: f"s = s + scaled({draw(st.sampled_from(['t', 'k', 'x']))})",
         lambda: f"with Scope({draw(st.sampled_from(['1', 'k']))}) as q:\n    t = t * q",
         # The same attribute reached two ways in one call: written through the class (or through
         # `type(...)`, `object.__setattr__`, `vars`) and read through an instance, or the other way.
@@ -843,6 +848,7 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.tree = Node(np.float32(0.3), Node(np.float32(2.5)), Node(np.float32(1.1), Node(np.float32(4))))",
              "SHOWN.v = 5", "Shown.seen += 1", "box.lazy = None",
              "box.dense.activation = tf.nn.relu", "box.dense.use_bias = False", "CONF['scale'] = 3.0", "TABLE['x'] = 1",
+             "scaled.__defaults__ = (3.0,)", "scaled.__kwdefaults__['shift'] = -1.0",
              "CONF['extra'] = 1.0"]
 
 

@@ -111,7 +111,8 @@ def _mutate(mutation: str, module, box):
     try:
         exec(mutation, {"box": box, "tf": tf, "np": module.np, "LOG": module.LOG, "TABLE": module.TABLE,
                         "Node": module.Node, "Stale": module.Stale, "Doubling": module.Doubling,
-                        "Plus": module.Plus, "SHOWN": module.SHOWN, "Shown": module.Shown, "CONF": module.CONF})
+                        "Plus": module.Plus, "SHOWN": module.SHOWN, "Shown": module.Shown, "CONF": module.CONF,
+                        "scaled": module.scaled})
     except Exception as exc:              # noqa: BLE001 - compared between the two sides
         return type(exc)
     return None

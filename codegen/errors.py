@@ -42,6 +42,8 @@ HINTS = {
     "graph-error": "the call was re-run eagerly; janus.explain(fn, *args) shows the graph it built",
     "python-in-graph": "the Python a graph calls runs once per call; an op failing after it raises the graph's error, as tf.function does",
     "xla": "drop jit_compile=True, or keep the op XLA lacks out of the function",
+    "closure-cells": "pass the value to the nested function as an argument, or return the new value from it",
+    "frame-introspection": "pass the values explicitly instead of reading the frame with locals(), eval() or exec()",
     "outer-trace": "call the function eagerly (outside tf.function, Keras graph mode or an export) to speculate",
 }
 

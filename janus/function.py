@@ -477,11 +477,14 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         if self.parent_split is not None and self.parent_split.add_break(self.python_function, reason, exc):
             self.imperative = reason            # replaced by the new split; runs this call in Python
             return None
-        self.segmented = try_split(self.python_function, reason, exc, lambda f: SpeculativeFunction(
+        self.segmented, refused = try_split(self.python_function, reason, exc, lambda f: SpeculativeFunction(
             f, **{**self.options, "input_signature": None, "max_graphs": min(self.max_graphs, 4)}))
         if self.segmented is not None:
             log("fallbacks", self, f"runs as graph segments with Python at {reason.where}")
             return None
+        if refused is not None:             # the break could run in Python, but not this function split
+            self._note(refused)
+            reason = refused
         self.imperative = reason
         log("fallbacks", self, f"runs imperatively from now on: {reason}")
         return None

@@ -36,13 +36,17 @@ class Segmented:
         self.breaks: list[Reason] = []
         self.driver = None
         self.segments: list = []          # [(codegen Segment, speculated function)]
+        self.refused: Reason | None = None  # why the function itself cannot be split, if it cannot
         self._lock = threading.Lock()     # segments on two threads may meet breaks at once
 
     def split_at(self, line: int, reason: Reason) -> bool:
         with self._lock:
             try:
                 driver, segments = split_function(self.fn, self.lines | {line}, lambda f: _runner(self.make(f)))
-            except CannotSplit:
+            except CannotSplit as exc:
+                if exc.refusal is not None:
+                    r = exc.refusal
+                    self.refused = Reason(r.kind, f"{self.fn.__code__.co_filename}:{r.line}", r.explanation, r.hint)
                 return False
             except Exception:        # noqa: BLE001 - a split that fails to compile leaves the function whole
                 return False
@@ -92,12 +96,16 @@ def break_line(fn, reason: Reason, exc=None) -> int | None:
     return found
 
 
-def try_split(fn, reason: Reason, exc, make) -> Segmented | None:
+def try_split(fn, reason: Reason, exc, make) -> tuple[Segmented | None, Reason | None]:
     """`fn` split where the build failed for `reason` (raised as `exc`), its segments made by
-    `make(function)`; None when that is not in `fn` or no part around it can be a graph."""
+    `make(function)`; None when that is not in `fn` or no part around it can be a graph, with
+    the reason when `fn` itself cannot be split (a variable its closures share, a read of its
+    frame: `codegen.syntax.frames`)."""
     line = break_line(fn, reason, exc)
     segmented = Segmented(fn, make)
-    return segmented if line is not None and segmented.split_at(line, reason) else None
+    if line is not None and segmented.split_at(line, reason):
+        return segmented, None
+    return None, segmented.refused
 
 
 def _runner(spec):

@@ -21,6 +21,8 @@ import copy
 import dataclasses
 import itertools
 
+from codegen.syntax.frames import Refusal, refusal
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _NESTED_BODIES = (ast.For, ast.While, ast.If, ast.With)
@@ -36,7 +38,12 @@ _WORK = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Subscript)
 
 
 class CannotSplit(Exception):
-    """The function cannot be split at these lines; it runs in Python as a whole."""
+    """The function cannot be split at these lines; it runs in Python as a whole.  `refusal` says
+    why when the reason is the function's, not the lines' (it is reported)."""
+
+    def __init__(self, message: str, refusal: Refusal | None = None):
+        super().__init__(message)
+        self.refusal = refusal
 
 
 @dataclasses.dataclass
@@ -61,6 +68,9 @@ def split(node: ast.FunctionDef, break_lines: set[int]) -> Split:
         raise CannotSplit("a generator or coroutine")
     if isinstance(node, ast.AsyncFunctionDef):
         raise CannotSplit("an async function")
+    why = refusal(node)
+    if why is not None:
+        raise CannotSplit(why.explanation, why)
     declared = [s for s in _walk_scope(node.body) if isinstance(s, (ast.Global, ast.Nonlocal))]
     outside = {name for s in declared for name in s.names}
     params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]

@@ -1,0 +1,160 @@
+"""Graph breaks and the function's frame: the driver and each graph segment are frames of their
+own, so what needs the function's variables to be one frame's must stay whole or be exact.
+
+Closure cells written after a closure could see them, and reads of the frame (`locals()`, `eval`)."""
+from __future__ import annotations
+
+import pytest
+import tensorflow as tf
+
+import janus
+from codegen.syntax import split
+from tests.harness import assert_same_outcome, differential, run_capturing
+
+
+@pytest.fixture(autouse=True)
+def small_segments(monkeypatch):
+    monkeypatch.setattr(split, "MIN_WORK", 1)
+
+
+def _imperative_kind(spec):
+    return spec.imperative.kind if spec.imperative is not None else None
+
+
+# -- closure cells --------------------------------------------------------------------------------
+
+def test_a_nonlocal_counter_written_by_a_closure_called_in_a_loop():
+    def f(x):
+        n = 0
+
+        def add(v):
+            nonlocal n
+            n += int(v.numpy())
+        for t in tf.unstack(x):
+            add(t)
+        return n
+    spec = differential(f, [(tf.constant([1, 2, k]),) for k in range(8)])
+    assert _imperative_kind(spec) == "closure-cells", spec.report()
+    assert "`n`" in spec.imperative.explanation and "test_graph_breaks_frames.py:" in spec.imperative.where
+
+
+def test_nonlocal_accumulators_in_a_while_loop_that_breaks():
+    def f(x):
+        tot = 0.0
+        steps = 0
+
+        def take(v):
+            nonlocal tot, steps
+            tot += float(v.numpy())
+            steps += 1
+            return tot > 4
+        i = 0
+        while i < 5:
+            if take(x[i]):
+                break
+            i += 1
+        return tot, steps, i
+    differential(f, [(tf.constant([1., 1., float(k), 2., 0.5]),) for k in range(8)])
+
+
+def test_a_nonlocal_best_value_and_a_tensor_result():
+    def f(x):
+        best = None
+        total = 0
+
+        def consider(v):
+            nonlocal best, total
+            val = v.numpy().item()
+            total += 1
+            print("v", val)
+            if best is None or val > best:
+                best = val
+        for t in tf.unstack(x):
+            consider(t)
+        return best, x * total + tf.reduce_sum(x)
+    differential(f, [(tf.constant([1., -3., float(k)]),) for k in range(8)])
+
+
+def test_a_nonlocal_write_from_a_closure_made_in_the_loop():
+    def f(x):
+        acc = 0.0
+        for t in tf.unstack(x):
+            def bump(v=t):
+                nonlocal acc
+                acc += float(v.numpy()) * 2.0
+            bump()
+            y = t * acc + tf.reduce_sum(x)
+        return acc, y
+    differential(f, [(tf.constant([1., 2., float(k)]),) for k in range(8)])
+
+
+def test_a_lambda_reads_a_local_assigned_again_after_the_break():
+    def f(x):
+        k = 1.0
+        scale = lambda v: v * k  # noqa: E731
+        print("x", x.numpy())
+        k = float(tf.reduce_sum(x * 2.0 + 1.0) - tf.reduce_max(x))
+        return scale(x) + tf.reduce_mean(x * 3.0)
+    spec = differential(f, [(tf.constant([1.0, float(k)]),) for k in range(8)])
+    assert _imperative_kind(spec) == "closure-cells", spec.report()
+    assert "`k`" in spec.imperative.explanation
+
+
+def test_a_nested_def_reads_a_local_a_loop_updates():
+    def f(x):
+        scale = 1
+
+        def mul(v):
+            return v * scale
+        out = []
+        for t in tf.unstack(x):
+            out.append(int(mul(t).numpy()))
+            y = mul(t) * 2 + tf.reduce_sum(x)
+            scale += 1
+        return out, scale, y
+    differential(f, [(tf.constant([1, 2, k]),) for k in range(8)])
+
+
+def test_a_closure_made_before_the_local_it_reads_is_assigned():
+    def f(x):
+        get = lambda: k  # noqa: E731
+        print("x", x.numpy())
+        k = tf.reduce_sum(x) * 2.0
+        return get() + tf.reduce_mean(x)
+    differential(f, [(tf.constant([1.0, float(k)]),) for k in range(8)])
+
+
+def test_a_local_assigned_once_before_its_closure_stays_split():
+    def f(x):
+        k = 3.0
+        scale = lambda v: v * k  # noqa: E731
+        y = tf.tanh(x) * 2.0 + tf.reduce_sum(x)
+        print("y", y.numpy())
+        z = scale(y) + tf.reduce_mean(y * y)
+        return z * 2.0 - tf.reduce_max(z)
+    spec = differential(f, [(tf.constant([1.0, float(k)]),) for k in range(12)])
+    assert spec.imperative is None and spec.stats()["segment_graph_runs"] >= 4, spec.report()
+
+
+# -- reads of the frame ------------------------------------------------------------------------------
+
+def test_locals_and_eval_around_a_break():
+    def f(x):
+        a = x * 2.0 + tf.reduce_sum(x * 3.0) - tf.reduce_max(x)
+        b = a * 2.0
+        print(sorted(locals()), x.numpy())
+        return eval("b") + 1.0
+    spec = differential(f, [(tf.constant([1.0, float(k)]),) for k in range(8)])
+    assert _imperative_kind(spec) == "frame-introspection", spec.report()
+
+
+def test_vars_dir_and_exec_see_the_functions_variables():
+    def f(x):
+        a = x * 2.0 + tf.reduce_sum(x * 3.0)
+        print("x", x.numpy(), sorted(dir()))
+        c = a * 3.0 - tf.reduce_max(a)
+        exec("print(sorted(vars()))")
+        return c + a
+    differential(f, [(tf.constant([1.0, float(k)]),) for k in range(8)])
+
+

@@ -70,6 +70,7 @@ def parse_function(fn) -> FunctionSource:
                 if getattr(sub, "end_col_offset", None) is not None:
                     sub.end_col_offset += indent
     _explicit_super(node, fn)
+    mangle_private_names(node, code.co_qualname)
     return FunctionSource(fn, node, filename, text)
 
 
@@ -107,6 +108,60 @@ def _explicit_super(node: ast.FunctionDef, fn) -> None:
     node.body = [rewrite.visit(stmt) for stmt in node.body]
 
 
+def private_class(qualname: str) -> str | None:
+    """The class whose body holds the function named `qualname` (the innermost one): the class
+    Python mangles its private names with; None outside a class."""
+    parts = qualname.split(".")
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i] != "<locals>" and parts[i + 1] != "<locals>":
+            return parts[i]
+    return None
+
+
+class _Mangle(ast.NodeVisitor):
+    """Python's private-name mangling (`__w` -> `_A__w`) of every identifier in a function of the
+    body of class `A`: janus compiles the function's AST outside the class, where the compiler
+    would not mangle.  A class defined inside mangles its own body by its own name, when it is
+    compiled."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+
+    def m(self, name):
+        if name and name.startswith("__") and not name.endswith("__") and "." not in name:
+            return self.prefix + name
+        return name
+
+    def generic_visit(self, node):
+        for field in ("id", "attr", "name", "rest"):        # (a call's keyword and a class pattern's
+            value = getattr(node, field, None)               # attribute names are not mangled)
+            if isinstance(value, str):
+                setattr(node, field, self.m(value))
+        if isinstance(node, ast.arg):
+            node.arg = self.m(node.arg)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            node.names = [self.m(n) for n in node.names]
+        if isinstance(node, ast.ClassDef):
+            for child in node.bases + node.keywords + node.decorator_list:
+                self.visit(child)
+            return
+        super().generic_visit(node)
+
+    def visit_alias(self, node):
+        node.asname = self.m(node.asname)      # (the module or attribute imported keeps its name)
+
+
+def mangle_private_names(node: ast.FunctionDef, qualname: str) -> None:
+    """Mangle, in place, the private names of `node` (the function `qualname`), as the compiler
+    does in a class body; the function's own name stays."""
+    cls = private_class(qualname)
+    if cls is None or not cls.lstrip("_"):
+        return
+    visitor = _Mangle("_" + cls.lstrip("_"))
+    for child in ast.iter_child_nodes(node):
+        visitor.visit(child)
+
+
 def span(node) -> tuple[int, int, int, int]:
     return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
 
@@ -139,4 +194,5 @@ def _parse_lambda(fn) -> FunctionSource:
                            decorator_list=[], returns=None, type_params=[])
     ast.copy_location(node, lam)
     node.end_lineno, node.end_col_offset = lam.end_lineno, lam.end_col_offset
+    mangle_private_names(node, code.co_qualname)
     return FunctionSource(fn, node, filename, ast.get_source_segment(text, lam) or "")

@@ -1,7 +1,8 @@
 """Graph breaks and the function's frame: the driver and each graph segment are frames of their
 own, so what needs the function's variables to be one frame's must stay whole or be exact.
 
-Closure cells written after a closure could see them, and reads of the frame (`locals()`, `eval`)."""
+Closure cells written after a closure could see them, reads of the frame (`locals()`, `eval`),
+and private names of a method (compiled outside its class)."""
 from __future__ import annotations
 
 import pytest
@@ -134,6 +135,77 @@ def test_a_local_assigned_once_before_its_closure_stays_split():
         return z * 2.0 - tf.reduce_max(z)
     spec = differential(f, [(tf.constant([1.0, float(k)]),) for k in range(12)])
     assert spec.imperative is None and spec.stats()["segment_graph_runs"] >= 4, spec.report()
+
+
+# -- private names ---------------------------------------------------------------------------------
+
+def test_a_private_attribute_after_the_break():
+    class A:
+        def __init__(self):
+            self.__w = 2.0
+
+        def step(self, x):
+            print("x", x.numpy())
+            return x * self.__w + tf.reduce_sum(x * 3.0) - tf.reduce_max(x)
+    ae, aj = A(), A()
+    spec = janus.speculate(aj.step)
+    for k in range(12):
+        x = tf.constant([1.0, float(k)])
+        assert_same_outcome(run_capturing(ae.step, (x,)), run_capturing(spec, (x,)))
+    assert spec.stats()["segment_graph_runs"] >= 4, spec.report()
+
+
+def test_a_private_attribute_written_around_the_break_with_super():
+    class Base:
+        def scale(self, x):
+            return x * 2.0
+
+    class A(Base):
+        def __init__(self):
+            self.__hidden = 1.0
+            self.log = []
+
+        def scale(self, x):
+            return x * 5.0
+
+        def step(self, x):
+            y = super().scale(x) + tf.reduce_sum(x * 3.0) - tf.reduce_max(x)
+            self.log.append(float(y.numpy()[0]))
+            self.__hidden = self.__hidden + float(tf.reduce_sum(y * 2.0))
+            return super().scale(y) * self.__hidden + tf.reduce_mean(x * 3.0)
+    ae, aj = A(), A()
+    spec = janus.speculate(aj.step)
+    for k in range(8):
+        x = tf.constant([1.0, float(k)])
+        assert_same_outcome(run_capturing(ae.step, (x,)), run_capturing(spec, (x,)))
+        assert ae.log == aj.log and vars(ae).keys() == vars(aj).keys()
+        assert ae._A__hidden == aj._A__hidden
+
+
+def test_private_local_names_and_parameters_in_a_method():
+    class _Model:
+        __scale = 3.0
+
+        def step(self, x, __bias=1.0):
+            __y = x * self.__scale + __bias
+            print("y", __y.numpy())
+            __z = __y * 2.0 + tf.reduce_sum(__y)
+            return __z - tf.reduce_max(__z), _Model.__scale
+    m = _Model()
+    spec = differential(m.step, [(tf.constant([1.0, float(k)]),) for k in range(12)])
+    assert spec.stats()["segment_graph_runs"] >= 4, spec.report()
+
+
+def test_a_private_attribute_in_a_method_without_a_break_builds_a_graph():
+    class A:
+        def __init__(self):
+            self.__w = 2.0
+
+        def step(self, x):
+            return x * self.__w + tf.reduce_sum(x * 3.0)
+    a = A()
+    spec = differential(a.step, [(tf.constant([1.0, float(k)]),) for k in range(8)])
+    assert spec.imperative is None and spec.stats()["graph_runs"] >= 4, spec.report()
 
 
 # -- reads of the frame ------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ HINTS = {
     "xla": "drop jit_compile=True, or keep the op XLA lacks out of the function",
     "closure-cells": "pass the value to the nested function as an argument, or return the new value from it",
     "frame-introspection": "pass the values explicitly instead of reading the frame with locals(), eval() or exec()",
+    "iterator-result": "make a list of it (list(...)) before it leaves",
     "outer-trace": "call the function eagerly (outside tf.function, Keras graph mode or an export) to speculate",
 }
 

@@ -9,6 +9,7 @@ numbers where eager would have stored Python numbers.
 """
 from __future__ import annotations
 
+import collections.abc
 import copy
 import dataclasses
 import types
@@ -73,7 +74,25 @@ def flatten(value, tensors: list, heap):
         return ("tensor", len(tensors) - 1, None)
     if isinstance(value, Undefined):
         raise StagingError(Reason("undefined-value", "", "a value written or returned is undefined on some path"))
+    if _walks_build_values(value):
+        raise ConversionError(Reason(
+            "iterator-result", "", f"a {t.__name__} leaves the function (returned, stored, or handed to the Python "
+            "after it): the one made while the graph was built would walk the build's values on every call",
+            "make a list of it (list(...)) before it leaves"))
     return ("const", value)
+
+
+def _walks_build_values(value) -> bool:
+    """An iterator (a generator, `zip`, `map`, `iter(...)`) or a dict's view: an object that
+    walks other values, which the graph cannot hand back, and which the build made (or reached:
+    one of the caller's would be walked by the build, not by the call)."""
+    t = type(value)
+    if isinstance(value, (collections.abc.KeysView, collections.abc.ValuesView, collections.abc.ItemsView)):
+        return True
+    try:
+        return hasattr(t, "__next__") and iter(value) is value
+    except Exception:           # noqa: BLE001 - an object whose iter() fails walks nothing
+        return False
 
 
 def _subclass(value, tensors, heap):

@@ -2,8 +2,10 @@
 own, so what needs the function's variables to be one frame's must stay whole or be exact.
 
 Closure cells written after a closure could see them, reads of the frame (`locals()`, `eval`),
-and private names of a method (compiled outside its class)."""
+private names of a method (compiled outside its class), and iterators a segment would hand on."""
 from __future__ import annotations
+
+import collections
 
 import pytest
 import tensorflow as tf
@@ -230,3 +232,59 @@ def test_vars_dir_and_exec_see_the_functions_variables():
     differential(f, [(tf.constant([1.0, float(k)]),) for k in range(8)])
 
 
+# -- iterators handed between Python and segments ---------------------------------------------------
+
+def test_an_iterator_made_in_a_segment_and_walked_after_the_break():
+    def f(xs):
+        it = iter(xs)
+        first = next(it)
+        acc = first * 2.0 + tf.reduce_sum(first * 3.0) - tf.reduce_max(first)
+        for t in it:
+            acc = acc + t * 2.0 + tf.reduce_sum(t)
+            if float(acc.numpy()[0]) > 10:
+                break
+        return acc
+    differential(f, [([tf.constant([1.0, float(j)]) for j in range(1 + k % 5)],) for k in range(12)])
+
+
+def test_a_zip_and_a_dict_view_made_before_the_break():
+    def f(x):
+        pairs = zip([x * 2.0, x + 1.0], [1.0, 2.0])
+        d = {"a": x * 3.0, "b": tf.reduce_sum(x)}
+        v = d.values()
+        print(x.numpy())
+        return [a * b for a, b in pairs], list(v)
+    differential(f, [(tf.constant([1.0, float(k)]),) for k in range(8)])
+
+
+def test_an_iterator_made_in_python_and_walked_by_a_segment():
+    def f(xs):
+        print("n", len(xs), float(xs[0].numpy()[0]))
+        it = iter(xs)
+        a = next(it) * 2.0 + tf.reduce_sum(xs[0])
+        b = next(it) * 3.0 + a
+        return b + tf.reduce_mean(b), list(it)
+    differential(f, [([tf.constant([1.0, float(j)]) for j in range(3 + k % 2)],) for k in range(10)])
+
+
+def test_a_function_returning_an_iterator_runs_in_python():
+    def f(x):
+        y = x * 2.0 + tf.reduce_sum(x)
+        return iter([y, y + 1.0])
+    spec = janus.speculate(f)
+    for k in range(8):
+        x = tf.constant([1.0, float(k)])
+        eager, got = list(f(x)), list(spec(x))
+        assert len(eager) == len(got)
+        for a, b in zip(eager, got):
+            assert_same_outcome((("return", a), ""), (("return", b), ""))
+
+
+def test_a_deque_made_before_the_break_is_a_new_one_per_call():
+    def f(x):
+        s = collections.deque([1, 2])
+        y = x * 2.0 + tf.reduce_sum(x)
+        print(x.numpy())
+        s.append(len(s))
+        return y, list(s)
+    differential(f, [(tf.constant([1.0, float(k)]),) for k in range(8)])

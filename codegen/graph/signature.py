@@ -136,6 +136,10 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
         if t is dict and len(value) <= 64 and all(type(k) in (str, int) for k in value):
             keys = tuple(value)
             return ("dict", keys, [visit(value[k], path.item(k)) for k in keys])
+        if isinstance(value, np.ndarray) and value.dtype.kind not in "biufc":
+            raise ConversionError(Reason(
+                "numpy-dtype", "", f"{path} is a NumPy array of dtype {value.dtype}, which no tensor holds as NumPy "
+                "does (objects, strings, dates)", "pass an array of numbers, or a tensor"))
         if _is_tensor(value) or isinstance(value, np.ndarray):
             tensor = tf.convert_to_tensor(value) if isinstance(value, np.ndarray) else value
             shape = list(tensor.shape.as_list()) if tensor.shape.rank is not None else None

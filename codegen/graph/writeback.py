@@ -47,6 +47,8 @@ def flatten(value, tensors: list, heap):
         return ("dict", list(value), [flatten(v, tensors, heap) for v in value.values()])
     if _is_symbolic(value) and heap is not None and value.ref() in heap.arg_tensors:
         return ("arg", heap.arg_tensors[value.ref()])
+    if isinstance(value, tf.Variable):
+        return ("const", value)                 # the variable itself (its parts are itself again)
     if isinstance(value, tf.__internal__.CompositeTensor):
         # SparseTensor, RaggedTensor, ...: its component tensors leave the graph, and the value
         # is packed again from them after the run.

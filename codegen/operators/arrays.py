@@ -96,7 +96,9 @@ class PyArray:
 
     def user_attribute(self, name):
         """`array.name` in the user's code: shape, ndim and dtype; the rest is NumPy's code."""
-        if name in ("shape", "ndim", "dtype"):
+        if name == "shape":                     # NumPy's tuple of ints, not a `TensorShape` (which
+            return tuple(guarded(self.tensor.shape))    # compares equal to a list, where a tuple does not)
+        if name in ("ndim", "dtype"):
             return getattr(self, name)
         _numpy_code(f"`.{name}`")
 

@@ -23,6 +23,7 @@ import tensorflow as tf
 from profiler.library import is_library_module
 
 from codegen.assumptions import NUMPY_SCALARS, SCALARS, Kind, Source, check_kind, scalar_dtype, subnormal
+from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
 from codegen.operators.aliases import CONTAINERS, bound_container, check_key, written_on_class
@@ -362,6 +363,10 @@ def read_outside(access, holder, name, value, source):
         return PyNumber(heap.fed[key], type(value))
     if type(value) is np.ndarray and value.dtype.kind in "biuf":
         return PyArray(_fed(ctx, access, holder, name, value, source, Kind.ARRAY_MATCH))
+    if isinstance(value, np.ndarray):       # (its items would be read once, by the build)
+        raise ConversionError(Reason("numpy-array", ctx.user_line(), f"{source} is a NumPy array of dtype "
+                                     f"{value.dtype}, which the graph does not feed: the statement runs in Python",
+                                     "keep numbers in an array of a numeric dtype, or in a tensor"))
     if bound_container(value) is not None and value.__self__ is not holder:
         # `EMIT = LOG.append`: the container it is bound to is outside too (its mutators stop the build).
         ctx.outside.setdefault(id(value.__self__), source.attr("__self__"))

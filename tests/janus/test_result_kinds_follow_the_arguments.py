@@ -4,6 +4,7 @@ ints and later called with a scalar tensor returns the tensor eager returns (it 
 Python int the profile had seen)."""
 import tensorflow as tf
 
+import janus
 from tests.harness import differential
 
 
@@ -58,3 +59,21 @@ def test_a_recursion_given_a_tensor_after_python_ints_returns_a_tensor():
     for fn in (chain, base_scaled):
         _graph_ran(differential(fn, [(tf.constant(n), k) for n, k in
                                      zip((3, 4, 2, 5, 3, 4), (1, 2, 3, tf.constant(4), 5, tf.constant(6)))]))
+
+
+def bumped(v, x):
+    v.assign_add(x)
+    return v, [v], x * 2
+
+
+def test_a_variable_in_the_result_is_the_variable_itself():
+    """A `tf.Variable` returned (alone or in a list) comes back as the very variable, holding
+    the value the call's writes left, and the function keeps its graph."""
+    v_eager, v_janus = tf.Variable([1.0, 2.0]), tf.Variable([1.0, 2.0])
+    spec = janus.speculate(bumped)
+    for i in range(6):
+        x = tf.constant([1.0, float(i)])
+        a, b = bumped(v_eager, x), spec(v_janus, x)
+        assert b[0] is v_janus and b[1][0] is v_janus
+        assert a[0].numpy().tolist() == b[0].numpy().tolist() and a[2].numpy().tolist() == b[2].numpy().tolist()
+    assert spec.stats()["graph_runs"] >= 3, spec.report()

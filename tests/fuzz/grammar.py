@@ -639,6 +639,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  "box.emb.assign_sub(0.125 * tf.convert_to_tensor(tape.gradient(r, box.emb)))\nt = t + tf.cast(r, t.dtype)"),
         lambda: f"s = s + remember({draw(st.sampled_from(['t', 'k', 'x * 2.0']))}) * 0.5",
         lambda: f"s = s + scaled({draw(st.sampled_from(['t', 'k', 'x']))})",
+        lambda: "s = s + float(len(box.arr.shape) + (box.arr.shape == [2]))",
         lambda: f"with Scope({draw(st.sampled_from(['1', 'k']))}) as q:\n    t = t * q",
         # The same attribute reached two ways in one call: written through the class (or through
         # `type(...)`, `object.__setattr__`, `vars`) and read through an instance, or the other way.
@@ -828,7 +829,7 @@ def statement(draw, depth: int, in_loop: bool, open_rules: bool):
 def program(draw, open_rules: bool = False):
     body = draw(block(depth=2, open_rules=open_rules))
     result = draw(st.sampled_from(["t, k, s", "{'t': t, 'k': k}", "[t, s]", "t", "k, s, len(LOG)",
-                                   "collections.OrderedDict(t=t, k=k)"]))
+                                   "collections.OrderedDict(t=t, k=k)", "t, VAR"]))
     rec_write = draw(st.sampled_from(["pass", "box.n += 1", "LOG.append(m)", "COUNT += 1", "Counter.n += 1"]))
     return HEADER.replace("REC_WRITE", rec_write) + _indent(body) + f"\n    return {result}\n"
 

@@ -572,6 +572,10 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: 'print("value", t.numpy())',
         lambda: "if float(tf.reduce_mean(t)) > 0.5:\n    k = k + 1",
         lambda: "QUEUE.put(k)\nLOG.append(QUEUE.qsize())",
+        # A closure writing a local of the function across a break; an iterator handed across one.
+        lambda: ("hits = 0\n\ndef hit(v):\n    nonlocal hits\n    hits += int(v.numpy() > 0.5)\n\n"
+                 "for v in tf.unstack(tf.reshape(t, [-1])[:2]):\n    hit(v)\nk = k + hits"),
+        lambda: 'walk = iter([t, t * 2.0])\nprint("first", next(walk).numpy())\nt = next(walk)',
         # Library calls run inside the graph once per call: an environment step (whose reward is
         # an int now and then), its state read after it, and a seeded draw.
         lambda: ("obs, rw, dn, info = ENV.step(abs(k) % 3)\nt = t + tf.reduce_sum(tf.convert_to_tensor(obs)) * rw\n"

@@ -11,6 +11,7 @@ need.  Python values in the result stay in its template.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
 import time
 
@@ -247,7 +248,8 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
     elapsed = time.perf_counter() - start
     checks = list(ctx.checks.values())
     guard, rejected_by = compile_entry_guard(sig, checks, _used_columns(concrete, sig),
-                                             _followed_columns(sig, holder["values"]))
+                                             _followed_columns(sig, holder["values"]),
+                                             bool(converted.code.co_flags & inspect.CO_VARKEYWORDS))
     artifact = GraphArtifact(sig, concrete, guard, rejected_by, ctx.assumptions, checks, holder["template"],
                              holder["n"], holder["plan"], holder["writes"], ctx.prints,
                              len(concrete.graph.get_operations()), elapsed, list(ctx.heap.reads),

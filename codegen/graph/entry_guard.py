@@ -76,7 +76,12 @@ def _structure(src: _GuardText, template, access: str):
         for i, t in enumerate(template[1]):
             out += _structure(src, t, f"{access}[{i}]")
     elif tag == "dict":
-        src.require(f"type({access}) is dict and len({access}) == {len(template[1])}", f"TYPE_MATCH {access}")
+        # The keys in their order and of their types: the graph iterates the dict in the order it
+        # was built for, and a key `True` finds the entry of `1`.
+        keys = tuple(template[1])
+        src.require(f"type({access}) is dict and tuple({access}) == {src.const(keys, 'K')} and "
+                    f"tuple(map(type, {access})) == {src.const(tuple(map(type, keys)), 'T')}",
+                    f"TYPE_MATCH {access} has the keys {list(keys)} in this order")
         for k, t in zip(template[1], template[2]):
             out += _structure(src, t, f"{access}[{k!r}]")
     return out
@@ -239,7 +244,7 @@ def _fed_number(value, dtype):
     return tf.convert_to_tensor(value, dtype)
 
 
-def _generate(sig: Signature, checks, used, followed) -> _GuardText:
+def _generate(sig: Signature, checks, used, followed, ordered_kwargs) -> _GuardText:
     src = _GuardText()
     src.used, src.followed = used, followed
     src.consts["EagerTensor"] = EAGER
@@ -250,6 +255,9 @@ def _generate(sig: Signature, checks, used, followed) -> _GuardText:
     items, kw = sig.template
     src.require(f"len(args) == {sig.n_args} and len(kwargs) == {len(sig.kw_names)}",
                 f"the call passes {sig.n_args} positional and {len(sig.kw_names)} keyword arguments")
+    if ordered_kwargs and len(sig.kw_names) > 1:      # `**kwargs` iterates in the order they were passed
+        src.require(f"tuple(kwargs) == {src.const(tuple(sig.kw_names), 'K')}",
+                    f"the keyword arguments come in the order {list(sig.kw_names)}")
     located = []
     for i, t in enumerate(items):
         located += _structure(src, t, f"args[{i}]")
@@ -288,18 +296,20 @@ def _disjoint(mine, theirs) -> bool:
     return not any(id(x) in ids for x in mine)
 
 
-def generate_entry_guard(sig: Signature, checks, used=None, followed=None) -> tuple[str, str, dict]:
+def generate_entry_guard(sig: Signature, checks, used=None, followed=None,
+                         ordered_kwargs=False) -> tuple[str, str, dict]:
     """Source of `entry_guard(args, kwargs) -> list | None` and of `rejected_by(args, kwargs) ->
     str | None` (the same tests, naming the first that fails), and their namespace.  `used`: for
     the index of a tree argument leaf, the names of the table columns the graph reads (the others
-    are fed empty); `followed`: the child columns its recursions call through (`trees.flatten`)."""
-    src = _generate(sig, checks, used or {}, followed or {})
+    are fed empty); `followed`: the child columns its recursions call through (`trees.flatten`);
+    `ordered_kwargs`: the function takes `**kwargs`, so the order of the keywords is checked."""
+    src = _generate(sig, checks, used or {}, followed or {}, ordered_kwargs)
     return src.function("entry_guard", src.inputs, False), src.function("rejected_by", [], True), src.consts
 
 
-def compile_entry_guard(sig: Signature, checks, used=None, followed=None):
+def compile_entry_guard(sig: Signature, checks, used=None, followed=None, ordered_kwargs=False):
     """The entry guard (`fn.source` is its text) and its diagnosing twin."""
-    text, why, consts = generate_entry_guard(sig, checks, used, followed)
+    text, why, consts = generate_entry_guard(sig, checks, used, followed, ordered_kwargs)
     namespace = dict(consts)
     exec(compile(text + "\n" + why, "<janus entry guard>", "exec"), namespace)
     fn = namespace["entry_guard"]

@@ -17,6 +17,7 @@ import tensorflow as tf
 from codegen.errors import ConversionError, NeedsPythonValue, Reason
 from codegen.operators import call_time, node_tests
 from codegen.operators.context import current
+from codegen.operators.eager_view import ANSWERS, tensor_attribute, tensor_hasattr, stands_for_eager, ABSENT
 from codegen.operators.aliases import read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert, convert_tensor, is_computed
@@ -207,6 +208,10 @@ def _getattr(obj, name, default=_NO_DEFAULT):
                 raise AttributeError(f"'{_eager_type(obj).__name__}' object has no attribute '{name}'")
             return default
         obj._python_value() if isinstance(obj, PyNumber) else obj._numpy_value()
+    if stands_for_eager(obj):
+        found = tensor_attribute(obj, name, *(() if default is _NO_DEFAULT else (default,)))
+        if found is not ABSENT:
+            return found
     try:
         return ld_attr(obj, name)
     except AttributeError:
@@ -218,6 +223,8 @@ def _getattr(obj, name, default=_NO_DEFAULT):
 def _hasattr(obj, name):
     if isinstance(obj, (PyNumber, PyArray)) and type(name) is str:
         return hasattr(_eager_type(obj), name)      # (answered by the type eager's value has)
+    if type(name) is str and stands_for_eager(obj):
+        return tensor_hasattr(obj, name)
     try:
         _getattr(obj, name)
         return True
@@ -431,4 +438,5 @@ BUILTINS = {
     object.__setattr__: object_setattr,
     object.__delattr__: object_delattr,
     vars: vars_of,
+    **ANSWERS,      # how the code runs, and what a tensor is, as eager answers
 }

@@ -29,6 +29,7 @@ from codegen.operators.arrays import PyArray
 from codegen.operators.builtins import BUILTINS
 from codegen.operators.context import Frame, current
 from codegen.operators.defaults import check_defaults, outside_defaults
+from codegen.operators.eager_view import ABSENT, stands_for_eager, tensor_attribute
 from codegen.operators.object_access import bound_setattr
 from codegen.operators.gradients import UnknownConnectivity, checked_gradient
 from codegen.operators.heap import NON_READING_MUTATORS
@@ -80,6 +81,9 @@ def ld_attr(obj, name: str):
     logs or caches runs once per read, as in eager (read at build time, it would run only when
     the graph was built, and the guards would read it again at each call).  `super().name` finds
     the property past the calling class, as Python does."""
+    if stands_for_eager(obj):
+        found = tensor_attribute(obj, name)
+        return found if found is not ABSENT else state.ld_attr(obj, name)
     found = _own_property(obj, name)
     return call(*found) if found is not None else state.ld_attr(obj, name)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from codegen.errors import NeedsPythonValue, Reason
+from codegen.errors import ConversionError, NeedsPythonValue, Reason
 from codegen.operators.context import current
 from codegen.operators.values import EAGER, is_symbolic
 
@@ -91,9 +91,27 @@ def tensor_hasattr(tensor, name: str) -> bool:
 
 
 def _dir(*args):
+    if not args:
+        reads_frame("dir()")
     if len(args) == 1 and stands_for_eager(args[0]):
         _needs_value("`dir()`")
     return dir(*args)
+
+
+def reads_frame(what: str):
+    """Stop the build: `what` reads the function's own local variables, which the builder's
+    frame does not hold as eager's does; the function runs in Python."""
+    raise ConversionError(Reason("frame-introspection", current().user_line(), f"{what} reads the function's own "
+                                 "local variables: the function runs in Python",
+                                 "pass the values it needs explicitly instead of reading the frame"))
+
+
+def _frame_reader(fn, name, needs_namespace=False):
+    def read(*args, **kwargs):
+        if not needs_namespace or len(args) < 2 and "globals" not in kwargs:
+            reads_frame(f"{name}()")
+        return fn(*args, **kwargs)
+    return read
 
 
 def _is_symbolic_tensor(value):
@@ -113,4 +131,7 @@ ANSWERS = {
     tf.is_symbolic_tensor: _is_symbolic_tensor,
     tf.get_static_value: _get_static_value,
     dir: _dir,
+    locals: _frame_reader(locals, "locals"),
+    eval: _frame_reader(eval, "eval", True),
+    exec: _frame_reader(exec, "exec", True),
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from codegen.operators.context import current
 from codegen.operators.state import del_attr, ld_attr, st_attr
+from codegen.operators.eager_view import reads_frame
 
 PLAIN_SETATTR = (object.__setattr__, object.__delattr__)
 
@@ -60,6 +61,8 @@ def type_of(obj):
 
 
 def vars_of(*args):
+    if not args:
+        reads_frame("vars()")
     if len(args) == 1 and _outside(args[0]):
         dict_view(args[0], "vars() of an object from outside the call")
     return vars(*args)

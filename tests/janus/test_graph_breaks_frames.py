@@ -232,6 +232,21 @@ def test_vars_dir_and_exec_see_the_functions_variables():
     differential(f, [(tf.constant([1.0, float(k)]),) for k in range(8)])
 
 
+def test_frame_reads_without_a_break_run_in_python():
+    """`dir()` and `vars()` without an argument, `locals()` and `eval` in a function that has no
+    other break: the builder's frame is not the function's, so the function runs in Python."""
+    def listed(x):
+        a = x * 2.0
+        return a, sorted(dir()), sorted(vars())
+
+    def evaluated(x):
+        a = x * 2.0
+        return eval("a") * 3.0, sorted(locals())
+    for fn in (listed, evaluated):
+        spec = differential(fn, [(tf.constant(float(k)),) for k in range(6)])
+        assert _imperative_kind(spec) == "frame-introspection", spec.report()
+
+
 # -- iterators handed between Python and segments ---------------------------------------------------
 
 def test_an_iterator_made_in_a_segment_and_walked_after_the_break():

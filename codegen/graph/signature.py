@@ -136,11 +136,7 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
         if t is dict and len(value) <= 64 and all(type(k) in (str, int) for k in value):
             keys = tuple(value)
             return ("dict", keys, [visit(value[k], path.item(k)) for k in keys])
-        if isinstance(value, np.ndarray) and value.dtype.kind not in "biufc":
-            raise ConversionError(Reason(
-                "numpy-dtype", "", f"{path} is a NumPy array of dtype {value.dtype}, which no tensor holds as NumPy "
-                "does (objects, strings, dates)", "pass an array of numbers, or a tensor"))
-        if _is_tensor(value) or isinstance(value, np.ndarray):
+        if _is_tensor(value) or _numbers_array(value, path):
             tensor = tf.convert_to_tensor(value) if isinstance(value, np.ndarray) else value
             shape = list(tensor.shape.as_list()) if tensor.shape.rank is not None else None
             for dim in relaxed_dims.get(path, ()):
@@ -181,6 +177,18 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
                                   "fed as separate tables, one node would be two objects in the graph",
                                   "pass the trees in one list, or pass one tree"))
     return Signature(leaves, (items, kw), len(args), tuple(kwargs), lengths)
+
+
+def _numbers_array(value, path) -> bool:
+    """Whether `value` is a NumPy array fed as a tensor; raises for one no tensor holds as NumPy
+    does (objects, strings, dates): the call runs in Python."""
+    if not isinstance(value, np.ndarray):
+        return False
+    if value.dtype.kind not in "biufc":
+        raise ConversionError(Reason(
+            "numpy-dtype", "", f"{path} is a NumPy array of dtype {value.dtype}, which no tensor holds as NumPy "
+            "does (objects, strings, dates)", "pass an array of numbers, or a tensor"))
+    return True
 
 
 def _methods(tree_paths, paths) -> tuple:

@@ -223,6 +223,16 @@ def _same_binding(value, found, holder) -> bool:
     return value is found
 
 
+def _outside_array(ctx, access, holder, name, value, source):
+    """An outside NumPy array of numbers, fed per call; any other stops the build (its items would
+    be read once, by the build): the statement runs in Python."""
+    if type(value) is np.ndarray and value.dtype.kind in "biuf":
+        return PyArray(_fed(ctx, access, holder, name, value, source, Kind.ARRAY_MATCH))
+    raise ConversionError(Reason("numpy-array", ctx.user_line(), f"{source} is a NumPy array of dtype {value.dtype}, "
+                                 "which the graph does not feed: the statement runs in Python",
+                                 "keep numbers in an array of a numeric dtype, or in a tensor"))
+
+
 def _fed(ctx, access, holder, name, value, source, kind):
     """An outside tensor (or NumPy array) read by the build: a graph input read fresh on every
     call, with an entry check on its dtype and shape."""
@@ -361,12 +371,8 @@ def read_outside(access, holder, name, value, source):
             ctx.numpy_scalars_fed = True    # (Python needing its value specialises on it again)
             return PyArray(heap.fed[key], scalar=True)
         return PyNumber(heap.fed[key], type(value))
-    if type(value) is np.ndarray and value.dtype.kind in "biuf":
-        return PyArray(_fed(ctx, access, holder, name, value, source, Kind.ARRAY_MATCH))
-    if isinstance(value, np.ndarray):       # (its items would be read once, by the build)
-        raise ConversionError(Reason("numpy-array", ctx.user_line(), f"{source} is a NumPy array of dtype "
-                                     f"{value.dtype}, which the graph does not feed: the statement runs in Python",
-                                     "keep numbers in an array of a numeric dtype, or in a tensor"))
+    if isinstance(value, np.ndarray):
+        return _outside_array(ctx, access, holder, name, value, source)
     if bound_container(value) is not None and value.__self__ is not holder:
         # `EMIT = LOG.append`: the container it is bound to is outside too (its mutators stop the build).
         ctx.outside.setdefault(id(value.__self__), source.attr("__self__"))

@@ -38,6 +38,7 @@ def register_argument_containers(heap, value, path):
         for k, v in items:
             register_argument_containers(heap, v, path + (k,))
     elif type(value) is tuple:
+        heap.arg_tuples[id(value)] = path         # returned or stored, it is the caller's tuple
         for k, v in enumerate(value):
             register_argument_containers(heap, v, path + (k,))
 

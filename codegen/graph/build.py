@@ -164,14 +164,15 @@ class GraphArtifact:
     def commit(self, outs, args, kwargs):
         """After success: apply the writes, replay prints, return the result."""
         n, w = self.n_result, self.n_writes
-        writeback.apply(self.plan, outs, args, kwargs)      # templates index the shared output list
+        made = {}          # the one object of each template shared between places (see writeback.share)
+        writeback.apply(self.plan, outs, args, kwargs, made)      # templates index the shared output list
         n_prints = self.n_print_tensors
         replay_prints(self.prints, outs[n + w:n + w + n_prints])
         rest = outs[n + w + n_prints:]
         for callback, count in self.observers:
             callback(*rest[:count])
             rest = rest[count:]
-        return writeback.unflatten(self.result_template, outs, args, kwargs)
+        return writeback.unflatten(self.result_template, outs, args, kwargs, made)
 
 
 def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict, jit_compile=False,
@@ -224,7 +225,7 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
             tensors: list = []
             holder["template"] = writeback.flatten(result, tensors, ctx.heap)
             holder["n"] = len(tensors)
-            holder["plan"] = writeback.plan(ctx, tensors)
+            holder["template"], holder["plan"] = writeback.share(holder["template"], writeback.plan(ctx, tensors))
             holder["writes"] = len(tensors) - holder["n"]
         observed = [t for _, ts in ctx.observers for t in ts]
         checked = [tf.stack([pred for pred, _, _ in ctx.deferred_checks])] if ctx.deferred_checks else []

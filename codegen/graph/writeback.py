@@ -2,10 +2,15 @@
 
 `plan(ctx, outputs)` runs at the end of a build: every deferred write becomes
 an entry of the plan whose values are templates over graph outputs.
-`apply(plan, outs, args, kwargs)` runs after the graph succeeded: it writes
-the values to the real objects, containers in place (so a list the function
-appended to is the same list object afterwards), and gives back Python
-numbers where eager would have stored Python numbers.
+`apply(plan, outs, args, kwargs, made)` runs after the graph succeeded: it
+writes the values to the real objects, containers in place (so a list the
+function appended to is the same list object afterwards), and gives back
+Python numbers where eager would have stored Python numbers.
+
+One object stays one object: `flatten` gives an object it meets again (in the
+result, in a write, or inside itself) the template it gave the first time,
+`share` marks such templates, and `unflatten` makes one object for all the
+places of a marked template within one call (`made` holds them).
 """
 from __future__ import annotations
 
@@ -27,24 +32,59 @@ from codegen.operators.weak_numbers import WeakNumber
 from codegen.operators.values import EitherKind, OutsideValue, Undefined, is_symbolic as _is_symbolic
 
 
+_ATOMS = (int, float, str, bool, type(None), bytes)
+
+
 def flatten(value, tensors: list, heap):
-    """A template of `value`; symbolic tensors are appended to `tensors`."""
-    sh = heap.by_copy.get(id(value)) if heap is not None else None
+    """A template of `value`; symbolic tensors are appended to `tensors`.  A value met before in
+    this build gets the template it got then (so it comes back as one object)."""
+    if heap is None:
+        return _flatten(value, tensors, heap)
+    sh = heap.by_copy.get(id(value))
     if sh is not None:
         return ("real", sh)
+    if type(value) in _ATOMS:
+        return ("const", value)
+    seen = heap.flat.get(id(value))
+    if seen is not None:
+        return seen[1]
+    template = _flatten(value, tensors, heap)
+    heap.flat[id(value)] = (value, template)        # (kept alive: its id stays its own)
+    return template
+
+
+def _entered(heap, value, template):
+    """`template`, registered for `value` before its parts are flattened (a part that leads back
+    to `value` gets this same template)."""
+    if heap is not None:
+        heap.flat[id(value)] = (value, template)
+    return template
+
+
+def _flatten(value, tensors: list, heap):
     t = type(value)
+    if t is tuple and heap is not None and id(value) in heap.arg_tuples:
+        return ("arg", heap.arg_tuples[id(value)])         # the caller's own tuple
     if t in (list, tuple):
-        return (t.__name__, [flatten(v, tensors, heap) for v in value])
+        parts = []
+        template = _entered(heap, value, (t.__name__, parts))
+        parts += [flatten(v, tensors, heap) for v in value]
+        return template
     if isinstance(value, tuple) and hasattr(t, "_fields"):
         return ("namedtuple", t, [flatten(v, tensors, heap) for v in value])
     if isinstance(value, (dict, list, tuple)) and t not in (dict, list, tuple):
         return _subclass(value, tensors, heap)
     if _made_by_the_build(value, heap):
         # An object the function created: eager returns a new one per call, holding values.
-        heap.rebuilt.add(id(value))             # a cycle back to it stays this object
-        return ("object", value, {k: flatten(v, tensors, heap) for k, v in vars(value).items()})
+        attrs = {}
+        template = _entered(heap, value, ("object", value, attrs))
+        attrs.update((k, flatten(v, tensors, heap)) for k, v in vars(value).items())
+        return template
     if t is dict:
-        return ("dict", list(value), [flatten(v, tensors, heap) for v in value.values()])
+        parts = []
+        template = _entered(heap, value, ("dict", list(value), parts))
+        parts += [flatten(v, tensors, heap) for v in value.values()]
+        return template
     if _is_symbolic(value) and heap is not None and value.ref() in heap.arg_tensors:
         return ("arg", heap.arg_tensors[value.ref()])
     if isinstance(value, tf.Variable):
@@ -124,8 +164,8 @@ def _holds_symbolic(attrs: dict) -> bool:
 def _made_by_the_build(value, heap) -> bool:
     """A plain object (a dataclass or an instance of a user class) that did not come from
     outside the function: the builder made it while tracing."""
-    if heap is None or id(value) in heap.outside or id(value) in heap.rebuilt or isinstance(value, (type, types.ModuleType, types.FunctionType,
-                                                                          types.MethodType)):
+    if heap is None or id(value) in heap.outside or isinstance(value, (type, types.ModuleType, types.FunctionType,
+                                                                       types.MethodType)):
         return False
     if not hasattr(value, "__dict__") or type(value).__dict__.get("__slots__"):
         return False
@@ -150,7 +190,9 @@ def resolve_real(sh, args, kwargs):
     return value
 
 
-def unflatten(template, outs, args=(), kwargs=None):
+def unflatten(template, outs, args=(), kwargs=None, made=None):
+    """The value of `template` after a run; `made` (one dict per call) holds the objects made for
+    shared templates, so each is made once."""
     tag = template[0]
     if tag == "tensor":
         value = outs[template[1]]
@@ -161,32 +203,141 @@ def unflatten(template, outs, args=(), kwargs=None):
         value = outs[template[1]]
         return template[2](value.numpy()) if outs[template[1] + 1].numpy() else value
     if tag == "namedtuple":
-        return template[1](*(unflatten(t, outs, args, kwargs) for t in template[2]))
+        return template[1](*(unflatten(t, outs, args, kwargs, made) for t in template[2]))
     if tag == "subclass":
-        new, keys = copy.copy(template[1]), template[2]
-        values = [unflatten(t, outs, args, kwargs) for t in template[3]]
-        if keys is None:
-            new[:] = values
-        else:
-            new.clear()
-            new.update(zip(keys, values))
+        new = copy.copy(template[1])
+        _fill_subclass(new, template, [unflatten(t, outs, args, kwargs, made) for t in template[3]])
         return new
     if tag == "object":
         new = copy.copy(template[1])
-        vars(new).update({k: unflatten(t, outs, args, kwargs) for k, t in template[2].items()})
+        vars(new).update({k: unflatten(t, outs, args, kwargs, made) for k, t in template[2].items()})
         return new
     if tag == "composite":
-        parts = [unflatten(t, outs, args, kwargs) for t in template[2]]
+        parts = [unflatten(t, outs, args, kwargs, made) for t in template[2]]
         return tf.nest.pack_sequence_as(template[1], parts, expand_composites=True)
     if tag == "real":
         return resolve_real(template[1], args, kwargs)
     if tag == "arg":
         return resolve_path(template[1], args, kwargs)
     if tag == "list":
-        return [unflatten(t, outs, args, kwargs) for t in template[1]]
+        return [unflatten(t, outs, args, kwargs, made) for t in template[1]]
     if tag == "tuple":
-        return tuple(unflatten(t, outs, args, kwargs) for t in template[1])
-    return {k: unflatten(t, outs, args, kwargs) for k, t in zip(template[1], template[2])}
+        return tuple(unflatten(t, outs, args, kwargs, made) for t in template[1])
+    if tag == "shared":
+        value = made.get(template[1], made)
+        return _make_shared(template, outs, args, kwargs, made) if value is made else value
+    if tag == "method":
+        return getattr(unflatten(template[2], outs, args, kwargs, made), template[1])
+    return {k: unflatten(t, outs, args, kwargs, made) for k, t in zip(template[1], template[2])}
+
+
+def _fill_subclass(new, template, values):
+    if template[2] is None:
+        new[:] = values
+    else:
+        new.clear()
+        new.update(zip(template[2], values))
+
+
+def _make_shared(template, outs, args, kwargs, made):
+    """The one object of a shared template; a container is registered in `made` before its parts
+    are made, so a part leading back to it (a cycle) is this very object."""
+    slot, inner = template[1], template[2][0]
+    tag = inner[0]
+    if tag == "list":
+        new = made[slot] = []
+        new += [unflatten(t, outs, args, kwargs, made) for t in inner[1]]
+    elif tag == "dict":
+        new = made[slot] = {}
+        values = [unflatten(t, outs, args, kwargs, made) for t in inner[2]]
+        new.update(zip(inner[1], values))
+    elif tag == "object":
+        new = made[slot] = copy.copy(inner[1])
+        vars(new).update({k: unflatten(t, outs, args, kwargs, made) for k, t in inner[2].items()})
+    elif tag == "subclass":
+        new = made[slot] = copy.copy(inner[1])
+        new.clear()
+        _fill_subclass(new, inner, [unflatten(t, outs, args, kwargs, made) for t in inner[3]])
+    else:      # (a tuple in a cycle is made inside it first: that one is kept)
+        new = made.setdefault(slot, unflatten(inner, outs, args, kwargs, made))
+    return new
+
+
+_SHAREABLE = {"list", "tuple", "namedtuple", "dict", "subclass", "object", "composite", "either", "method"}
+
+
+def _parts(template) -> list:
+    tag = template[0]
+    if tag in ("list", "tuple"):
+        return template[1]
+    if tag in ("namedtuple", "dict", "composite"):
+        return template[2]
+    if tag == "object":
+        return list(template[2].values())
+    if tag == "subclass":
+        return template[3]
+    if tag == "method":
+        return [template[2]]
+    return []
+
+
+def share(template, plan_entries: list):
+    """`template` and `plan_entries` with every template that stands for one object in several
+    places (flatten gave it to each) marked `("shared", slot, [template])`; as they are when
+    nothing is shared (the common case pays nothing after the run)."""
+    counts: dict = {}
+    roots = [template] + [t for entry in plan_entries for t in _entry_templates(entry)]
+    stack = list(reversed(roots))
+    while stack:
+        t = stack.pop()
+        counts[id(t)] = n = counts.get(id(t), 0) + 1
+        if n == 1:
+            stack += _parts(t)
+    shared = {key for key, n in counts.items() if n > 1}
+    if not shared:
+        return template, plan_entries
+    done: dict = {}
+
+    def mark(t):
+        if id(t) in done:
+            return done[id(t)]
+        if id(t) in shared and (t[0] in _SHAREABLE or (t[0] == "tensor" and t[2] is not None)):
+            box: list = []
+            done[id(t)] = new = ("shared", len(done), box)
+            box.append(_with_parts(t, [mark(p) for p in _parts(t)]))
+            return new
+        done[id(t)] = new = _with_parts(t, [mark(p) for p in _parts(t)])
+        return new
+    return mark(template), [_entry_with(entry, mark) for entry in plan_entries]
+
+
+def _with_parts(template, parts):
+    tag = template[0]
+    if tag in ("list", "tuple"):
+        return (tag, parts)
+    if tag in ("namedtuple", "dict", "composite"):
+        return (tag, template[1], parts)
+    if tag == "object":
+        return (tag, template[1], dict(zip(template[2], parts)))
+    if tag == "subclass":
+        return (tag, template[1], template[2], parts)
+    if tag == "method":
+        return (tag, template[1], parts[0])
+    return template
+
+
+def _entry_templates(entry) -> list:
+    if entry[0] == "dict":
+        return list(entry[2].values())
+    return [entry[-1]] if entry[0] not in ("extend", "replace") else [entry[2]]
+
+
+def _entry_with(entry, mark):
+    if entry[0] == "dict":
+        return (entry[0], entry[1], {k: mark(t) for k, t in entry[2].items()}, entry[3])
+    if entry[0] in ("extend", "replace"):
+        return (entry[0], entry[1], mark(entry[2]))
+    return (*entry[:-1], mark(entry[-1]))
 
 
 def plan(ctx, tensors: list) -> list:
@@ -225,17 +376,17 @@ def plan(ctx, tensors: list) -> list:
     return out
 
 
-def apply(plan_entries, outs, args, kwargs):
+def apply(plan_entries, outs, args, kwargs, made):
     for entry in plan_entries:
         kind = entry[0]
         if kind == "extend":
-            resolve_real(entry[1], args, kwargs).extend(unflatten(entry[2], outs, args, kwargs))
+            resolve_real(entry[1], args, kwargs).extend(unflatten(entry[2], outs, args, kwargs, made))
         elif kind == "replace":
-            resolve_real(entry[1], args, kwargs)[:] = unflatten(entry[2], outs, args, kwargs)
+            resolve_real(entry[1], args, kwargs)[:] = unflatten(entry[2], outs, args, kwargs, made)
         elif kind == "dict":
             real = resolve_real(entry[1], args, kwargs)
             for k, t in entry[2].items():
-                real[k] = unflatten(t, outs, args, kwargs)
+                real[k] = unflatten(t, outs, args, kwargs, made)
             for k in entry[3]:
                 real.pop(k, None)
     for entry in plan_entries:
@@ -247,17 +398,17 @@ def apply(plan_entries, outs, args, kwargs):
             if template[0] == "deleted":
                 delattr(holder, name)
             else:
-                setattr(holder, name, unflatten(template, outs, args, kwargs))
+                setattr(holder, name, unflatten(template, outs, args, kwargs, made))
         elif kind == "global":
             if template[0] == "deleted":
                 del holder[name]
             else:
-                holder[name] = unflatten(template, outs, args, kwargs)
+                holder[name] = unflatten(template, outs, args, kwargs, made)
         else:
             if template[0] == "deleted":
                 del holder.cell_contents
             else:
-                holder.cell_contents = unflatten(template, outs, args, kwargs)
+                holder.cell_contents = unflatten(template, outs, args, kwargs, made)
 
 
 def _escapes(value):

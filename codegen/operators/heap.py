@@ -36,7 +36,8 @@ class Shadow:
 class Heap:
     def __init__(self, outside: dict | None = None):
         self.outside = outside if outside is not None else {}   # id -> Source of objects from outside
-        self.rebuilt: set[int] = set()          # ids of objects the build made, rebuilt per call
+        self.flat: dict[int, tuple] = {}        # id -> (value, its write-back template): one object, one template
+        self.arg_tuples: dict[int, tuple] = {}  # id of a tuple among the arguments -> its path in them
         self.attrs: dict[tuple, list] = {}      # (id(obj), name) -> [obj, name, value, source]
         self.names: dict[tuple, list] = {}      # (id(holder), name) -> [holder, access, name, value, source]
         self.shadows: dict[int, Shadow] = {}    # id(real or rebuilt) -> Shadow

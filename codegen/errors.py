@@ -45,6 +45,7 @@ HINTS = {
     "closure-cells": "pass the value to the nested function as an argument, or return the new value from it",
     "frame-introspection": "pass the values explicitly instead of reading the frame with locals(), eval() or exec()",
     "iterator-result": "make a list of it (list(...)) before it leaves",
+    "function-result": "return the values it would use (or pass the function in) instead of a function made inside",
     "outer-trace": "call the function eagerly (outside tf.function, Keras graph mode or an export) to speculate",
 }
 

@@ -14,10 +14,13 @@ places of a marked template within one call (`made` holds them).
 """
 from __future__ import annotations
 
+import collections
 import collections.abc
 import copy
 import dataclasses
 import types
+
+import numpy as np
 
 import tensorflow as tf
 
@@ -29,7 +32,7 @@ from codegen.operators.arrays import NodeArray, PyArray, as_numpy
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer
 from codegen.operators.weak_numbers import WeakNumber
-from codegen.operators.values import EitherKind, OutsideValue, Undefined, is_symbolic as _is_symbolic
+from codegen.operators.values import BUILDER_CODE, EitherKind, OutsideValue, Undefined, is_symbolic as _is_symbolic
 
 
 _ATOMS = (int, float, str, bool, type(None), bytes)
@@ -121,7 +124,33 @@ def _flatten(value, tensors: list, heap):
             "iterator-result", "", f"a {t.__name__} leaves the function (returned, stored, or handed to the Python "
             "after it): the one made while the graph was built would walk the build's values on every call",
             "make a list of it (list(...)) before it leaves"))
+    if heap is not None and id(value) not in heap.outside:
+        if callable(value) and not isinstance(value, (type, np.ufunc)):
+            return _callable(value, tensors, heap)
+        if t in (set, collections.deque):       # made by the function: a new one per call, as eager's
+            return ("collection", value, [flatten(v, tensors, heap) for v in value])
     return ("const", value)
+
+
+def _callable(value, tensors, heap):
+    """A function or method leaving the graph that janus did not read from outside.  One the
+    function made (a nested `def` or lambda, whose cells hold the build's values; a
+    `functools.partial`; a library's callable object) would be the build's on every call: that
+    code runs in Python.  A method of an object the graph rebuilds is bound to the new object."""
+    if isinstance(value, types.FunctionType):
+        if value.__code__ not in BUILDER_CODE:
+            return ("const", value)             # a module's function, the caller's callback
+    elif isinstance(value, (types.MethodType, types.BuiltinMethodType)):
+        owner, func = value.__self__, getattr(value, "__func__", None)
+        if owner is None or isinstance(owner, (type, types.ModuleType)) or id(owner) in heap.outside:
+            return ("const", value)             # `len`, a class method, a method of an outside object
+        if getattr(func, "__code__", None) not in BUILDER_CODE and getattr(owner, value.__name__, None) == value:
+            owner_t = flatten(owner, tensors, heap)
+            return ("const", value) if owner_t[0] == "const" else ("method", value.__name__, owner_t)
+    raise ConversionError(Reason(
+        "function-result", "", f"a {type(value).__name__} made in the function leaves it (returned, stored, or "
+        "handed to the Python after it): the one made while the graph was built would hold the build's values "
+        "and be the same object on every call"))
 
 
 def _walks_build_values(value) -> bool:
@@ -228,6 +257,12 @@ def unflatten(template, outs, args=(), kwargs=None, made=None):
         return _make_shared(template, outs, args, kwargs, made) if value is made else value
     if tag == "method":
         return getattr(unflatten(template[2], outs, args, kwargs, made), template[1])
+    if tag == "collection":
+        new = copy.copy(template[1])
+        new.clear()
+        (new.extend if type(new) is collections.deque else new.update)(
+            unflatten(t, outs, args, kwargs, made) for t in template[2])
+        return new
     return {k: unflatten(t, outs, args, kwargs, made) for k, t in zip(template[1], template[2])}
 
 
@@ -263,14 +298,15 @@ def _make_shared(template, outs, args, kwargs, made):
     return new
 
 
-_SHAREABLE = {"list", "tuple", "namedtuple", "dict", "subclass", "object", "composite", "either", "method"}
+_SHAREABLE = {"list", "tuple", "namedtuple", "dict", "subclass", "object", "composite", "either", "method",
+              "collection"}
 
 
 def _parts(template) -> list:
     tag = template[0]
     if tag in ("list", "tuple"):
         return template[1]
-    if tag in ("namedtuple", "dict", "composite"):
+    if tag in ("namedtuple", "dict", "composite", "collection"):
         return template[2]
     if tag == "object":
         return list(template[2].values())
@@ -315,7 +351,7 @@ def _with_parts(template, parts):
     tag = template[0]
     if tag in ("list", "tuple"):
         return (tag, parts)
-    if tag in ("namedtuple", "dict", "composite"):
+    if tag in ("namedtuple", "dict", "composite", "collection"):
         return (tag, template[1], parts)
     if tag == "object":
         return (tag, template[1], dict(zip(template[2], parts)))

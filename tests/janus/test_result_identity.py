@@ -3,13 +3,18 @@
 An object the function makes and puts in several places (returned twice, stored as two
 attributes, appended to the caller's list) is one object in all of them after a graph run, as
 after an eager run; the same graph tensor comes back as one EagerTensor; an argument returned
-is the caller's own object."""
+is the caller's own object.  A function, lambda or `functools.partial` the function makes (or
+any value janus cannot make again after the run) must not leave a graph: that code runs in
+Python, and the report says why."""
 from __future__ import annotations
+
+import collections
+import functools
 
 import tensorflow as tf
 
 import janus
-from tests.harness import assert_same_outcome, run_capturing
+from tests.harness import assert_same, assert_same_outcome, run_capturing
 
 
 class State:
@@ -160,3 +165,93 @@ def test_one_tensor_returned_in_several_places_is_one_object():
         return y, y, [y, y]
 
     _check(f, lambda k: (_x(k),), lambda r, a: (r[0] is r[1], r[2][0] is r[0], r[2][1] is r[0]))
+
+
+def test_a_bound_method_of_a_new_object_is_bound_to_the_rebuilt_one():
+    def f(x):
+        h = Holder(x * 2.0)
+        return h, h.get
+
+    spec = _check(f, lambda k: (_x(k),), lambda r, a: (r[1].__self__ is r[0],))
+    h, get = spec(_x(3))
+    assert_same(get(), Holder(_x(3) * 2.0).get())
+
+
+def test_a_method_of_the_callers_list_is_bound_to_that_list():
+    def f(log, x):
+        log.append(x * 2.0)
+        return log.append
+
+    _check(f, lambda k: ([], _x(k)), lambda r, a: (r.__self__ is a[0],))
+
+
+# -- values janus cannot make again: the code runs in Python ----------------------------------------
+
+def _python_reasons(spec):
+    return [fb.reason.kind for fb in spec.fallbacks.values()]
+
+
+def test_a_lambda_a_partial_and_a_nested_function_made_in_the_call_run_in_python():
+    def f(x):
+        y = x * 2.0
+
+        def g(z):
+            return y * z
+        return (lambda: y + 1.0), functools.partial(tf.add, y), g
+
+    spec = _check(f, lambda k: (_x(k),), lambda r, a: (r[0]().numpy().tolist(), r[1](1.0).numpy().tolist(),
+                                                        r[2](2.0).numpy().tolist()), graph=False)
+    assert "function-result" in _python_reasons(spec), spec.report()
+
+
+def test_a_partial_made_after_a_graph_break_runs_in_python():
+    def f(x):
+        y = tf.tanh(x) * 3.0
+        print(y.numpy())
+        z = tf.tanh(y) * 2.0 + tf.reduce_sum(y) - tf.reduce_max(y)
+        p = functools.partial(tf.add, z * 2.0 + tf.reduce_mean(z))
+        return p
+
+    spec = _check(f, lambda k: (_x(k),), lambda r, a: (r(1.0).numpy().tolist(),), calls=10, graph=False)
+    assert "imperative [function-result]" in spec.report(), spec.report()      # (that segment)
+
+
+def test_a_function_from_before_the_call_is_returned_as_is():
+    def cb(v):
+        return v + 1.0
+
+    def f(x, callback):
+        return x * 2.0, callback, tf.add
+
+    _check(f, lambda k: (_x(k), cb), lambda r, a: (r[1] is a[1], r[2] is tf.add))
+
+
+def test_a_generator_expression_returned_runs_in_python():
+    def f(x):
+        y = x * 2.0
+        return (y + k for k in range(2))
+
+    spec = janus.speculate(f)
+    for k in range(7):
+        eager, got = list(f(_x(k))), list(spec(_x(k)))
+        assert len(eager) == len(got)
+        for a, b in zip(eager, got):
+            assert_same(a, b)
+    assert "iterator-result" in _python_reasons(spec), spec.report()
+
+
+def test_a_deque_made_in_the_call_is_a_new_one_per_call():
+    def f(x):
+        d = collections.deque([1, 2], maxlen=4)
+        return x * 2.0, d, {3, 4}
+
+    spec = janus.speculate(f)
+    seen = []
+    for k in range(7):
+        y, d, s = spec(_x(k))
+        assert list(d) == [1, 2] and d.maxlen == 4 and s == {3, 4}
+        d.append(3)                   # the caller's change is not the next call's deque
+        s.add(5)
+        seen += [d, s]
+    assert len({id(d) for d in seen}) == len(seen)
+    assert spec.stats()["graph_runs"] > 0, spec.report()

@@ -26,7 +26,8 @@ from codegen.operators.printing import deferred_print, deferred_tf_print
 from codegen.operators.lists import GrowList
 from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
-from codegen.operators.trees import NodeClass, Pointer, class_test
+from codegen.operators.node_classes import NodeClass, class_test
+from codegen.operators.trees import Pointer
 from codegen.operators.weak_numbers import WeakNumber, bool_number, held_minmax
 from codegen.operators.values import BUILDER_CODE, EAGER, OutsideValue, is_symbolic
 

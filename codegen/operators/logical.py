@@ -13,7 +13,8 @@ from codegen.operators.arrays import PyArray
 from codegen.operators import node_tests
 from codegen.operators.context import active, current
 from codegen.operators.numbers import PyNumber, is_computed
-from codegen.operators.trees import NodeClass, Pointer
+from codegen.operators.node_classes import NodeClass
+from codegen.operators.trees import Pointer
 from codegen.operators.values import is_symbolic
 from codegen.operators.weak_numbers import WeakNumber, bool_number, numpy_bool
 

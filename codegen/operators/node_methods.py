@@ -35,6 +35,8 @@ import numpy as np
 
 from profiler import versions
 
+from codegen.operators.tree_columns import ABSENT
+from codegen.operators.tree_walk import shadowed
 from codegen.operators.values import EAGER
 
 # Builtins that, on numbers, strings, tuples, lists and tensors, compute a value and run no user code.
@@ -267,3 +269,37 @@ def _call(node, name):
 
 
 FAILED = _FAILED
+
+
+def method_columns(order, methods) -> dict:
+    """"m()" -> the value on each node of each zero-argument method the recursion calls that may be a
+    column (`node_methods`), `ABSENT` on nodes whose class lacks it or where it raised."""
+    out, rows = {}, [vars(node) for node in order]
+    for m in methods:
+        classes = {cls: getattr(cls, m, None) is not None for cls in set(map(type, order))}
+        if any(classes.values()) and all(not has or reads_only(cls, m) for cls, has in classes.items()):
+            values = method_values(order, rows, m, classes, watch=True)
+            if values is not None:
+                out[m + "()"] = values
+    return out
+
+
+def method_values(order, rows, m, classes, watch=False):
+    """The method's value on each node; all `ABSENT` when a value it reads is of a class whose
+    code it could run (`node_methods.values_fit`); None when the watch saw such code run, or a
+    node has an attribute of the method's name."""
+    if shadowed(rows, m):
+        return None                     # a node's own attribute of the method's name: Python calls that
+    having = [cls for cls, has in classes.items() if has]
+    names = frozenset().union(*(loaded(cls, m) for cls in having))
+    if not (classes_fit(having, m, classes) and values_fit(order, rows, names, classes)):
+        return None if watch else [ABSENT] * len(order)
+    every = all(classes.values())
+    evaluated = evaluate(order if every else [node for node in order if classes[type(node)]], m, watch)
+    if evaluated is None:
+        return None
+    values, maybe_failed = evaluated
+    if every:
+        return [ABSENT if v is FAILED else v for v in values] if maybe_failed else values
+    found = iter(values)
+    return [(ABSENT if (v := next(found)) is FAILED else v) if classes[type(node)] else ABSENT for node in order]

@@ -33,7 +33,8 @@ from codegen.operators.numbers import PyNumber
 from codegen.operators.printing import not_printed
 from codegen.operators.write_refusals import refuse, no_write_in_machine, refusal
 from codegen.operators.shapes import guarded
-from codegen.operators.trees import NodeClass, Pointer
+from codegen.operators.node_classes import NodeClass
+from codegen.operators.trees import Pointer
 from codegen.operators import call_time, unchanged
 from codegen.operators.values import BUILDER_CODE, EAGER, is_symbolic
 

@@ -18,7 +18,7 @@ from codegen.errors import ConversionError, Reason
 from codegen.operators.arrays import NodeArray
 from codegen.operators import node_protocols
 from codegen.operators.context import active
-from codegen.operators.node_methods import FAILED, classes_fit, evaluate, loaded, none_test, reads_only, values_fit
+from codegen.operators.node_methods import classes_fit, method_columns, method_values, none_test, reads_only
 from codegen.operators.values import EAGER
 from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER, NUMBER_COLUMNS as _NUMBER_COLUMNS,
                                              NUMPY_TYPES as _NUMPY, PYTHON_TYPES as _PYTHON, acyclic as _acyclic,
@@ -91,44 +91,10 @@ def share_nodes(roots) -> bool:
     return False
 
 
-def _method_columns(order, methods) -> dict:
-    """"m()" -> the value on each node of each zero-argument method the recursion calls that may be a
-    column (`node_methods`), `_ABSENT` on nodes whose class lacks it or where it raised."""
-    out, rows = {}, [vars(node) for node in order]
-    for m in methods:
-        classes = {cls: getattr(cls, m, None) is not None for cls in set(map(type, order))}
-        if any(classes.values()) and all(not has or reads_only(cls, m) for cls, has in classes.items()):
-            values = _method_values(order, rows, m, classes, watch=True)
-            if values is not None:
-                out[m + "()"] = values
-    return out
-
-
-def _method_values(order, rows, m, classes, watch=False):
-    """The method's value on each node; all `_ABSENT` when a value it reads is of a class whose
-    code it could run (`node_methods.values_fit`); None when the watch saw such code run, or a
-    node has an attribute of the method's name."""
-    if shadowed(rows, m):
-        return None                     # a node's own attribute of the method's name: Python calls that
-    having = [cls for cls, has in classes.items() if has]
-    names = frozenset().union(*(loaded(cls, m) for cls in having))
-    if not (classes_fit(having, m, classes) and values_fit(order, rows, names, classes)):
-        return None if watch else [_ABSENT] * len(order)
-    every = all(classes.values())
-    evaluated = evaluate(order if every else [node for node in order if classes[type(node)]], m, watch)
-    if evaluated is None:
-        return None
-    values, maybe_failed = evaluated
-    if every:
-        return [_ABSENT if v is FAILED else v for v in values] if maybe_failed else values
-    found = iter(values)
-    return [(_ABSENT if (v := next(found)) is FAILED else v) if classes[type(node)] else _ABSENT for node in order]
-
-
 def schema_of(roots: list, methods=()) -> Schema:
     """The columns of the nodes reachable from `roots`."""
     order, _ = _nodes(roots)
-    memo = _method_columns(order, methods)
+    memo = method_columns(order, methods)
     columns: dict[str, Column] = {}
     only_none: set[str] = set()
     skipped: set[str] = set()
@@ -332,7 +298,7 @@ def _values(order, rows, name, methods=()) -> list:
     attribute shadows."""
     if name.endswith("()") and name[:-2] in methods:
         m = name[:-2]
-        return _method_values(order, rows, m, {cls: reads_only(cls, m) for cls in set(map(type, order))})
+        return method_values(order, rows, m, {cls: reads_only(cls, m) for cls in set(map(type, order))})
     try:                # (dict's own read, as Python's attribute read: not a subclass's __getitem__)
         return [dict.__getitem__(row, name) for row in rows]
     except KeyError:
@@ -441,60 +407,3 @@ def _python_bool(col, value):
     """A column of Python bools reads as one (held as an int, as a comparison's bool is), which
     takes the other operand's dtype in arithmetic (`h * node.flag`) as eager's bool does."""
     return WeakNumber(tf.cast(value, tf.int32), bool) if col.python == "bool" else value
-
-
-def is_none(value):
-    if isinstance(value, Pointer):
-        return tf.less(value.index, 0)
-    return value is None
-
-
-def class_test(pointer: Pointer, accepts):
-    """Whether the node's class passes `accepts(cls)`, as a boolean tensor read from the class
-    column (for a None node, whether `accepts(NoneType)`): `isinstance(node, C)` inside the graph.
-    Built from elementwise ops only, so it batches across a machine's frames."""
-    classes = pointer.tables.schema.classes
-    ids = [i for i, c in enumerate(classes) if accepts(c)]
-    present = tf.greater_equal(pointer.index, 0)
-    if len(ids) == len(classes):
-        hit = present
-    elif not ids:
-        hit = tf.zeros_like(present)
-    else:
-        table = pointer.tables.columns[CLASS][1]
-        cid = tf.gather(table, tf.maximum(pointer.index, 0))
-        hit = tf.equal(cid, ids[0])
-        for i in ids[1:]:
-            hit = tf.logical_or(hit, tf.equal(cid, i))
-        hit = tf.logical_and(present, hit)
-    return tf.logical_or(hit, tf.logical_not(present)) if accepts(type(None)) else hit
-
-
-class NodeClass:
-    """`type(node)` of a node inside the graph.  Compared with a class (`is`, `==`, `!=`) it is a
-    boolean tensor from the class column; anything else done with it needs the class itself,
-    which differs between nodes, and the function runs in Python."""
-
-    __slots__ = ("pointer",)
-
-    def __init__(self, pointer: Pointer):
-        self.pointer = pointer
-
-    def same_as(self, cls):
-        if isinstance(cls, NodeClass):
-            self._needs_class()
-        return class_test(self.pointer, lambda c: c is cls)
-
-    def __eq__(self, other):
-        if isinstance(other, NodeClass):
-            self._needs_class()
-        return class_test(self.pointer, lambda c: c == other)
-
-    def __ne__(self, other):
-        return tf.logical_not(self == other)
-
-    def _needs_class(self, *_):
-        raise ConversionError(Reason("node-class", "", "the class of a tree node is used as a value; inside the "
-                                     "graph it is only known per node", "compare it with `is` or use isinstance"))
-
-    __hash__ = __call__ = __getattr__ = _needs_class

@@ -248,7 +248,7 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
         raise _staging_error(exc, converted) from exc
     elapsed = time.perf_counter() - start
     checks = list(ctx.checks.values())
-    guard, rejected_by = compile_entry_guard(sig, checks, _used_columns(concrete, sig),
+    guard, rejected_by = compile_entry_guard(sig, checks, _used_columns(concrete, sig, ctx.absent_reads),
                                              _followed_columns(sig, holder["values"]),
                                              bool(converted.code.co_flags & inspect.CO_VARKEYWORDS))
     artifact = GraphArtifact(sig, concrete, guard, rejected_by, ctx.assumptions, checks, holder["template"],
@@ -338,9 +338,10 @@ def _has_containers(sig: Signature) -> bool:
     return any(walk(t) for t in sig.template[0]) or any(walk(t) for t in sig.template[1].values())
 
 
-def _used_columns(concrete, sig: Signature) -> dict:
+def _used_columns(concrete, sig: Signature, absent: dict) -> dict:
     """For each tree argument leaf, the names of its table columns some op of the graph reads:
-    the entry guard computes only those (a column nothing reads is fed empty)."""
+    the entry guard computes only those (a column nothing reads is fed empty); and the names the
+    build read as absent on every node of a tree of its schema (`absent`), which no node may have."""
     placeholders = concrete.graph.inputs
     returned = {t.ref() for t in concrete.graph.outputs}
     used = {}
@@ -348,7 +349,8 @@ def _used_columns(concrete, sig: Signature) -> dict:
         if leaf.kind in (Feed.TREE, Feed.FOREST):
             schema = leaf.value if leaf.kind is Feed.TREE else leaf.value.schema
             fed = placeholders[leaf.input_index:leaf.input_index + len(schema.columns)]
-            used[i] = frozenset(c.name for c, ph in zip(schema.columns, fed) if ph.consumers() or ph.ref() in returned)
+            used[i] = frozenset(c.name for c, ph in zip(schema.columns, fed)
+                                if ph.consumers() or ph.ref() in returned) | absent.get(schema, frozenset())
     return used
 
 

@@ -27,7 +27,7 @@ from codegen.operators.lists import GrowList
 from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
 from codegen.operators.node_classes import NodeClass, class_test
-from codegen.operators.trees import Pointer
+from codegen.operators.trees import Pointer, none_read
 from codegen.operators.weak_numbers import WeakNumber, bool_number, held_minmax
 from codegen.operators.values import BUILDER_CODE, EAGER, OutsideValue, is_symbolic
 
@@ -209,6 +209,8 @@ def _getattr(obj, name, default=_NO_DEFAULT):
                 raise AttributeError(f"'{_eager_type(obj).__name__}' object has no attribute '{name}'")
             return default
         obj._python_value() if isinstance(obj, PyNumber) else obj._numpy_value()
+    if isinstance(obj, Pointer) and default is not _NO_DEFAULT and (found := obj.read_or(name, default)) is not None:
+        return found                                # per node: its value, or the default where it lacks one
     if stands_for_eager(obj):
         found = tensor_attribute(obj, name, *(() if default is _NO_DEFAULT else (default,)))
         if found is not ABSENT:
@@ -224,6 +226,8 @@ def _getattr(obj, name, default=_NO_DEFAULT):
 def _hasattr(obj, name):
     if isinstance(obj, (PyNumber, PyArray)) and type(name) is str:
         return hasattr(_eager_type(obj), name)      # (answered by the type eager's value has)
+    if isinstance(obj, Pointer) and type(name) is str and (found := obj.has(name)) is not None:
+        return bool_number(found)                   # per node: whether it has the attribute
     if type(name) is str and stands_for_eager(obj):
         return tensor_hasattr(obj, name)
     try:
@@ -239,6 +243,9 @@ def _eager_type(value):
     value."""
     if isinstance(value, OutsideValue):
         value.refuse()
+    if none_read(value) is not None:
+        current().fail("tree-attribute-kind", "the type of a tree attribute that is None on some nodes differs "
+                       "between nodes", "test it with `is None`")
     if is_symbolic(value):
         return EAGER
     if isinstance(value, PyNumber):

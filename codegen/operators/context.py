@@ -148,6 +148,8 @@ class BuildContext:
         self.outside_reads: dict = {}          # (access, id(holder), name) -> state.OutsideRead
         self.observers: list = []              # (callback, [tensors]) called with the outputs after success
         self.recursion: list = []              # recursive cycles run as machines in this graph
+        self.none_reads: dict = {}             # id -> (value, its `is None` test): tree reads None on some nodes
+        self.absent_reads: dict = {}           # tree schema -> attribute names read as absent on every node
         self.settings_checked: set = set()     # ids of objects whose settings are checked (`library_settings`)
         self._scanned = 0
         self._wrote = False

@@ -14,7 +14,7 @@ from codegen.operators import node_tests
 from codegen.operators.context import active, current
 from codegen.operators.numbers import PyNumber, is_computed
 from codegen.operators.node_classes import NodeClass
-from codegen.operators.trees import Pointer
+from codegen.operators.trees import Pointer, none_read
 from codegen.operators.values import is_symbolic
 from codegen.operators.weak_numbers import WeakNumber, bool_number, numpy_bool
 
@@ -158,6 +158,8 @@ def not_any(*flags):
 
 
 def _is(a, b):
+    if (a is None) != (b is None) and (test := none_read(b if a is None else a)) is not None:
+        return bool_number(test())          # a tree attribute that is None on some nodes
     if a is not b:
         for v in (a, b):
             if isinstance(v, PyNumber):     # eager's `flag is True` asks which Python object it is
@@ -200,13 +202,28 @@ def _answer(found, *operands):
     return found
 
 
+def _none_equal(a, b):
+    """`a == None` (either way round) on a tree attribute that is None on some nodes: where it
+    is None (a number or tensor is never equal to None); None for any other operands."""
+    value = b if a is None else a
+    test = none_read(value) if (a is None) != (b is None) else None
+    if test is not None and isinstance(value, PyArray):
+        current().fail("tree-attribute-kind", "`==` between None and a NumPy array tree attribute that is None on "
+                       "some nodes", "test it with `is None`")
+    return bool_number(test()) if test is not None else None
+
+
 def _eq(a, b):
+    if (found := _none_equal(a, b)) is not None:
+        return found
     if isinstance(a, Pointer) or isinstance(b, Pointer):
         return node_tests.equal(a, b) if isinstance(a, Pointer) else node_tests.equal(b, a)
     return a == b
 
 
 def _ne(a, b):
+    if (found := _none_equal(a, b)) is not None:
+        return not_(found)
     if isinstance(a, Pointer) or isinstance(b, Pointer):
         return node_tests.not_equal(a, b) if isinstance(a, Pointer) else node_tests.not_equal(b, a)
     return a != b

@@ -32,6 +32,7 @@ _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
 CLASS = "__class__"       # the column of each node's class
+NONE = "?none"            # the suffix of a column saying where a number (or tensor) attribute holds None
 DEPTH = "__depth__"       # each node's depth in the walk that numbered it (a root's is 0)
 _RESERVED = frozenset({CLASS, DEPTH})       # (an instance attribute of these names is not a column)
 _DICT = {dict}
@@ -57,6 +58,7 @@ class Schema:
     methods: tuple = ()
     classes: tuple = ()     # the nodes' classes; column `CLASS` holds each node's index in it
     unread: tuple = ()      # methods the recursion calls that are not columns: they do more than read
+    opaque: tuple = ()      # attributes some node holds that are no column (strings, lists, other objects)
 
     def specs(self):
         return [tf.TensorSpec((None,) + c.shape, tf.as_dtype(c.dtype)) for c in self.columns]
@@ -126,7 +128,8 @@ def schema_of(roots: list, methods=()) -> Schema:
     classes = tuple(sorted({type(n) for n in order}, key=lambda c: (c.__module__, c.__qualname__, id(c))))
     kept = tuple(m for m in methods if m + "()" in memo)
     unread = tuple(m for m in methods if m not in kept and any(getattr(c, m, None) is not None for c in classes))
-    return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), kept, classes, unread)
+    return Schema(tuple(sorted(columns.values(), key=lambda c: c.name)), kept, classes, unread,
+                  tuple(sorted(skipped - set(columns))))
 
 
 def _check_classes(order, names: frozenset):
@@ -187,6 +190,8 @@ def _refined(columns: dict, order, memo) -> dict:
         if (any(v is _ABSENT for v in values) if name in memo else any(_lacks(node, name) for node in order)) or (
                 not col.pointer and any(v is None for v in values)):
             out[name + "?"] = Column(name + "?", False, "bool")
+        if not col.pointer and any(v is None for v in values):
+            out[name + NONE] = Column(name + NONE, False, "bool")      # where the value is None (`is None`)
     return out
 
 
@@ -197,7 +202,9 @@ def _walk(roots, schema: Schema) -> Walk:
 
 def flatten(root, schema: Schema, used=None, followed=None):
     """The schema's columns for this tree (node 0 is the root), or None if it does not fit.
-    `used`: the names of the columns the graph reads; the others are fed empty (None: all).
+    `used`: the names of the columns the graph reads; the others are fed empty (None: all).  A
+    name of `used` that is no column is one the graph read as absent on every node (`hasattr`,
+    `getattr` with a default): a tree where a node or its class has it does not fit.
     `followed`: the child columns recursive calls go through, which must form no cycle (None:
     all of them; a parent pointer that no call follows may point back)."""
     return _columns(_walk([root], schema), schema, used, followed)
@@ -223,6 +230,8 @@ def _columns(found: Walk, schema: Schema, used=None, followed=None):
     classes = set(map(type, order))
     if not set(map(type, rows)) <= _DICT:
         return None                             # a node's __dict__ of another class: `_check_classes`
+    if used is not None and _has_any(found, classes, used - names.keys()):
+        return None                             # a node has an attribute the graph found on none
     out, pointers, child_rows, memo = [], [], [], {}
     for col in schema.columns:
         skip = used is not None and col.name not in used
@@ -242,6 +251,11 @@ def _columns(found: Walk, schema: Schema, used=None, followed=None):
             if column is None:
                 return None
             out.append(_empty(col) if skip else column)
+        elif col.name.endswith(NONE):           # where the attribute holds None
+            base = memo.get(col.name[:-len(NONE)]) or _values(order, rows, col.name[:-len(NONE)], schema.methods)
+            if base is None:
+                return None
+            out.append(tf.constant(np.array([v is None for v in base], np.bool_)))
         elif col.name.endswith("?") and col.name[:-1] in found.links:     # where the node has the child attribute
             out.append(tf.constant(np.array(found.links[col.name[:-1]], np.int32) != _LACKS))
         elif col.name.endswith("?") and col.name[:-1] in names:     # where the attribute holds a value
@@ -278,6 +292,12 @@ def _none_test_column(col, found: Walk, classes: set, schema: Schema, names):
     if len(rows) and rows.min() < -1:
         return None                     # a node lacks the child, or holds no node there
     return tf.constant(rows == -1 if test[1] else rows != -1)
+
+
+def _has_any(found: Walk, classes: set, names) -> bool:
+    """Whether a node of the walk, or one of their `classes`, has one of the attributes `names`."""
+    return any(shadowed(found.rows, name) or any(class_value(cls, name) is not _ABSENT for cls in classes)
+               for name in names)
 
 
 def _class_column(order, classes):
@@ -354,29 +374,92 @@ class Pointer:
         if entry is None and name + "()" in self.tables.columns:
             col, table = self.tables.columns[name + "()"]
             value = tf.gather(table, self._row(name + "()"))
-            return lambda: self._value(col, value)
-        if entry is None and name in self.tables.schema.unread:
-            ctx = active()
+            return lambda: self._value(col, value, name + "()")
+        if entry is None:
+            self._missing(name)
+        col, table = entry
+        return self._value(col, tf.gather(table, self._row(name)), name)
+
+    def _missing(self, name):
+        """Raises for an attribute no column holds: AttributeError where no node and no node class
+        has it (the guard then refuses a tree where one has it: `flatten`), ConversionError where
+        Python would find a value the tables do not hold."""
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(f"tree node stand-in has no attribute '{name}'")    # (Python's own probes)
+        ctx, schema = active(), self.tables.schema
+        line = ctx.user_line() if ctx is not None else ""
+        if name in schema.unread:
             raise ConversionError(Reason(
-                "node-method", ctx.user_line() if ctx is not None else "", f"tree node method `{name}()` does more "
+                "node-method", line, f"tree node method `{name}()` does more "
                 "than read its node (it writes, prints or calls other code; or a profiler was active, and janus "
                 "could not check it): the graph would call it on every node at every call",
                 "make it return an expression of the node's attributes, or read the attributes directly"))
-        if entry is None:
-            raise AttributeError(f"tree node has no data attribute '{name}' (methods and properties of "
-                                 f"tree nodes are not converted)")
-        col, table = entry
-        return self._value(col, tf.gather(table, self._row(name)))
+        if name in schema.opaque or any(class_value(cls, name) is not _ABSENT for cls in schema.classes):
+            raise ConversionError(Reason(
+                "tree-attribute-kind", line, f"tree node attribute `{name}` is a string, container or other object, "
+                "a class attribute, method or property: the tables hold numbers, tensors and child nodes only",
+                "read it outside the recursion, or hold it as a number"))
+        if ctx is not None:
+            ctx.absent_reads.setdefault(schema, set()).add(name)
+        raise AttributeError(f"tree node has no attribute '{name}'")
 
-    def _value(self, col, value):
-        """What a read of column `col` stands for: a node, a Python number (or bool), a tensor."""
+    def _value(self, col, value, name):
+        """What a read of column `col` stands for: a node, a Python number (or bool), a tensor.  A
+        number or tensor that is None on some nodes answers `is None` from its `NONE` column."""
         if col.pointer:
             return Pointer(value, self.tables)
         if col.python == "ndarray":
-            return NodeArray(value)
-        if col.shape == () and col.dtype in _NUMBER_COLUMNS and col.python != "tensor":
-            return WeakNumber(value, _PYTHON.get(col.python), either=col.python == _EITHER)
-        return _python_bool(col, value)
+            out = NodeArray(value)
+        elif col.shape == () and col.dtype in _NUMBER_COLUMNS and col.python != "tensor":
+            out = WeakNumber(value, _PYTHON.get(col.python), either=col.python == _EITHER)
+        else:
+            out = _python_bool(col, value)
+        ctx = active()
+        if ctx is not None and name + "?" in self.tables.columns:
+            ctx.none_reads[id(out)] = (out, lambda: self._none(name))
+        return out
+
+    def _none(self, name):
+        """Where the node's `name` is None, as a boolean tensor; the read fails (and the call runs
+        in Python, which raises) where the node lacks the attribute or is None itself."""
+        present, i = self.tables.columns[name + "?"][1], tf.maximum(self.index, 0)
+        none = self.tables.columns.get(name + NONE)
+        if none is None:                # absent on some nodes, never None
+            return tf.logical_not(tf.gather(present, self._row(name)))
+        held = tf.logical_or(tf.gather(present, i), tf.gather(none[1], i))
+        return tf.gather(none[1], tf.where(held, self.index, -1))
+
+    def has(self, name):
+        """`hasattr(node, name)` where `name` is a column: where the node is not None and has the
+        attribute (None held counts), as a boolean tensor; None for any other name."""
+        columns = self.tables.columns
+        if name not in columns or name in _RESERVED or not name.isidentifier():
+            return None
+        found = tf.greater_equal(self.index, 0)
+        if name + "?" not in columns:
+            return found
+        i = tf.maximum(self.index, 0)
+        held = tf.gather(columns[name + "?"][1], i)
+        if name + NONE in columns:
+            held = tf.logical_or(held, tf.gather(columns[name + NONE][1], i))
+        return tf.logical_and(found, held)
+
+    def read_or(self, name, default):
+        """`getattr(node, name, default)` where some nodes lack the column `name`: the node's value
+        where it has one, `default` elsewhere, for a child column with a None default and a number
+        column with a default of its numbers' Python type; None for any other read (a plain read
+        then fails where the node lacks it, and the call runs in Python)."""
+        entry, has = self.tables.columns.get(name), self.has(name)
+        if has is None or name + NONE in self.tables.columns:
+            return None
+        col, table = entry
+        value = tf.gather(table, tf.where(has, self.index, 0))      # (an empty table: the read fails)
+        if col.pointer and default is None:
+            return Pointer(tf.where(has, value, -1), self.tables)
+        if not col.pointer and col.shape == () and col.python in ("int", "float") and type(default) is _PYTHON[
+                col.python] and (col.dtype.startswith("float") or -2 ** 31 <= default < 2 ** 31):
+            return WeakNumber(tf.where(has, value, tf.constant(default, tf.as_dtype(col.dtype))), _PYTHON[col.python])
+        return None
 
     def _row(self, column):
         """The node's row for reading `column`; -1, which makes the read fail and so the graph
@@ -407,3 +490,11 @@ def _python_bool(col, value):
     """A column of Python bools reads as one (held as an int, as a comparison's bool is), which
     takes the other operand's dtype in arithmetic (`h * node.flag`) as eager's bool does."""
     return WeakNumber(tf.cast(value, tf.int32), bool) if col.python == "bool" else value
+
+
+def none_read(value):
+    """For a value read from a tree column that is None (or absent) on some nodes: a function
+    giving where the node's value is None, as a boolean tensor; None for any other value."""
+    ctx = active()
+    found = ctx.none_reads.get(id(value)) if ctx is not None else None
+    return found[1] if found is not None and found[0] is value else None

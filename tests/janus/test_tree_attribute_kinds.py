@@ -309,3 +309,92 @@ def test_a_subnormal_tree_value_runs_that_call_in_python():
             for n in (t, t.left, t.left.left, t.left.right, t.right, t.right.left, t.right.right):
                 n.v = kind(n.v)
         differential(leaf_values, [(t,) for t in trees] + [(odd,), (_valued(2, 7),)])
+
+
+# -- hasattr / getattr on tree nodes ----------------------------------------------------------------
+
+class Plain:
+    def __init__(self, v, a=None, b=None):
+        self.v, self.a, self.b = v, a, b
+
+    def size(self):
+        return 1
+
+
+def extra_or_one(node):
+    if node is None:
+        return 0
+    return getattr(node, "extra", 1) + extra_or_one(node.a) + extra_or_one(node.b)
+
+
+def has_extra(node):
+    if node is None:
+        return 0
+    return hasattr(node, "extra") + has_extra(node.a) * 2 + has_extra(node.b) * 3
+
+
+def extra_required(node):
+    if node is None:
+        return 0
+    return getattr(node, "extra") + extra_required(node.a) + extra_required(node.b)
+
+
+def name_length(node):
+    if node is None:
+        return 0
+    return len(getattr(node, "name", "")) + name_length(node.a) + name_length(node.b)
+
+
+def has_size(node):
+    if node is None:
+        return 0
+    return hasattr(node, "size") + has_size(node.a) + has_size(node.b)
+
+
+def _plain(i, extra_from=4, **attrs):
+    t = Plain(1, Plain(2, Plain(0)), Plain(3))
+    if i >= extra_from:
+        for name, value in attrs.items():
+            setattr(t.a, name, value)
+    return t
+
+
+@pytest.mark.parametrize("fn", [extra_or_one, has_extra], ids=["getattr-default", "hasattr"])
+def test_an_attribute_no_node_had_when_built_is_seen_on_a_later_tree(fn):
+    spec = differential(fn, [(_plain(i, extra=5),) for i in range(7)])
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+@pytest.mark.parametrize("fn", [extra_or_one, has_extra], ids=["getattr-default", "hasattr"])
+def test_an_attribute_no_node_has_runs_in_the_graph(fn):
+    spec = differential(fn, [(_plain(i, extra_from=99),) for i in range(6)])
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+def test_getattr_without_default_raises_as_eager_until_a_tree_has_it_everywhere():
+    def tree(i):
+        t = _plain(i)
+        if i >= 4:
+            for n in (t, t.a, t.a.a, t.b):
+                n.extra = i
+        return t
+    differential(extra_required, [(tree(i),) for i in range(7)])
+
+
+@pytest.mark.parametrize("fn, attrs", [(name_length, {"name": "abc"}), (has_size, {"size": 3})],
+                         ids=["string-attribute", "method-shadowed"])
+def test_attributes_the_tables_do_not_hold_equal_eager(fn, attrs):
+    differential(fn, [(_plain(i, **attrs),) for i in range(7)])
+
+
+def test_a_class_attribute_added_later_is_read_as_eager_reads_it():
+    class Late(Plain):
+        pass
+
+    def tree(i):
+        if i == 4:
+            Late.extra = 10
+        if i == 6:
+            del Late.extra
+        return Late(1, Late(2), Late(3))
+    differential(extra_or_one, [(tree(i),) for i in range(8)])

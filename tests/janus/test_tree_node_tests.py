@@ -194,3 +194,72 @@ def test_is_with_a_node_argument_feeds_it_as_a_tree():
     spec = differential(left_is, calls + [(full(3), full(1))])
     _graph_ran(spec)
     assert "trees-share-nodes" in spec.report(), spec.report()
+
+
+# -- `is None` on a number or tensor attribute that is None on some nodes ---------------------------
+
+def missing(node):
+    if node is None:
+        return 0
+    return (node.v is None) * 10 + missing(node.left) + missing(node.right) * 3
+
+
+def skip_missing(node, x):
+    if node is None:
+        return x
+    if node.v is not None:
+        return skip_missing(node.left, x) + skip_missing(node.right, x) * 2.0
+    return skip_missing(node.left, x) - 1.0
+
+
+def equal_none(node):
+    if node is None:
+        return 0
+    return (node.v == None) * 3 + (node.v != None) + equal_none(node.left) + equal_none(node.right)  # noqa: E711
+
+
+def tensor_missing(node, x):
+    if node is None:
+        return x
+    if node.w is None:
+        return tensor_missing(node.left, x) + tensor_missing(node.right, x)
+    return tensor_missing(node.left, x) * node.w + tensor_missing(node.right, x)
+
+
+def _with_holes(i, holes_from=4):
+    """A full tree; from call `holes_from` on, some nodes hold None (fresh trees, as a program
+    that builds one per call makes them)."""
+    t = full(2)
+    for k, n in enumerate((t, t.left, t.right, t.left.left, t.left.right, t.right.left, t.right.right)):
+        n.w = tf.constant(0.5 * k)
+    if i >= holes_from:
+        t.left.v = None
+        t.right.w = None
+    return t
+
+
+@pytest.mark.parametrize("fn", [missing, equal_none], ids=["is-None", "==-None"])
+def test_is_none_on_a_number_attribute_equals_eager_when_later_trees_hold_none(fn):
+    spec = differential(fn, [(_with_holes(i),) for i in range(7)])
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+@pytest.mark.parametrize("fn", [skip_missing, tensor_missing], ids=["number", "tensor"])
+def test_a_branch_on_is_not_none_takes_eager_side_per_node(fn):
+    x = tf.constant(2.0)
+    spec = differential(fn, [(_with_holes(i), x) for i in range(7)])
+    assert spec.stats()["graph_runs"] >= 3, spec.report()
+
+
+def test_is_none_on_numbers_every_node_holds_runs_in_the_graph():
+    spec = differential(missing, [(_with_holes(i, holes_from=99),) for i in range(6)])
+    _graph_ran(spec)
+
+
+def test_is_none_where_a_node_lacks_the_attribute_raises_as_eager():
+    def lacking(i):
+        t = _with_holes(i)
+        if i in (4, 6):
+            del t.right.left.v
+        return t
+    differential(missing, [(lacking(i),) for i in range(8)])

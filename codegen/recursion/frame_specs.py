@@ -26,6 +26,7 @@ from codegen.operators.numbers import PyNumber, narrowed
 from codegen.operators.trees import Pointer, Tables
 from codegen.operators.weak_numbers import WeakNumber, bool_number, numpy_bool, numpy_scalar_type
 from codegen.operators.values import UNDEF
+from codegen.recursion.sequences import ListSpec, refuse_list_writes, refuse_sequences, respec, sequence
 from codegen.syntax.analysis import assigned_names
 
 
@@ -110,7 +111,7 @@ def spec_of(value):
         return Spec(tf.convert_to_tensor(value).dtype, (), weak=True)
     if type(value) in (tuple, list) and value:
         inner = tuple(spec_of(v) for v in value)
-        return None if any(i is None for i in inner) else inner
+        return None if any(i is None for i in inner) else ListSpec(inner) if type(value) is list else inner
     return None
 
 
@@ -118,8 +119,9 @@ def merge(new, old):
     """A tensor's type wins over a Python number's; structures merge leaf by leaf."""
     if old is None:
         return new
-    if isinstance(new, tuple) and isinstance(old, tuple) and len(new) == len(old):
-        return tuple(merge(a, b) for a, b in zip(new, old))
+    if isinstance(new, tuple) and isinstance(old, tuple) and len(new) == len(old) and \
+            isinstance(new, ListSpec) == isinstance(old, ListSpec):
+        return respec(new, (merge(a, b) for a, b in zip(new, old)))
     if isinstance(new, Spec) and isinstance(old, Spec):
         return old if (new.weak and not old.weak) else new
     return old
@@ -147,7 +149,7 @@ def pack(spec, leaves: list):
     if isinstance(spec, MixedSpec):
         return decode(leaves.pop(0)) if spec.packed else (leaves.pop(0), leaves.pop(0))
     if isinstance(spec, tuple):
-        return tuple(pack(s, leaves) for s in spec)
+        return sequence(spec, (pack(s, leaves) for s in spec))
     return leaves.pop(0)
 
 
@@ -172,7 +174,7 @@ def dry_value(spec):
     if isinstance(spec, MixedSpec):
         return dry_value(spec[0])
     if isinstance(spec, tuple):
-        return tuple(dry_value(s) for s in spec)
+        return sequence(spec, (dry_value(s) for s in spec))
     if spec.is_static:
         return spec.static
     if spec.tables is not None:
@@ -256,11 +258,7 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
                     if stateful_block(cf):
                         stateful.add((f, block.id))
                     shapes.traced(f, block, term)
-                    for v, value in zip(cf.vars, new_vars):
-                        spec = spec_of(value)
-                        if spec is not None and (f, v) not in specs:
-                            specs[(f, v)] = spec
-                            progress = True
+                    progress |= _note_variables(cycle, specs, f, cf, new_vars)
                     if isinstance(block.term, Return):
                         spec = spec_of(term) if block.term.value is not None else Spec(tf.int32, (), True)
                         if spec is None:
@@ -285,6 +283,7 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
         if not progress:
             break
     shapes.check()
+    refuse_list_writes(cycle, specs, returns)
     for f, cf in cycle.functions.items():
         if f not in returns:
             raise unsupported("recursion", cf.filename, cf.node, f"cannot type the result of {f.__qualname__}",
@@ -292,6 +291,19 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
         for v in cf.vars:
             specs.setdefault((f, v), Spec(tf.int32, (), True))    # never read before assigned
     return specs, returns, stateful, mixed
+
+
+def _note_variables(cycle, specs, f, cf, new_vars) -> bool:
+    """Types the variables a block left assigned that have none yet; whether one was new."""
+    progress = False
+    for v, value in zip(cf.vars, new_vars):
+        spec = spec_of(value)
+        if spec is not None and (f, v) not in specs:
+            specs[(f, v)] = spec
+            progress = True
+        elif spec is not None:
+            refuse_sequences(cycle, (f, v), specs[(f, v)], spec)
+    return progress
 
 
 def _argument_spec(value, specs, f, cf, expr):
@@ -366,19 +378,23 @@ class _Structures:
 
 
 def _shape_of(spec):
-    return tuple(_shape_of(s) for s in spec) if isinstance(spec, tuple) else None
+    """The structure of `spec`: tuples and lists (of what length) down to its leaves."""
+    if not isinstance(spec, tuple):
+        return None
+    return (list if isinstance(spec, ListSpec) else tuple, tuple(_shape_of(s) for s in spec))
 
 
 def _describe(spec) -> str:
     if not isinstance(spec, tuple):
         return "a tensor or number"
-    return f"a tuple of {len(spec)}" + (f" ({', '.join(_describe(s) for s in spec)})"
+    return f"a {'list' if isinstance(spec, ListSpec) else 'tuple'} of {len(spec)}" + (f" ({', '.join(_describe(s) for s in spec)})"
                                          if any(isinstance(s, tuple) for s in spec) else "")
 
 
 def _refuse_conflict(cycle, key, old, new):
     """Refuse a variable (`key` (function, name)) or a result (`key` the function) whose frames
     hold values one table cannot (`_conflict`)."""
+    refuse_sequences(cycle, key, old, new)
     pair = _conflict(old, new)
     if pair:
         cf = cycle.functions[key[0] if type(key) is tuple else key]

@@ -24,6 +24,7 @@ from codegen.operators.numbers import PyNumber, narrowed
 from codegen.operators.trees import Pointer
 from codegen.operators.weak_numbers import WeakNumber
 from codegen.recursion.frame_specs import MixedSpec, Spec, flatten, held_int, leaves, python_number_of
+from codegen.recursion.sequences import sequence
 
 
 class MachineState(NamedTuple):
@@ -194,7 +195,7 @@ def wrap(value, spec):
     if isinstance(spec, MixedSpec):
         return wrap(value[0], spec[0])
     if isinstance(spec, tuple):
-        return tuple(wrap(v, s) for v, s in zip(value, spec))
+        return sequence(spec, (wrap(v, s) for v, s in zip(value, spec)))
     if spec.tables is not None:
         return Pointer(value, spec.tables)
     return python_number_of(value, spec)

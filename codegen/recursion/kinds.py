@@ -41,6 +41,7 @@ from codegen.operators.numbers import PyNumber
 from codegen.operators.weak_numbers import WeakNumber, bool_number
 from codegen.recursion.frame_specs import Spec, dry_value, is_python_number, python_number_of
 from codegen.recursion.frames import Widened
+from codegen.recursion.sequences import sequence
 from codegen.syntax.analysis import assigned_names
 
 
@@ -233,7 +234,7 @@ def _weak(spec) -> bool:
 
 def _value(spec, python: bool):
     if python and isinstance(spec, tuple):
-        return tuple(_value(s, True) for s in spec)
+        return sequence(spec, (_value(s, True) for s in spec))
     if not python and _weak(spec) and spec.dtype != tf.float64 and not spec.shape:
         return tf.compat.v1.placeholder(spec.dtype, ())     # an int or bool held as a tensor in this probe
     if not python or not isinstance(spec, Spec) or spec.is_static or spec.tables is not None or spec.shape:

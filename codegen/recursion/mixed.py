@@ -37,6 +37,7 @@ from codegen.operators.weak_numbers import WeakNumber, bool_number
 from codegen.recursion.frame_specs import (BIT, MixedSpec, Spec, dry_value, exposed_reads, is_python_number, leaves,
                                            pack, python_number_of)
 from codegen.recursion.frames import Widened, wrap
+from codegen.recursion.sequences import respec, sequence
 from codegen.recursion.kinds import as_eager, python_type
 from codegen.syntax.analysis import assigned_names
 
@@ -161,7 +162,7 @@ def _root_kinds(cycle, entry, calls, specs) -> dict:
 def _mixed_spec(spec, is_mixed, counter=None):
     counter = counter if counter is not None else [0]
     if isinstance(spec, tuple):
-        return tuple(_mixed_spec(s, is_mixed, counter) for s in spec)
+        return respec(spec, (_mixed_spec(s, is_mixed, counter) for s in spec))
     i = counter[0]
     counter[0] += 1
     return MixedSpec((spec, BIT)) if is_mixed(i) else spec
@@ -287,7 +288,7 @@ def _stand_in(spec, python: set):
         return tf.nest.map_structure(Widened.narrow, dry_value(s)) if s.is_static else dry_value(s)
 
     def walk(s):
-        return tuple(walk(x) for x in s) if isinstance(s, tuple) and not isinstance(s, MixedSpec) else leaf(s)
+        return sequence(s, (walk(x) for x in s)) if isinstance(s, tuple) and not isinstance(s, MixedSpec) else leaf(s)
     return walk(spec)
 
 
@@ -383,7 +384,7 @@ def unmixed(spec):
     """`spec` with each mixed leaf its value's Spec."""
     if isinstance(spec, MixedSpec):
         return spec[0]
-    return tuple(unmixed(s) for s in spec) if isinstance(spec, tuple) else spec
+    return respec(spec, (unmixed(s) for s in spec)) if isinstance(spec, tuple) else spec
 
 
 def checked_result(m, packed) -> list:

@@ -4,6 +4,8 @@ different values, runs in Python, with eager's results, and the report says whic
 and why, at the user's line - not TensorFlow's error from the machine's tables."""
 import inspect
 
+import pytest
+
 import tensorflow as tf
 
 from tests.harness import differential
@@ -94,3 +96,76 @@ def test_the_same_pair_on_every_path_runs_in_the_graph():
 def test_a_path_a_flag_rules_out_does_not_count():
     spec = differential(flagged, [(t, True) for (t,) in CALLS])
     assert spec.stats()["graph_runs"] >= 3 and "IMPERATIVE" not in spec.report(), spec.report()
+
+
+# -- lists: a recursion returns (and its frames hold) lists as lists -------------------------------
+
+def counted_list(n, x):
+    if n == 0:
+        return [x, x]
+    r = counted_list(n - 1, x)
+    return [r[0] + 1.0, r[1] * 2.0]
+
+
+def list_pair(node):
+    if node.left is None:
+        h = tf.gather(E, [node.word])
+        return [h, h * 2.0]
+    left, right = list_pair(node.left), list_pair(node.right)
+    return [left[0] + right[1], left[1] * 0.5]
+
+
+def list_kinds(node):
+    """What eager's list answers in a frame: its type, `isinstance`, `len`, `+` with a list."""
+    if node.left is None:
+        return [tf.gather(E, [node.word])]
+    r = list_kinds(node.left)
+    s = r + [list_kinds(node.right)[0]]
+    k = (type(r) is list) + isinstance(r, list) * 10 + len(s) * 100
+    return [s[0] * 0.5 + s[1] + k]
+
+
+def tuples_in_a_list(node):
+    if node.left is None:
+        h = tf.gather(E, [node.word])
+        return [(h, 1), (h, 2)]
+    r = tuples_in_a_list(node.left)
+    q = tuples_in_a_list(node.right)
+    return [(r[0][0] + q[1][0], r[0][1] + 1), (r[1][0] * 0.5, q[1][1])]
+
+
+def list_or_tuple(node):
+    if node.left is None:
+        h = tf.gather(E, [node.word])
+        return (h, h)
+    r = list_or_tuple(node.left)
+    return [r[0] + list_or_tuple(node.right)[1], r[1]]
+
+
+def changed_in_place(node):
+    if node.left is None:
+        h = tf.gather(E, [node.word])
+        return [h, h]
+    r = changed_in_place(node.left)
+    r[0] = r[0] + changed_in_place(node.right)[1]
+    return r
+
+
+def test_a_list_result_of_a_counted_recursion_is_a_list():
+    differential(counted_list, [(3, tf.constant(1.0 * i)) for i in range(6)])
+
+
+@pytest.mark.parametrize("fn", [list_pair, list_kinds, tuples_in_a_list])
+def test_list_results_over_trees_stay_lists_in_the_graph(fn):
+    spec = differential(fn, CALLS)
+    assert spec.stats()["graph_runs"] >= 3 and "IMPERATIVE" not in spec.report(), spec.report()
+
+
+def test_a_list_on_one_path_and_a_tuple_on_another_runs_in_python():
+    spec = differential(list_or_tuple, CALLS)
+    assert "a list in some frames and a tuple in others" in _reason(spec), spec.report()
+
+
+def test_a_list_the_frames_hold_changed_in_place_runs_in_python():
+    spec = differential(changed_in_place, CALLS)
+    assert "changes a list (or another container) in place" in _reason(spec), spec.report()

@@ -403,7 +403,7 @@ def every_argument(fn, args, kwargs, ctx=None):
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount:
         return None
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError:
         return None
     given = len(bound.arguments)

@@ -67,7 +67,7 @@ class Defaults:
             missing = self._positional - len(args)
             return (args + defaults[len(defaults) - missing:] if missing > 0 else args), dict(kwdefaults or {})
         if defaults is not self._defaults or not _same_items(kwdefaults, self._kwdefaults):
-            self._signature = inspect.signature(fn)   # (it holds the defaults it was made with)
+            self._signature = inspect.signature(fn, follow_wrapped=False)     # (with the defaults it has now)
             self._defaults, self._kwdefaults = defaults, kwdefaults and dict(kwdefaults)
         try:
             bound = self._signature.bind(*args, **kwargs)
@@ -92,7 +92,7 @@ def outside_defaults(ctx, fn, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     if not (fn.__defaults__ or fn.__kwdefaults__):
         return args, kwargs
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
     except TypeError:
         return args, kwargs                 # (the inlined call raises it)
     given = set(bound.arguments)

@@ -51,7 +51,7 @@ def parse_function(fn) -> FunctionSource:
     if fn.__name__ == "<lambda>":
         return _parse_lambda(fn)
     try:
-        lines, first = inspect.getsourcelines(fn)
+        lines, first = inspect.getsourcelines(code)     # (of this code: not what `__wrapped__` names)
     except (OSError, TypeError) as exc:
         raise ConversionError(Reason("no-source", filename, f"cannot read the source of {fn.__qualname__}: {exc}",
                                      "define the function in a file, not in an interactive prompt or exec()")) from None

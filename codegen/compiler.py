@@ -17,7 +17,7 @@ import weakref
 from profiler import code_key
 
 from codegen import operators
-from codegen.operators.values import BUILDER_CODE
+from codegen.operators.values import BUILDER_CODE, user_globals
 from codegen.lowering.pipeline import transform
 from codegen.syntax.sites import SiteTable
 from codegen.syntax.source import parse_function
@@ -45,7 +45,7 @@ def convert(fn) -> ConvertedFunction:
     src = parse_function(fn)
     node = src.node
     sites = transform(node, src.filename)
-    builder = _compile_builder(node, src.filename)
+    builder = _compile_builder(node, src.filename, user_globals(fn))
     # The builder answers a wrong call with the user's function's own words.
     builder.__code__ = builder.__code__.replace(co_qualname=fn.__code__.co_qualname)
     builder.__qualname__ = fn.__qualname__
@@ -61,14 +61,15 @@ def compile_block(cycle_function, block) -> ConvertedFunction:
     fn = cycle_function.fn
     node = cycle_function.block_source(block)
     sites = transform(node, cycle_function.filename)
-    builder = _compile_builder(node, cycle_function.filename)
+    builder = _compile_builder(node, cycle_function.filename, user_globals(fn))
     return ConvertedFunction(fn, code_key(fn), fn.__code__, cycle_function.filename, builder, sites,
                              ast.unparse(node))
 
 
-def _compile_builder(node: ast.FunctionDef, filename: str):
+def _compile_builder(node: ast.FunctionDef, filename: str, globals_: dict):
     """Compile a lowered function inside `def __janus_factory__(jn)`, with the user's file name and
-    line numbers (tracebacks point at their source); `jn` is bound to the operators module."""
+    line numbers (tracebacks point at their source); `jn` is bound to the operators module.  The
+    functions it defines read their globals from `globals_`, the user's (`values.user_globals`)."""
     factory = ast.FunctionDef(name="__janus_factory__", args=ast.arguments(
         posonlyargs=[], args=[ast.arg(arg=JN)], kwonlyargs=[], kw_defaults=[], defaults=[]),
         body=[node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))], decorator_list=[], returns=None,
@@ -78,12 +79,12 @@ def _compile_builder(node: ast.FunctionDef, filename: str):
     ast.fix_missing_locations(module)
     namespace = {"__builtins__": builtins}
     exec(compile(module, filename, "exec"), namespace)
-    _register_nested(namespace["__janus_factory__"].__code__)
+    _register_nested(namespace["__janus_factory__"].__code__, globals_)
     return namespace["__janus_factory__"](operators)
 
 
-def _register_nested(code):
+def _register_nested(code, globals_):
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            BUILDER_CODE.add(const)
-            _register_nested(const)
+            BUILDER_CODE[const] = globals_
+            _register_nested(const, globals_)

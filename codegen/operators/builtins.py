@@ -29,7 +29,7 @@ from codegen.operators.text import text_builtin
 from codegen.operators.node_classes import NodeClass, class_test
 from codegen.operators.trees import Pointer, none_read
 from codegen.operators.weak_numbers import WeakNumber, bool_number, held_minmax
-from codegen.operators.values import BUILDER_CODE, EAGER, OutsideValue, is_symbolic
+from codegen.operators.values import BUILDER_CODE, EAGER, OutsideValue, is_symbolic, user_globals
 
 
 class TensorRange:
@@ -340,7 +340,7 @@ def _as_users(ctx, func):
     if code.co_name == "<lambda>":
         code, closure = _users_lambda(ctx, func)
     closure = _as_at_the_call(ctx, code, closure)
-    made = types.FunctionType(code, ctx.frame.converted.fn.__globals__, func.__name__, func.__defaults__, closure)
+    made = types.FunctionType(code, user_globals(ctx.frame.converted.fn), func.__name__, func.__defaults__, closure)
     made.__kwdefaults__, made.__qualname__ = func.__kwdefaults__, func.__qualname__
     return made
 

@@ -36,7 +36,7 @@ from codegen.operators.shapes import guarded
 from codegen.operators.node_classes import NodeClass
 from codegen.operators.trees import Pointer
 from codegen.operators import call_time, unchanged
-from codegen.operators.values import BUILDER_CODE, EAGER, is_symbolic
+from codegen.operators.values import BUILDER_CODE, EAGER, is_symbolic, user_globals, user_module
 
 
 def _note(lst, source):
@@ -134,7 +134,7 @@ def _name_holder(name):
     fn = ctx.frame.converted.fn
     if name in fn.__code__.co_freevars:
         return "closure", fn.__closure__[fn.__code__.co_freevars.index(name)], Source.closure(fn.__qualname__, name)
-    return "global", fn.__globals__, Source.global_name(fn.__module__, name)
+    return "global", user_globals(fn), Source.global_name(user_module(fn), name)
 
 
 def _builders_own_cell(fn, name):
@@ -417,15 +417,15 @@ def ld(name: str):
     if name in code.co_freevars:
         access, holder = "closure", fn.__closure__[code.co_freevars.index(name)]
         source = Source.closure(fn.__qualname__, name)
-    elif name in fn.__globals__ or (id(fn.__globals__), name) in ctx.heap.names:
-        access, holder, source = "global", fn.__globals__, Source.global_name(fn.__module__, name)
+    elif name in (globals_ := user_globals(fn)) or (id(globals_), name) in ctx.heap.names:
+        access, holder, source = "global", globals_, Source.global_name(user_module(fn), name)
     else:
         try:
             value = getattr(builtins, name)
         except AttributeError:
             raise NameError(f"name '{name}' is not defined") from None
         if not ctx.dry_run:      # (a Python call of the graph may define a global of that name)
-            _note_read(ctx, "global", fn.__globals__, name, value, Source.global_name(fn.__module__, name))
+            _note_read(ctx, "global", user_globals(fn), name, value, Source.global_name(user_module(fn), name))
         return value
     written = ctx.heap.names.get((id(holder), name))
     if written is not None:

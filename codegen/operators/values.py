@@ -14,8 +14,20 @@ EAGER = EagerTensor
 
 # Code objects of every function a compiled builder defines: a function made from one of them
 # while tracing (a helper the user's function defines) shares the builder's own variables, so
-# its free variables are the build's current values, not state from outside.
-BUILDER_CODE: set = set()
+# its free variables are the build's current values, not state from outside.  Each maps to the
+# globals of the user's function the builder was made from: the builder itself is compiled in a
+# namespace of its own, and a global the helper names is the user's module's.
+BUILDER_CODE: dict = {}
+
+
+def user_globals(fn) -> dict:
+    """The globals `fn`'s names are looked up in, as in eager: the user's module's, also for a
+    function a builder made (whose `__globals__` is the builder's namespace)."""
+    return BUILDER_CODE.get(fn.__code__) or fn.__globals__
+
+
+def user_module(fn) -> str:
+    return user_globals(fn).get("__name__") or getattr(fn, "__module__", None) or ""
 
 
 def is_symbolic(x) -> bool:

@@ -19,7 +19,7 @@ from codegen.errors import ConversionError, unsupported
 from codegen.lowering.recursion import CallGroup, CycleFunction
 from codegen.operators.calls import unwrap
 from codegen.operators.trees import Pointer, is_node
-from codegen.operators.values import is_symbolic
+from codegen.operators.values import is_symbolic, user_globals
 from codegen.syntax.analysis import assigned_names
 from codegen.syntax.source import parse_function
 
@@ -29,7 +29,7 @@ def _owner_class(fn):
     parts = fn.__qualname__.split(".")
     if len(parts) != 2:
         return None
-    cls = fn.__globals__.get(parts[0])
+    cls = user_globals(fn).get(parts[0])
     return cls if isinstance(cls, type) and cls.__dict__.get(parts[1]) is fn else None
 
 
@@ -59,7 +59,7 @@ def _called_functions(fn) -> dict[str, object]:
                 except ValueError:
                     continue
             else:
-                value = fn.__globals__.get(name)
+                value = user_globals(fn).get(name)
             value = unwrap(value)                           # a speculated function
             if is_user_function(value):
                 out[name] = value

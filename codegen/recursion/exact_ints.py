@@ -44,6 +44,7 @@ from codegen.errors import unsupported
 from codegen.lowering.recursion import CallGroup, Return
 from codegen.operators.failing_ops import BODY_ATTRS, body_graphs
 from codegen.operators.int_range import COMPUTES, DIVISIONS, divisor_ok, fits, pow_ok, quotient_exact
+from codegen.operators.values import user_globals
 from codegen.operators.weak_numbers import WeakNumber
 from codegen.recursion.frame_specs import MixedSpec, Spec
 
@@ -189,7 +190,7 @@ def _constant(node, cf):
         return node.value if type(node.value) is int else None
     name = _loaded_name(node)
     if name is not None and name not in cf.vars:
-        value = _closure(cf.fn).get(name, cf.fn.__globals__.get(name))
+        value = _closure(cf.fn).get(name, user_globals(cf.fn).get(name))
         return value if type(value) is int else None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         value = _constant(node.operand, cf)

@@ -1,4 +1,5 @@
 """A lambda is converted like a def: found in its file, wherever it sits in an expression."""
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -58,3 +59,20 @@ def test_lambda_without_source_runs_in_python_and_says_why():
 def test_lambda_default_arguments(arg):
     spec = differential(lambda x, k=2.0: x * k, [(tf.constant(float(arg)),)] * 3, profile_runs=1)
     assert spec.stats()["graph_runs"] >= 1, spec.report()
+
+
+def lambda_over_a_module(x):
+    act = lambda v: tf.tanh(v * 2.0)        # noqa: E731 - names the module `tf`, a global
+    return act(x) + 1.0
+
+
+def nested_def_over_a_module(x):
+    def act(v):
+        return tf.nn.relu(v) * np.float32(2.0)
+    return act(x) - 1.0
+
+
+def test_a_lambda_or_nested_def_naming_a_global_keeps_the_graph():
+    for fn in (lambda_over_a_module, nested_def_over_a_module):
+        spec = differential(fn, [(tf.constant([1.0, -float(k)]),) for k in range(6)])
+        assert spec.stats()["graph_runs"] >= 3, spec.report()

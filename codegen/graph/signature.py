@@ -9,6 +9,7 @@ inverse, used inside the trace to hand the builder its arguments back.
 """
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import enum
 
@@ -162,11 +163,7 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
         elif check_kind(value) is Kind.CONSTANT:
             leaf = Leaf(path, Feed.SCALAR, value=value)
         else:
-            if hasattr(t, "__next__") and iter(value) is value:
-                raise ConversionError(Reason(
-                    "iterator-argument", "", f"{path} is a {t.__name__} iterator: building a graph walks it, "
-                    "and the call would then get it exhausted", "pass a list or a tensor instead"))
-            leaf = Leaf(path, Feed.OBJECT, value=value)
+            leaf = _object_leaf(value, path)
         leaves.append(leaf)
         return ("leaf", len(leaves) - 1)
 
@@ -177,6 +174,21 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
                                   "fed as separate tables, one node would be two objects in the graph",
                                   "pass the trees in one list, or pass one tree"))
     return Signature(leaves, (items, kw), len(args), tuple(kwargs), lengths)
+
+
+def _object_leaf(value, path) -> Leaf:
+    """The leaf of an argument passed as the object it is; raises for one whose contents a build
+    would read once: an iterator (walked, the call would get it exhausted) or a dict's view."""
+    t = type(value)
+    if hasattr(t, "__next__") and iter(value) is value:
+        raise ConversionError(Reason(
+            "iterator-argument", "", f"{path} is a {t.__name__} iterator: building a graph walks it, "
+            "and the call would then get it exhausted", "pass a list or a tensor instead"))
+    if isinstance(value, (collections.abc.KeysView, collections.abc.ValuesView, collections.abc.ItemsView)):
+        raise ConversionError(Reason(
+            "iterator-argument", "", f"{path} is a {t.__name__}: a graph would hold the dict's items as "
+            "they were when it was built", "pass the dict, or a list of its items"))
+    return Leaf(path, Feed.OBJECT, value=value)
 
 
 def _numbers_array(value, path) -> bool:

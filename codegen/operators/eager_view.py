@@ -13,6 +13,9 @@ operators are called only from builders; library code the graph calls still sees
 """
 from __future__ import annotations
 
+import inspect
+import sys
+
 import tensorflow as tf
 
 from codegen.errors import ConversionError, NeedsPythonValue, Reason
@@ -37,6 +40,10 @@ def _samples():
 # Attributes both kinds of tensor have whose values differ: eager's tell its placement or value.
 _PLACEMENT_OR_VALUE = frozenset({"device", "backing_device", "__array__", "__bool__", "__nonzero__", "__reduce__",
                                  "__reduce_ex__"})
+
+
+# Methods an eager tensor has that raise when called in eager mode, where a graph tensor's answer.
+_EAGER_RAISES = frozenset({"consumers", "eval"})
 
 
 def stands_for_eager(value) -> bool:
@@ -81,6 +88,8 @@ def tensor_attribute(tensor, name: str, default=ABSENT):
             return default
         getattr(_samples()[0], name)            # raises eager's AttributeError
     _, graph_names, _ = _samples()
+    if name in _EAGER_RAISES:
+        return getattr(_samples()[0], name)     # (calling it raises eager's error)
     if name in _PLACEMENT_OR_VALUE or name not in graph_names and name not in getattr(tensor, "__dict__", {}):
         _needs_value(f"`.{name}`")
     return ABSENT
@@ -132,6 +141,8 @@ ANSWERS = {
     tf.get_static_value: _get_static_value,
     dir: _dir,
     locals: _frame_reader(locals, "locals"),
+    sys._getframe: _frame_reader(sys._getframe, "sys._getframe"),
+    inspect.currentframe: _frame_reader(inspect.currentframe, "inspect.currentframe"),
     eval: _frame_reader(eval, "eval", True),
     exec: _frame_reader(exec, "exec", True),
 }

@@ -5,11 +5,13 @@ Two things need the function's variables to be one frame's, and keep it whole (i
 
 - a *cell* (a local a nested function, lambda, class or generator expression reads) that is
   written after a closure could see it: the closure reads and writes the driver's cell, while a
-  segment holds its own copy.  A cell assigned once, by a statement of the body itself that comes
-  before every closure that names it, only ever holds that value, and the copies agree.  A list,
-  dict or set comprehension runs where it stands and is no closure here;
+  segment holds its own copy.  A cell whose every store comes in statements of the body before
+  the first one that makes a closure naming it holds, from then on, the value the closure sees,
+  and the copies agree.  A list, dict or set comprehension runs where it stands and is no
+  closure here;
 - a call that reads the frame itself: `locals()`, `vars()` and `dir()` without an argument,
-  `eval` and `exec` without their own namespaces, `sys._getframe`, `inspect.currentframe`.
+  `eval` and `exec` without their own namespaces, `sys._getframe`, `inspect.currentframe` (also
+  imported by name), or a frame's `f_locals` and `f_back`.
 """
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ import symtable
 _COMPREHENSIONS = {"listcomp", "setcomp", "dictcomp"}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _CLOSURES = _SCOPES + (ast.GeneratorExp,)
-_COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try, ast.TryStar, ast.Match)
 _FRAME_ATTRS = {"_getframe", "currentframe"}
+_FRAME_FIELDS = {"f_locals", "f_back"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,11 +41,15 @@ def refusal(node: ast.FunctionDef) -> Refusal | None:
 
 def _reads_frame(node) -> Refusal | None:
     for n in _walk_own(node.body):
+        if isinstance(n, ast.Attribute) and n.attr in _FRAME_FIELDS:      # (a frame reached another way)
+            return Refusal("frame-introspection", n.lineno, f"`.{n.attr}` reads a frame's variables, which graph "
+                           "segments would hold in frames of their own: the function runs in Python",
+                           "pass the values it needs explicitly instead of reading the frame")
         if not isinstance(n, ast.Call):
             continue
         f = n.func
         name = f.id if isinstance(f, ast.Name) else None
-        reads = name == "locals" or (name in ("vars", "dir") and not n.args and not n.keywords) \
+        reads = name in ("locals", *_FRAME_ATTRS) or (name in ("vars", "dir") and not n.args and not n.keywords) \
             or (name in ("eval", "exec") and len(n.args) < 2 and not n.keywords) \
             or (isinstance(f, ast.Attribute) and f.attr in _FRAME_ATTRS)
         if reads:
@@ -60,7 +66,6 @@ def _written_cell(node) -> Refusal | None:
     if fn_table is None:
         return None
     own = {s.get_name() for s in fn_table.get_symbols() if s.is_local()}
-    params = {s.get_name() for s in fn_table.get_symbols() if s.is_parameter()}
     captured, written = set(), set()
     for child in fn_table.get_children():
         _closure_uses(child, own, captured, written)
@@ -71,7 +76,7 @@ def _written_cell(node) -> Refusal | None:
                            f"`{name}` is written by a nested function (nonlocal): the function's graph segments "
                            f"would each hold their own copy of `{name}`, so the function runs in Python",
                            "return the new value from the nested function, or keep it in a list or an object")
-        line = _late_store(node, name, name in params)
+        line = _late_store(node, name)
         if line is not None:
             return Refusal("closure-cells", line,
                            f"`{name}` is read by a nested function or lambda and assigned again after it may have "
@@ -111,17 +116,15 @@ def _nonlocal_line(node, name) -> int | None:
     return None
 
 
-def _late_store(node, name: str, parameter: bool) -> int | None:
-    """The line of a store of the cell `name` that a closure may see after the value it first saw:
-    every store when `name` is a parameter, every store past the first, a store inside a compound
-    statement, or one after a statement that makes a closure naming it; None when there is none."""
+def _late_store(node, name: str) -> int | None:
+    """The line of a store of the cell `name` that may run after a closure naming it is made: one
+    in or after the first statement of the body that makes such a closure; None when every store
+    comes before it (then every frame holds the value the closure holds).  A store in an `if` or a
+    loop before that statement, or a parameter assigned again there, runs before it too."""
     first_closure = next((i for i, s in enumerate(node.body) if _makes_closure_of(s, name)), len(node.body))
-    seen = parameter
-    for i, stmt in enumerate(node.body):
+    for stmt in node.body[first_closure:]:
         for n in _stores(stmt, name):
-            if seen or isinstance(stmt, _COMPOUND) or i > first_closure:
-                return getattr(n, "lineno", stmt.lineno)
-            seen = True
+            return getattr(n, "lineno", stmt.lineno)
     return None
 
 

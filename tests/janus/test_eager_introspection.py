@@ -91,3 +91,12 @@ def test_library_code_the_graph_calls_sees_graph_mode():
 
     spec = differential(f, _calls())
     assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+def consumers_of(x):
+    y = x * 2.0
+    return len(y.consumers()), y
+
+
+def test_a_method_eager_tensors_raise_in_raises():
+    differential(consumers_of, [(tf.constant([1.0, float(k)]),) for k in range(6)])

@@ -247,6 +247,32 @@ def test_frame_reads_without_a_break_run_in_python():
         assert _imperative_kind(spec) == "frame-introspection", spec.report()
 
 
+def test_a_frame_read_through_a_name_imported_from_sys_or_inspect():
+    from sys import _getframe
+
+    def f(x):
+        y = x * 2.0 + tf.reduce_sum(x * 3.0)
+        print("x", x.numpy())
+        z = y * 3.0 - tf.reduce_max(y)
+        return z, sorted(_getframe().f_locals)
+    spec = differential(f, [(tf.constant([1.0, float(k)]),) for k in range(8)])
+    assert _imperative_kind(spec) == "frame-introspection", spec.report()
+
+
+def test_a_cell_assigned_in_an_if_before_its_closure_keeps_the_split():
+    def f(x, scale=None):
+        if scale is None:
+            k = 0.5
+        else:
+            k = scale
+        act = lambda v: v * k + 0.5     # noqa: E731
+        y = act(x) * 2.0 + tf.reduce_sum(x * 3.0)
+        print("x", x.numpy())
+        return act(y) * 3.0 - tf.reduce_max(y)
+    spec = differential(f, [(tf.constant([1.0, float(k)]),) for k in range(8)])
+    assert spec.stats()["segment_graph_runs"] > 0, spec.report()
+
+
 # -- iterators handed between Python and segments ---------------------------------------------------
 
 def test_an_iterator_made_in_a_segment_and_walked_after_the_break():
@@ -270,6 +296,18 @@ def test_a_zip_and_a_dict_view_made_before_the_break():
         print(x.numpy())
         return [a * b for a, b in pairs], list(v)
     differential(f, [(tf.constant([1.0, float(k)]),) for k in range(8)])
+
+
+def test_a_dict_view_made_before_the_break_sees_the_segments_write():
+    def f(x):
+        d = {"a": x}
+        ks = d.keys()
+        y = x * 2.0 + 1.0
+        n = y.numpy()
+        d["b"] = y + float(n[0])
+        z = d["b"] * 3.0 + 2.0
+        return list(ks), z
+    differential(f, [(tf.constant([1.0, 2.0] if k < 4 else [3.0, -1.0]),) for k in range(12)])
 
 
 def test_an_iterator_made_in_python_and_walked_by_a_segment():

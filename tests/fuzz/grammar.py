@@ -49,6 +49,7 @@ OPEN_BUG_RULES: dict[str, str] = {
 OPEN_STATEMENTS: list[str] = []
 
 HEADER = '''import collections
+import functools
 import io
 import queue
 import random
@@ -186,6 +187,19 @@ def remember(v, seen=[]):                       # a mutable default it changes o
 
 def scaled(v, by=2.0, *, shift=0.5):            # defaults the mutations replace or change in place
     return v * by + shift
+
+
+def logged(fn):                                  # a decorator of the usual kind: its wrapper's code runs
+    @functools.wraps(fn)
+    def wrapper(v, times=1.0):
+        LOG.append(fn.__name__)
+        return fn(v) * times
+    return wrapper
+
+
+@logged
+def halved(v):
+    return v * 0.5
 
 
 def rec(v, m, box):
@@ -644,6 +658,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: f"s = s + remember({draw(st.sampled_from(['t', 'k', 'x * 2.0']))}) * 0.5",
         lambda: f"s = s + scaled({draw(st.sampled_from(['t', 'k', 'x']))})",
         lambda: "s = s + float(len(box.arr.shape) + (box.arr.shape == [2]))",
+        lambda: f"t = halved(t{draw(st.sampled_from(['', ', times=2.0']))})",
+        lambda: "act = lambda v: tf.tanh(v) * 0.5\nt = act(t)",
         lambda: f"with Scope({draw(st.sampled_from(['1', 'k']))}) as q:\n    t = t * q",
         # The same attribute reached two ways in one call: written through the class (or through
         # `type(...)`, `object.__setattr__`, `vars`) and read through an instance, or the other way.

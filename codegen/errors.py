@@ -76,10 +76,24 @@ class JanusError(Exception):
 
     def __init__(self, reason: Reason):
         super().__init__(str(reason))
-        self.reason = reason
+        self._reason = reason
         # The user's file:line is in the message; the janus and TensorFlow frames that led
         # here stay on __context__/__cause__ for debugging but are not printed first.
         self.__suppress_context__ = True
+
+    @property
+    def reason(self) -> Reason:
+        """Why; where a library re-raised this error as a new one of its type with its own text
+        (Keras's layer call does, `type(e)(message)`), the reason of the error it caught."""
+        if isinstance(self._reason, Reason):
+            return self._reason
+        exc, seen = self.__context__ or self.__cause__, set()
+        while exc is not None and id(exc) not in seen:
+            seen.add(id(exc))
+            if isinstance(exc, JanusError) and isinstance(exc._reason, Reason):
+                return exc._reason
+            exc = exc.__context__ or exc.__cause__
+        return Reason("staging", "", str(self._reason))
 
 
 class ConversionError(JanusError):

@@ -28,7 +28,7 @@ def _line(fn, text):
 def test_failure_in_another_file_names_its_line():
     spec = differential(through_helper, [(tf.constant([1.0, 2.0]),)] * 3, profile_runs=1)
     where = f"elsewhere.py:{_line(elsewhere.needs_a_number, 'int(tf.reduce_sum(y).numpy())')}"
-    assert where in spec.report() and "'SymbolicTensor' object has no attribute 'numpy'" in spec.report(), \
+    assert where in spec.report() and "[python-value-of-tensor]" in spec.report() and "`.numpy`" in spec.report(), \
         spec.report()
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
-import threading
 import time
 import types
 import weakref
@@ -34,6 +33,7 @@ from janus.log import log
 from janus.relaxations import Relaxations
 from janus.report import Reported
 from janus.segmented import BREAKS, try_split
+from janus.state_lock import state_lock
 from janus.stack_budget import EagerStack
 from janus.tf_api import TfFunctionApi
 
@@ -109,7 +109,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         self._failed_build: codegen.StagingError | None = None
         self._autograph = None                          # the tf.function of get_concrete_function
         self._converted = None                          # AutoGraph's version, run inside an outer trace
-        self._lock = threading.RLock()
+        self._lock = state_lock(fn)                     # (shared by every function of this code)
         if family is None:                              # an instance's function is reported by its class's
             REGISTRY.add(self)
 
@@ -149,8 +149,8 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         """Run the first cached graph whose entry guard accepts the call, or return `_MISS`.
         Without the lock, stop at the first graph that writes Python state."""
         for graph in self.graphs:
-            if lock_free and (graph.plan or graph.calls_python):
-                break                             # (its Python calls are recorded per run)
+            if lock_free and (graph.plan or graph.calls_python or graph.restored_variables):
+                break         # (its Python calls are recorded per run; a failed run restores variables)
             inputs = graph.entry_guard(args, kwargs)
             if inputs is not None:
                 self.counters["cache_hits"] += 1
@@ -216,7 +216,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         self.counters["segmented_runs"] += 1
         start = time.perf_counter()
         try:
-            with EagerStack():               # the driver stands where the function would
+            with self._lock, EagerStack():   # (its segments write state) the driver stands where the function would
                 return self.segmented.driver(*args, **kwargs)
         finally:
             self.time_in["segmented"] += time.perf_counter() - start

@@ -242,10 +242,11 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
     fn = tf.function(traced_for_xla(wrapper) if jit_compile else wrapper, autograph=False)
     try:
         concrete = fn.get_concrete_function(*sig.specs())
-    except JanusError:
+    except (JanusError, KeyboardInterrupt, GeneratorExit):
         raise
-    except Exception as exc:                      # the builder failed while tracing
-        raise _staging_error(exc, converted) from exc
+    except BaseException as exc:                  # the builder failed while tracing (also a program's
+        raise _staging_error(exc, converted) from exc     # own BaseException or SystemExit on a side
+                                                          # no call took: the call runs in Python)
     elapsed = time.perf_counter() - start
     checks = list(ctx.checks.values())
     guard, rejected_by = compile_entry_guard(sig, checks, _used_columns(concrete, sig, ctx.absent_reads),

@@ -113,3 +113,33 @@ def halving(x, n):
 
 def test_a_raising_side_inside_a_tensor_if_of_a_recursion_matches_eager():
     _compare(halving, _calls([3, 4, 60, 2, 5, 7]))
+
+
+class Stop(BaseException):
+    """A program's own BaseException (not an Exception)."""
+
+
+class Halting:
+    def __init__(self):
+        self.n = 0
+
+    def step(self, x):
+        self.n += 1
+        if self.n == 6:
+            raise Stop("halt")
+        return x * 2.0
+
+
+def test_a_base_exception_on_a_side_no_call_took_is_raised_only_where_eager_raises():
+    """Tracing both sides of an `if` on a number that varies runs a `raise` of a BaseException
+    that no call took: the build fails and the call runs in Python, as for an Exception."""
+    eager, fast = Halting(), Halting()
+    spec = janus.speculate(Halting.step)
+    for _ in range(8):
+        outcomes = []
+        for obj, fn in ((eager, Halting.step), (fast, spec)):
+            try:
+                outcomes.append(float(fn(obj, tf.constant(1.0))))
+            except Stop as exc:
+                outcomes.append(f"Stop({exc})")
+        assert outcomes[0] == outcomes[1] and eager.n == fast.n, (outcomes, eager.n, fast.n)

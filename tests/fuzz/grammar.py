@@ -660,6 +660,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "s = s + float(len(box.arr.shape) + (box.arr.shape == [2]))",
         lambda: f"t = halved(t{draw(st.sampled_from(['', ', times=2.0']))})",
         lambda: "act = lambda v: tf.tanh(v) * 0.5\nt = act(t)",
+        lambda: "if k == 123457:\n    raise SystemExit('a side no call takes')",
         lambda: f"with Scope({draw(st.sampled_from(['1', 'k']))}) as q:\n    t = t * q",
         # The same attribute reached two ways in one call: written through the class (or through
         # `type(...)`, `object.__setattr__`, `vars`) and read through an instance, or the other way.

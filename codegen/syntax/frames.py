@@ -40,7 +40,7 @@ def refusal(node: ast.FunctionDef) -> Refusal | None:
 
 
 def _reads_frame(node) -> Refusal | None:
-    for n in _walk_own(node.body):
+    for n in walk_scope(node.body):
         if isinstance(n, ast.Attribute) and n.attr in _FRAME_FIELDS:      # (a frame reached another way)
             return Refusal("frame-introspection", n.lineno, f"`.{n.attr}` reads a frame's variables, which graph "
                            "segments would hold in frames of their own: the function runs in Python",
@@ -135,8 +135,8 @@ def _makes_closure_of(stmt, name) -> bool:
 
 def _stores(stmt, name):
     """The nodes of `stmt` (in the function's own scope) that bind or delete `name`."""
-    targets = {id(m) for n in _walk_own([stmt]) if isinstance(n, ast.comprehension) for m in ast.walk(n.target)}
-    for n in _walk_own([stmt]):
+    targets = {id(m) for n in walk_scope([stmt]) if isinstance(n, ast.comprehension) for m in ast.walk(n.target)}
+    for n in walk_scope([stmt]):
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)) \
                 and id(n) not in targets:
             yield n
@@ -151,7 +151,7 @@ def _stores(stmt, name):
             yield n
 
 
-def _walk_own(stmts):
+def walk_scope(stmts):
     """The nodes of `stmts` in the function's own scope: nested scopes are yielded, not entered
     (comprehensions are, as a walrus in one binds the function's name)."""
     todo = list(stmts)

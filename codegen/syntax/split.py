@@ -21,7 +21,7 @@ import copy
 import dataclasses
 import itertools
 
-from codegen.syntax.frames import Refusal, refusal
+from codegen.syntax.frames import Refusal, refusal, walk_scope
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -64,14 +64,14 @@ class Split:
 
 def split(node: ast.FunctionDef, break_lines: set[int]) -> Split:
     """`break_lines`: lines of the statements that must run in Python."""
-    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in _walk_scope(node.body)):
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in walk_scope(node.body)):
         raise CannotSplit("a generator or coroutine")
     if isinstance(node, ast.AsyncFunctionDef):
         raise CannotSplit("an async function")
     why = refusal(node)
     if why is not None:
         raise CannotSplit(why.explanation, why)
-    declared = [s for s in _walk_scope(node.body) if isinstance(s, (ast.Global, ast.Nonlocal))]
+    declared = [s for s in walk_scope(node.body) if isinstance(s, (ast.Global, ast.Nonlocal))]
     outside = {name for s in declared for name in s.names}
     params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
     params += [a.arg for a in (node.args.vararg, node.args.kwarg) if a is not None]
@@ -190,7 +190,7 @@ class _Env:
 
     def _fits(self, run, returns) -> bool:
         body = run[:-1] if returns else run
-        for n in _walk_scope(body):
+        for n in walk_scope(body):
             if isinstance(n, (ast.Return, ast.Global, ast.Nonlocal, ast.Delete, ast.Try, ast.TryStar)) \
                     or isinstance(n, _SCOPES):
                 return False
@@ -254,16 +254,6 @@ def _work(stmts, weight: int = 1) -> int:
     return total
 
 
-def _walk_scope(stmts):
-    """The nodes of `stmts` in the function's own scope (nested scopes yielded, not entered)."""
-    todo = list(stmts)
-    while todo:
-        n = todo.pop()
-        yield n
-        if not isinstance(n, _SCOPES):
-            todo.extend(ast.iter_child_nodes(n))
-
-
 def _escapes(stmts, in_loop=False) -> bool:
     """A `break` or `continue` in `stmts` that leaves them (its loop is outside)."""
     for s in stmts:
@@ -283,7 +273,7 @@ def _escapes(stmts, in_loop=False) -> bool:
 
 def _names(stmts, ctx) -> set:
     names = set()
-    for n in _walk_scope(stmts):
+    for n in walk_scope(stmts):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ctx):
             names.add(n.id)
         elif isinstance(n, _SCOPES) and ctx is ast.Load:
@@ -306,10 +296,10 @@ def _loaded(stmts) -> set:
 def _stored(stmts) -> set:
     # A comprehension's targets are its own (by node: the same name stored by the function, a
     # `with ... as q` before `[... for q in ...]`, stays the function's).
-    own = {id(m) for n in _walk_scope(stmts) if isinstance(n, _COMPREHENSIONS)
+    own = {id(m) for n in walk_scope(stmts) if isinstance(n, _COMPREHENSIONS)
            for g in n.generators for m in ast.walk(g.target) if isinstance(m, ast.Name)}
-    walrus = {n.target.id for n in _walk_scope(stmts) if isinstance(n, ast.NamedExpr)}
-    stores = [n for n in _walk_scope(stmts) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    walrus = {n.target.id for n in walk_scope(stmts) if isinstance(n, ast.NamedExpr)}
+    stores = [n for n in walk_scope(stmts) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
     return (_names(stmts, ast.Store) - {n.id for n in stores}) | {n.id for n in stores if id(n) not in own} | walrus
 
 
@@ -321,7 +311,7 @@ def _stored_targets(stmt) -> set:
 
 
 def _with_targets(stmts) -> set:
-    return {name for n in _walk_scope(stmts) if isinstance(n, ast.With) for name in _stored_targets(n)}
+    return {name for n in walk_scope(stmts) if isinstance(n, ast.With) for name in _stored_targets(n)}
 
 
 def _loaded_outside(body, run) -> set:

@@ -109,7 +109,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         self._failed_build: codegen.StagingError | None = None
         self._autograph = None                          # the tf.function of get_concrete_function
         self._converted = None                          # AutoGraph's version, run inside an outer trace
-        self._lock = state_lock(fn)                     # (shared by every function of this code)
+        self._lock = state_lock(fn)                     # (shared by every speculated function of fn)
         if family is None:                              # an instance's function is reported by its class's
             REGISTRY.add(self)
 

@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from codegen.assumptions import Kind, Source
 from codegen.operators import state
+from codegen.operators.values import user_module
 
 _IMMUTABLE = (type(None), bool, int, float, complex, str, bytes, range, type, types.FunctionType,
               types.BuiltinFunctionType, tf.Tensor, tf.DType, tf.TensorShape)
@@ -33,10 +34,6 @@ def immutable(value) -> bool:
             and not isinstance(value.__self__, (types.ModuleType, type(None))):
         return False                        # `emit=LOG.append`: bound to an object it may change
     return isinstance(value, _IMMUTABLE) or value is Ellipsis
-
-
-def _mutable(fn) -> bool:
-    return not all(map(immutable, (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values())))
 
 
 class Defaults:
@@ -104,7 +101,7 @@ def outside_defaults(ctx, fn, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     positional = code.co_varnames[:code.co_argcount]
     defaults = fn.__defaults__ or ()
     kwdefaults = fn.__kwdefaults__ or {}
-    source = Source.global_name(fn.__module__, fn.__qualname__)
+    source = Source.global_name(user_module(fn), fn.__qualname__)
     for name in taken:
         if name in kwdefaults:
             ctx.check("attr", fn, "__kwdefaults__", kwdefaults, source.attr("__kwdefaults__"), kind=Kind.ID_MATCH,
@@ -124,5 +121,5 @@ def outside_defaults(ctx, fn, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
 
 def check_defaults(ctx, fn):
     """The graph took `fn`'s defaults: it holds while `fn.__defaults__` is this very tuple."""
-    ctx.check("attr", fn, "__defaults__", fn.__defaults__, Source.global_name(fn.__module__, fn.__qualname__).attr(
+    ctx.check("attr", fn, "__defaults__", fn.__defaults__, Source.global_name(user_module(fn), fn.__qualname__).attr(
         "__defaults__"), kind=Kind.ID_MATCH, expected=fn.__defaults__)

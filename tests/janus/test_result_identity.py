@@ -9,12 +9,14 @@ Python, and the report says why."""
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 
+import pytest
 import tensorflow as tf
 
 import janus
-from tests.harness import assert_same, assert_same_outcome, run_capturing
+from tests.harness import assert_same, assert_same_outcome, differential, run_capturing
 
 
 class State:
@@ -255,3 +257,24 @@ def test_a_deque_made_in_the_call_is_a_new_one_per_call():
         seen += [d, s]
     assert len({id(d) for d in seen}) == len(seen)
     assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+@dataclasses.dataclass
+class _Stats:
+    total: object
+    tags: list
+
+
+def _tagged_stats(x):
+    seen = []
+    for name in ("a", "b"):
+        seen.append(name)
+    st = _Stats(tf.reduce_sum(x * 2.0) + tf.reduce_max(x), seen)
+    return st.total * 3.0 - tf.reduce_min(x), st.tags is seen
+
+
+@pytest.mark.xfail(strict=True, reason="open: a list the function made, stored on an object it made (a "
+                   "dataclass or a plain class), is another object than the function's own while the graph is "
+                   "built (`st.tags is seen` is False where eager's is True)")
+def test_a_list_an_object_made_in_the_function_holds_is_the_functions_own():
+    differential(_tagged_stats, [(tf.constant([1.0, float(k)]),) for k in range(6)])

@@ -9,7 +9,6 @@ inverse, used inside the trace to hand the builder its arguments back.
 """
 from __future__ import annotations
 
-import collections.abc
 import dataclasses
 import enum
 
@@ -19,7 +18,7 @@ import tensorflow as tf
 from codegen.assumptions import NUMPY_SCALARS, Kind, Source, check_kind, scalar_dtype, subnormal
 from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.trees import Forest, alias_pattern, schema_of, share_nodes
-from codegen.operators.values import is_composite
+from codegen.operators.values import DICT_VIEWS, is_composite, is_iterator
 
 
 class Feed(str, enum.Enum):
@@ -180,11 +179,11 @@ def _object_leaf(value, path) -> Leaf:
     """The leaf of an argument passed as the object it is; raises for one whose contents a build
     would read once: an iterator (walked, the call would get it exhausted) or a dict's view."""
     t = type(value)
-    if hasattr(t, "__next__") and iter(value) is value:
+    if is_iterator(value):
         raise ConversionError(Reason(
             "iterator-argument", "", f"{path} is a {t.__name__} iterator: building a graph walks it, "
             "and the call would then get it exhausted", "pass a list or a tensor instead"))
-    if isinstance(value, (collections.abc.KeysView, collections.abc.ValuesView, collections.abc.ItemsView)):
+    if isinstance(value, DICT_VIEWS):
         raise ConversionError(Reason(
             "iterator-argument", "", f"{path} is a {t.__name__}: a graph would hold the dict's items as "
             "they were when it was built", "pass the dict, or a list of its items"))

@@ -15,7 +15,6 @@ places of a marked template within one call (`made` holds them).
 from __future__ import annotations
 
 import collections
-import collections.abc
 import copy
 import dataclasses
 import types
@@ -32,7 +31,8 @@ from codegen.operators.arrays import NodeArray, PyArray, as_numpy
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer
 from codegen.operators.weak_numbers import WeakNumber
-from codegen.operators.values import BUILDER_CODE, EitherKind, OutsideValue, Undefined, is_symbolic as _is_symbolic
+from codegen.operators.values import (BUILDER_CODE, DICT_VIEWS, EitherKind, OutsideValue, Undefined, is_iterator,
+                                      is_symbolic as _is_symbolic)
 
 
 _ATOMS = (int, float, str, bool, type(None), bytes)
@@ -157,13 +157,7 @@ def _walks_build_values(value) -> bool:
     """An iterator (a generator, `zip`, `map`, `iter(...)`) or a dict's view: an object that
     walks other values, which the graph cannot hand back, and which the build made (or reached:
     one of the caller's would be walked by the build, not by the call)."""
-    t = type(value)
-    if isinstance(value, (collections.abc.KeysView, collections.abc.ValuesView, collections.abc.ItemsView)):
-        return True
-    try:
-        return hasattr(t, "__next__") and iter(value) is value
-    except Exception:           # noqa: BLE001 - an object whose iter() fails walks nothing
-        return False
+    return isinstance(value, DICT_VIEWS) or is_iterator(value)
 
 
 def _subclass(value, tensors, heap):

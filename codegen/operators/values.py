@@ -2,6 +2,8 @@
 tensor, and the value of a local before its first assignment."""
 from __future__ import annotations
 
+import collections.abc
+
 import tensorflow as tf
 from tensorflow.python.framework.ops import EagerTensor
 
@@ -127,3 +129,14 @@ class OutsideValue:
 
     __bool__ = __len__ = __iter__ = __getitem__ = __getattr__ = __hash__ = __eq__ = __str__ = __repr__ = refuse
     __format__ = __contains__ = __call__ = __index__ = __int__ = __float__ = refuse
+
+
+DICT_VIEWS = (collections.abc.KeysView, collections.abc.ValuesView, collections.abc.ItemsView)
+
+
+def is_iterator(value) -> bool:
+    """An iterator (a generator, `zip`, `map`, `iter(...)`): walking it uses it up."""
+    try:
+        return hasattr(type(value), "__next__") and iter(value) is value
+    except Exception:           # noqa: BLE001 - an object whose iter() fails walks nothing
+        return False

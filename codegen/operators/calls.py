@@ -388,7 +388,10 @@ def _plain(value):
     if isinstance(value, WeakNumber):
         return value.__tf_tensor__()        # the tensor TensorFlow makes of the Python number
     if type(value) in (list, tuple):
-        return type(value)(_plain(v) for v in value)
+        items = [_plain(v) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value                    # (the same object: a class may keep it, `st.tags is seen`)
+        return type(value)(items)
     return value
 
 

@@ -37,7 +37,7 @@ def register_argument_containers(heap, value, path):
         items = enumerate(value) if type(value) is list else value.items()
         for k, v in items:
             register_argument_containers(heap, v, path + (k,))
-    elif type(value) is tuple:
+    elif type(value) is tuple or (isinstance(value, tuple) and hasattr(type(value), "_fields")):
         heap.arg_tuples[id(value)] = path         # returned or stored, it is the caller's tuple
         for k, v in enumerate(value):
             register_argument_containers(heap, v, path + (k,))

@@ -66,7 +66,7 @@ def _entered(heap, value, template):
 
 def _flatten(value, tensors: list, heap):
     t = type(value)
-    if t is tuple and heap is not None and id(value) in heap.arg_tuples:
+    if isinstance(value, tuple) and heap is not None and id(value) in heap.arg_tuples:
         return ("arg", heap.arg_tuples[id(value)])         # the caller's own tuple
     if t in (list, tuple):
         parts = []

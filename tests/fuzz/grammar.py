@@ -159,6 +159,11 @@ class Layer:
         self.w = tf.constant(2.0)
 
 
+class Tagged:                                   # a class that keeps the list it is given
+    def __init__(self, tags):
+        self.tags = tags
+
+
 class Counter:
     n = 0                                       # a class attribute a recursion may count its calls in
 
@@ -661,6 +666,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: f"t = halved(t{draw(st.sampled_from(['', ', times=2.0']))})",
         lambda: "act = lambda v: tf.tanh(v) * 0.5\nt = act(t)",
         lambda: "if k == 123457:\n    raise SystemExit('a side no call takes')",
+        lambda: "tg = [k]\nhd = Tagged(tg)\ntg.append(n)\nk = k + len(hd.tags) + (hd.tags is tg)",
         lambda: f"with Scope({draw(st.sampled_from(['1', 'k']))}) as q:\n    t = t * q",
         # The same attribute reached two ways in one call: written through the class (or through
         # `type(...)`, `object.__setattr__`, `vars`) and read through an instance, or the other way.

@@ -160,6 +160,16 @@ def test_a_result_returned_twice_and_a_tuple_argument_returned_as_is():
     _check(f, lambda k: (_x(k), (1, [0])), lambda r, a: (r[0] is r[1], r[2] is a[1], r[2][1] is a[1][1]))
 
 
+_Pair = collections.namedtuple("_Pair", "a b")
+
+
+def test_a_named_tuple_argument_returned_is_the_callers_own():
+    def f(p, x):
+        return p, x * 2.0, [p]
+
+    _check(f, lambda k: (_Pair(_x(k), [k]), _x(k)), lambda r, a: (r[0] is a[0], r[2][0] is a[0], r[0].b is a[0].b))
+
+
 def test_one_tensor_returned_in_several_places_is_one_object():
     def f(x):
         y = x * 2.0

@@ -285,6 +285,47 @@ def _comparison(op):
     return method
 
 
+_BITWISE = {"and": tf.bitwise.bitwise_and, "or": tf.bitwise.bitwise_or, "xor": tf.bitwise.bitwise_xor,
+            "lshift": tf.bitwise.left_shift, "rshift": tf.bitwise.right_shift}
+
+
+def _bitwise(name, reverse=False):
+    """`&`, `|`, `^`, `<<`, `>>` of Python ints (or bools), one of them fed or computed: exact in
+    int64, where Python's two's-complement semantics and TensorFlow's agree; a shift count that is
+    negative (Python raises) or a left shift that leaves int64 fails the run's guard."""
+    op = _BITWISE[name]
+
+    def method(self, other):
+        a, b = (other, self) if reverse else (self, other)
+        if _ptype(a) not in (int, bool) or _ptype(b) not in (int, bool):
+            return NotImplemented           # (a float or a tensor: Python's own rules, or its TypeError)
+        computed = is_computed(a, b)
+        x, y = _tensor(a, int), _tensor(b, int)
+        if name in ("lshift", "rshift") and isinstance(b, PyNumber):
+            _require(y >= 0, "a shift count is not negative", computed)
+        elif name in ("lshift", "rshift") and b < 0:
+            needs_value(computed, "a negative shift count")           # (Python raises ValueError)
+        if name in ("lshift", "rshift"):
+            y = tf.minimum(y, 63)           # (Python's `>>` past 63 bits gives 0 or -1, as 63 does)
+        out = op(x, y)
+        if name == "lshift":
+            _require(tf.logical_and(y < 63, tf.equal(tf.bitwise.right_shift(out, y), x)),
+                     "int `<<` stays inside int64", computed)
+        if _ptype(a) is bool and _ptype(b) is bool and name in ("and", "or", "xor"):
+            return PyNumber(tf.not_equal(out, 0), bool, computed)      # `True & False` is a bool
+        return PyNumber(out, int, computed)
+    return method
+
+
+def _invert(self):
+    return PyNumber(tf.bitwise.invert(_tensor(self, int)), int, self.computed) if self.ptype in (int, bool) \
+        else NotImplemented
+
+
+PyNumber.__invert__ = _invert
+for _name in _BITWISE:
+    setattr(PyNumber, f"__{_name}__", _bitwise(_name))
+    setattr(PyNumber, f"__r{_name}__", _bitwise(_name, reverse=True))
 for _name in _ARITH:
     setattr(PyNumber, f"__{_name}__", _binary(_name))
     setattr(PyNumber, f"__r{_name}__", _binary(_name, reverse=True))

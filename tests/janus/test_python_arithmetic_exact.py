@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 import janus
+from tests.harness import differential
 
 
 def _plain(v):
@@ -119,3 +120,18 @@ def numpy_floor_divide(u):
 def test_numpy_float_floor_division_and_remainder_are_numpys(dtype):
     same_as_eager(numpy_floor_divide, [np.array(v, dtype) for v in ([7.0, 2.0], [5.0, 3.0], [9.0, 4.0], [1.0, -0.0],
                                                                     [-3.0, 3.0], [1.0, 0.0])])
+
+
+def bitwise(x, k):
+    n = int(tf.reduce_sum(x))
+    return (x * 2.0, n << 2, n >> 1, n & 6, n | 9, n ^ 5, ~n, 5 & n, 3 << k, n >> k,
+            (n > 2) & (n > 4), True ^ (n > 3))
+
+
+def test_bitwise_operators_of_an_int_from_a_tensor_keep_the_graph_and_pythons_results():
+    calls = [(tf.constant([1.0, float(j)]), j % 4) for j in range(8)]
+    calls += [(tf.constant([-7.0, 2.0]), 70),      # `3 << 70` leaves int64: the call runs in Python
+              (tf.constant([1.0, 2.0]), 62),
+              (tf.constant([3.0, 2.0]), -1)]       # a negative shift count raises ValueError
+    spec = differential(bitwise, calls)
+    assert spec.stats()["graph_runs"] >= 4, spec.report()

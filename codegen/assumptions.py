@@ -166,8 +166,9 @@ class Check:
     holder: object           # the dict, cell or object the value is read from
     name: str                # key / attribute name ("" for a cell)
     access: str              # "global", "closure", "attr", "item" (of a container), "method" (its function),
-                             # "bound" (the object a C method is bound to), "owns" (whether its `__dict__` has it),
-                             # "self" (the holder itself)
+                             # "bound" (the object a method is bound to), "owns" (whether its `__dict__` has it),
+                             # "self" (the holder itself); "item-method", "global-bound"...: the same of a
+                             # method held in an item, a global or a cell
     where: str = ""          # the user's file:line of the read
 
     def describe(self) -> str:
@@ -176,6 +177,10 @@ class Check:
 
     def current(self):
         """The value the check tests, read now."""
+        base, _, part = self.access.rpartition("-")
+        if base:                     # "item-method": the function of the method at `holder[name]`
+            held = Check(self.kind, self.source, self.expected, self.holder, self.name, base).current()
+            return getattr(held, "__func__" if part == "method" else "__self__", None)
         if self.access in ("global", "item"):
             return self.holder[self.name]
         if self.access == "closure":

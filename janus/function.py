@@ -301,7 +301,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
 
     def _trace(self, converted, sig):
         r = self.relaxations
-        outside = {id(leaf.value): leaf.path for leaf in sig.leaves if leaf.kind is codegen.Feed.OBJECT}
+        outside = sig.outside()
         return codegen.build_graph(converted, sig, self.profile, r.assumptions, outside,
                                    jit_compile=self.jit_compile, unroll_limit=self.unroll_limit,
                                    relaxed_state_dims=r.state_dims, relaxed_state_scalars=r.state_scalars,

@@ -11,7 +11,9 @@ a call costs a few attribute reads and comparisons.
 from __future__ import annotations
 
 import collections.abc
+import dataclasses
 import math
+import types
 
 import numpy as np
 import tensorflow as tf
@@ -144,6 +146,10 @@ def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:
 
 def check_access(check) -> str:
     """The suffix that reads a checked value from its holder: `['name']`, `.cell_contents`, `.name`."""
+    base, _, part = check.access.rpartition("-")
+    if base:                 # a method held in an item, a global or a cell: its function or its object
+        held = check_access(dataclasses.replace(check, access=base))
+        return held + (".__func__" if part == "method" else ".__self__")
     if check.access in ("global", "item"):
         return f"[{check.name!r}]"
     if check.access == "closure":
@@ -223,6 +229,11 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
         return f"fed({var}, {src.const(leaf.dtype, 'D')})"
     if leaf.kind is Feed.SCALAR:
         src.require(_value_check(src, Kind.CONSTANT, var, leaf.value), f"{what} == {leaf.value!r}")
+    elif type(leaf.value) is types.MethodType:    # a new object per lookup: the same function and object
+        src.consts["MethodType"] = types.MethodType
+        src.require(f"type({var}) is MethodType and {var}.__func__ is {src.const(leaf.value.__func__, 'O')} "
+                    f"and {var}.__self__ is {src.const(leaf.value.__self__, 'O')}",
+                    f"{what} is the same method of the same object")
     else:
         if leaf.kind is Feed.LIST:
             src.containers.append(var)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import types
 
 import numpy as np
 import tensorflow as tf
@@ -81,8 +82,27 @@ class Signature:
         """What identifies this signature for relaxation: paths with kinds, dtypes, shapes, values."""
         return tuple((leaf.path, leaf.kind, str(leaf.dtype), leaf.shape,
                       leaf.value if leaf.kind is Feed.SCALAR else
-                      id(leaf.value) if leaf.kind in (Feed.OBJECT, Feed.LIST) else None)
+                      _identity(leaf.value) if leaf.kind in (Feed.OBJECT, Feed.LIST) else None)
                      for leaf in self.leaves)
+
+    def outside(self) -> dict:
+        """id -> source of the objects the call passes as they are: the build reads and writes
+        them as outside state.  A bound method's object is among them (`args[0].__self__`)."""
+        found = {}
+        for leaf in self.leaves:
+            if leaf.kind is Feed.OBJECT:
+                found[id(leaf.value)] = leaf.path
+                if type(leaf.value) is types.MethodType:
+                    found.setdefault(id(leaf.value.__self__), leaf.path.attr("__self__"))
+        return found
+
+
+def _identity(value):
+    """What an object argument is checked as: itself, or for a bound method (a new object on
+    every `m.pick`) its function and its object."""
+    if type(value) is types.MethodType:
+        return (id(value.__func__), id(value.__self__))
+    return id(value)
 
 
 def _spec_name(path: str) -> str:

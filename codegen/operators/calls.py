@@ -11,6 +11,7 @@ this one, reached through the build context (`BuildContext.compiler`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import sys
 import threading
@@ -26,6 +27,7 @@ from codegen.errors import ConversionError, Reason
 from codegen.operators import state
 from codegen.operators.aliases import read_whole
 from codegen.operators.arrays import PyArray
+from codegen.operators.bound_methods import partial_parts, register_owner
 from codegen.operators.builtins import BUILTINS
 from codegen.operators.context import Frame, current
 from codegen.operators.defaults import check_defaults, outside_defaults
@@ -148,9 +150,13 @@ def call(f, *args, **kwargs):
         return handler(*args, **kwargs)
     ctx = current()
     if isinstance(f, types.MethodType) and is_user_function(f.__func__):
+        register_owner(ctx, f)
         return _inline(ctx, f.__func__, (f.__self__,) + args, kwargs)
     if is_user_function(f):
         return _inline(ctx, f, args, kwargs)
+    if isinstance(f, functools.partial) and user_callee(f.func, ()) is not None:
+        func, held, keywords = partial_parts(ctx, f)
+        return call(func, *held, *args, **{**keywords, **kwargs})
     if isinstance(f, types.MethodWrapperType) and f.__name__ in ("__setattr__", "__delattr__") \
             and bound_setattr(f, args, kwargs):
         return None

@@ -29,6 +29,7 @@ from codegen.operators.failing_ops import calls_python
 from codegen.operators.aliases import CONTAINERS, bound_container, check_key, written_on_class
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
+from codegen.operators.bound_methods import read_method
 from codegen.operators.numbers import PyNumber
 from codegen.operators.printing import not_printed
 from codegen.operators.write_refusals import refuse, no_write_in_machine, refusal
@@ -385,11 +386,8 @@ def read_outside(access, holder, name, value, source):
         # on every read, so what is checked is that the name still gives a method bound to it.
         ctx.check("bound", holder, name, value.__self__, source, kind=Kind.ID_MATCH, expected=value.__self__)
         return value
-    if isinstance(value, types.MethodType) and access == "attr" and not isinstance(value.__self__, type):
-        # A bound method: its owner is checked by identity, and the function behind the name
-        # must be the same one (a method patched on the instance or the class is seen).
-        ctx.check("method", holder, name, value.__func__, source, kind=Kind.ID_MATCH, expected=value.__func__)
-        return value
+    if isinstance(value, types.MethodType):     # (a method patched on the instance or the class is seen)
+        return read_method(ctx, access, holder, name, value, source)
     if type(value) in (list, dict):
         ctx.check(access, holder, name, value, source, kind=Kind.ID_MATCH, expected=value)
         _note(heap.reads, source)

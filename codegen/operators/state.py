@@ -29,7 +29,7 @@ from codegen.operators.failing_ops import calls_python
 from codegen.operators.aliases import CONTAINERS, bound_container, check_key, written_on_class
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
-from codegen.operators.bound_methods import read_method
+from codegen.operators.bound_methods import no_user_getattr, read_method
 from codegen.operators.numbers import PyNumber
 from codegen.operators.printing import not_printed
 from codegen.operators.write_refusals import refuse, no_write_in_machine, refusal
@@ -476,8 +476,10 @@ def _rebindable(value) -> bool:
 
 
 def _read_attr(ctx, obj, name):
-    value = getattr(obj, name)
     source = ctx.outside.get(id(obj))
+    if source is not None:
+        no_user_getattr(obj, name, source)
+    value = getattr(obj, name)
     if name == "__dict__" and source is not None and not isinstance(obj, types.ModuleType):
         ctx.fail("object-dict", f"`{source}.__dict__` reaches its attributes past janus's deferred writes: the "
                  "statement runs in Python", "read and write the attributes by name")

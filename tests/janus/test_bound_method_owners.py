@@ -1,5 +1,5 @@
 """A bound method reached from outside the call (an argument, a dict item, an attribute, a
-global, a `functools.partial`, a classmethod through an instance)
+global, a `functools.partial`, a classmethod through an instance, a delegating `__getattr__`)
 writes to the object it is bound to once per call, as eager does: on a graph run after the run,
 on a failing call never twice; and a fresh `m.pick` on each call hits the cached graph."""
 import functools
@@ -118,3 +118,35 @@ def test_a_classmethod_called_through_an_instance_writes_its_class_once_per_call
     got = [(float(spec(k, tf.constant(1.))), Counted.created) for _ in range(7)]
     assert got == eager
     assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+class Inner:
+    def __init__(self):
+        self.n = 0
+
+    def bump(self):
+        self.n += 1
+        return self.n
+
+
+class Wrap:
+    def __init__(self, inner):
+        self._inner = inner
+        self.lookups = 0
+
+    def __getattr__(self, k):
+        self.lookups += 1
+        return getattr(self._inner, k)
+
+
+def bump_through(o, x):
+    return x + o.bump()
+
+
+def test_a_method_found_by_a_delegating_getattr_runs_on_every_call():
+    spec = janus.speculate(bump_through)
+    eager_w, spec_w = Wrap(Inner()), Wrap(Inner())
+    for _ in range(7):
+        assert float(bump_through(eager_w, tf.constant(0.))) == float(spec(spec_w, tf.constant(0.)))
+        assert (eager_w._inner.n, eager_w.lookups) == (spec_w._inner.n, spec_w.lookups)
+    assert "custom-getattr" in spec.report(), spec.report()

@@ -492,8 +492,11 @@ def _read_attr(ctx, obj, name):
         elif source is not None and _rebindable(value):
             ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ID_MATCH, expected=value)
         return value                 # (a user module's own state, `config.LR`, is read as any other)
-    if type(value) is list and name not in getattr(obj, "__dict__", {}):
-        # Computed (a property): a fresh list per read, checked by its items, never written back.
+    if type(value) is list and inspect.getattr_static(obj, name, None) is not value:
+        # Computed (a property): checked by its items, never written back.  It may be a list the
+        # object keeps, so it is outside: a mutator of it stops the build (which never mutates it).
         ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ITEMS_MATCH, expected=value)
+        ctx.outside.setdefault(id(value), source.attr(name))
+        ctx.keep.append(value)
         return value
     return read_outside("attr", obj, name, value, source.attr(name))

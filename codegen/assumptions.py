@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import inspect
 import types
 
 import numpy as np
@@ -96,6 +97,21 @@ def check_kind(value) -> Kind | None:
     return Kind.ID_MATCH
 
 
+_MISSING = object()
+
+
+def lacks(obj, name: str) -> bool:
+    """Whether Python's plain lookup finds no `name` on `obj`: not in its own `__dict__` (nor a set
+    slot), not on its class or a base; run by the entry guard, so it runs none of the user's code."""
+    found = inspect.getattr_static(obj, name, _MISSING)
+    if type(found) is types.MemberDescriptorType and not isinstance(obj, type):
+        try:
+            found.__get__(obj, type(obj))           # a slot: present once it is set
+        except AttributeError:
+            return True
+    return found is _MISSING
+
+
 class Source(str):
     """Where a value comes from: a root (`args[0]`, `kwargs['h']`, `mod.W`, a closure cell)
     and steps (`.attr`, `[key]`, `[...]` for a key known only in the graph).  It is a `str`
@@ -141,6 +157,10 @@ class Source(str):
         """Whether the object's own `__dict__` holds `name` (not its class)."""
         return Source(f"{name!r} in vars({self})", self, ("owns", name))
 
+    def lacks(self, name: str) -> "Source":
+        """Whether the object, its class and its bases lack `name` (see `lacks`)."""
+        return Source(f"not hasattr({self}, {name!r})", self, ("lacks", name))
+
     def resolve(self, args: tuple, kwargs: dict):
         """The value this source names in a call's arguments (a source rooted at `args`/`kwargs`)."""
         tag, key = self.step[0], self.step[1] if len(self.step) > 1 else None
@@ -153,6 +173,8 @@ class Source(str):
             raise LookupError(f"{self} has no key known outside the graph")
         if tag == "owns":
             return key in vars(base)
+        if tag == "lacks":
+            return lacks(base, key)
         return getattr(base, key) if tag == "attr" else base[key]
 
 
@@ -167,6 +189,7 @@ class Check:
     name: str                # key / attribute name ("" for a cell)
     access: str              # "global", "closure", "attr", "item" (of a container), "method" (its function),
                              # "bound" (the object a method is bound to), "owns" (whether its `__dict__` has it),
+                             # "absent" (whether `lacks` finds it missing),
                              # "self" (the holder itself); "item-method", "global-bound"...: the same of a
                              # method held in an item, a global or a cell
     where: str = ""          # the user's file:line of the read
@@ -191,6 +214,8 @@ class Check:
             return getattr(getattr(self.holder, self.name), "__self__", None)
         if self.access == "owns":
             return self.name in vars(self.holder)
+        if self.access == "absent":
+            return lacks(self.holder, self.name)
         if self.access == "self":
             return self.holder
         return getattr(self.holder, self.name)

@@ -18,7 +18,7 @@ import types
 import numpy as np
 import tensorflow as tf
 
-from codegen.assumptions import SCALARS, Kind
+from codegen.assumptions import SCALARS, Kind, lacks
 from codegen.graph.signature import Feed, Signature, components
 from codegen.operators.trees import flatten as flatten_tree
 from codegen.operators.trees import alias_pattern, flatten_forest, share_nodes
@@ -285,6 +285,9 @@ def _generate(sig: Signature, checks, used, followed, ordered_kwargs) -> _GuardT
     outside = []
     for check in checks:
         access = src.const(check.holder, "H") + check_access(check)
+        if check.access == "absent":
+            src.consts["lacks"] = lacks
+            access = f"lacks({src.const(check.holder, 'H')}, {check.name!r})"
         src.require(_value_check(src, check.kind, access, check.expected), check.describe())
         if type(check.expected) in (list, dict) and check.kind in (Kind.ID_MATCH, Kind.ITEMS_MATCH,
                                                                     Kind.LENGTH_MATCH):

@@ -8,9 +8,12 @@ from __future__ import annotations
 import collections
 import collections.abc
 import copy
+import inspect
 import types
 
-from codegen.assumptions import Check, Kind
+from profiler.library import is_library_module
+
+from codegen.assumptions import Check, Kind, lacks
 from codegen.operators.heap import DELETED
 
 CONTAINERS = (collections.abc.MutableMapping, collections.abc.MutableSequence)
@@ -70,3 +73,26 @@ def written_on_class(ctx, obj, name):
             return None
         lacking.append(klass)
     return None
+
+
+def proxied(holder):
+    """The object a proxy (`wrapt`'s, as `tf.Module` wraps a dict attribute in) stands for, or None."""
+    return holder.__wrapped__ if hasattr(type(holder), "__wrapped__") else None
+
+
+def note_absent(ctx, obj, name):
+    """`obj.name` of an outside object raised AttributeError (`hasattr` gave False, `getattr` its
+    default): the entry guard checks that Python's plain lookup still finds no `name` on the
+    object nor its class, so an attribute added later is seen.  Where the error came from code
+    (a `__getattr__`, a descriptor), that code decides the answer on every call: Python runs it."""
+    source = ctx.outside.get(id(obj))
+    if source is None or ctx.dry_run or (isinstance(obj, types.ModuleType) and is_library_module(obj.__name__)):
+        return
+    plain = type(obj).__getattribute__ in (object.__getattribute__, type.__getattribute__,
+                                           types.ModuleType.__getattribute__)
+    if not plain or not lacks(obj, name) or inspect.getattr_static(type(obj), "__getattr__", None) is not None \
+            or (isinstance(obj, types.ModuleType) and "__getattr__" in vars(obj)):
+        ctx.fail("custom-getattr", f"`{source}.{name}` is missing, as code of its class decides "
+                 "(a __getattr__ or a descriptor): whether it is there may change on any call",
+                 "give the attribute a default value on the class, or test for it outside the function")
+    ctx.check("absent", obj, name, True, source.lacks(name), kind=Kind.CONSTANT, expected=True)

@@ -26,7 +26,7 @@ from codegen.assumptions import NUMPY_SCALARS, SCALARS, Kind, Source, check_kind
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
-from codegen.operators.aliases import CONTAINERS, bound_container, check_key, written_on_class
+from codegen.operators.aliases import CONTAINERS, bound_container, check_key, note_absent, proxied, written_on_class
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import no_user_getattr, read_method
@@ -380,7 +380,7 @@ def read_outside(access, holder, name, value, source):
         ctx.outside.setdefault(id(value.__self__), source.attr("__self__"))
         ctx.keep.append(value.__self__)
     if isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)) and access == "attr" \
-            and (value.__self__ is holder or value.__self__ is _proxied(holder)):
+            and (value.__self__ is holder or value.__self__ is proxied(holder)):
         # A C method bound to the object (a NumPy Generator's `random`; through a proxy, such as the
         # dict wrapper a `tf.Module` keeps a dict attribute in, the wrapped object's): a new object
         # on every read, so what is checked is that the name still gives a method bound to it.
@@ -464,11 +464,6 @@ def ld_attr(obj, name: str):
     return value
 
 
-def _proxied(holder):
-    """The object a proxy (`wrapt`'s, as `tf.Module` wraps a dict attribute in) stands for, or None."""
-    return holder.__wrapped__ if hasattr(type(holder), "__wrapped__") else None
-
-
 def _rebindable(value) -> bool:
     """A library module's data attribute a program may rebind between calls (`sys.stderr` under
     `contextlib.redirect_stderr`): an object, not a function, class, module, number or dtype."""
@@ -479,7 +474,11 @@ def _read_attr(ctx, obj, name):
     source = ctx.outside.get(id(obj))
     if source is not None:
         no_user_getattr(obj, name, source)
-    value = getattr(obj, name)
+    try:
+        value = getattr(obj, name)
+    except AttributeError:
+        note_absent(ctx, obj, name)          # (`hasattr`, `getattr` with a default: an answer to guard)
+        raise
     if name == "__dict__" and source is not None and not isinstance(obj, types.ModuleType):
         ctx.fail("object-dict", f"`{source}.__dict__` reaches its attributes past janus's deferred writes: the "
                  "statement runs in Python", "read and write the attributes by name")
@@ -493,8 +492,7 @@ def _read_attr(ctx, obj, name):
             ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ID_MATCH, expected=value)
         return value                 # (a user module's own state, `config.LR`, is read as any other)
     if type(value) is list and inspect.getattr_static(obj, name, None) is not value:
-        # Computed (a property): checked by its items, never written back.  It may be a list the
-        # object keeps, so it is outside: a mutator of it stops the build (which never mutates it).
+        # Computed (a property): checked by its items, never written back, outside (it may be kept).
         ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ITEMS_MATCH, expected=value)
         ctx.outside.setdefault(id(value), source.attr(name))
         ctx.keep.append(value)

@@ -85,3 +85,68 @@ def test_a_class_level_number_appended_to_a_class_level_list():
 
 def test_a_list_a_property_hands_out_is_appended_to():
     _run(appends_through_a_property, Kept, lambda k: k._items)
+
+
+class A:
+    def __init__(self):
+        self.k = tf.constant(2.0)
+
+
+class Slotted:
+    __slots__ = ("k", "extra")
+
+    def __init__(self):
+        self.k = tf.constant(2.0)
+
+
+def asks_hasattr(o, x):
+    if hasattr(o, "extra"):
+        return x + o.extra
+    return x * o.k
+
+
+def reads_with_a_default(o, x):
+    extra = getattr(o, "extra", None)
+    return x * o.k if extra is None else x + extra
+
+
+def _added_later(fn, make, add):
+    """Eagerly and speculated: the attribute is added before the fifth call."""
+    out = []
+    for f in (fn, janus.speculate(fn)):
+        o = make()
+        run = []
+        for i in range(7):
+            if i == 4:
+                add(o)
+            run.append(float(f(o, tf.constant(1.0))))
+        out.append(run)
+        if hasattr(A, "extra"):
+            del A.extra
+    assert out[0] == out[1]
+    assert f.stats()["graph_runs"] > 0
+    return f
+
+
+def _on_instance(o):
+    o.extra = tf.constant(50.0)
+
+
+def _on_class(o):
+    type(o).extra = tf.constant(50.0)
+
+
+def test_hasattr_of_a_missing_attribute_added_to_the_instance_later():
+    _added_later(asks_hasattr, A, _on_instance)
+
+
+def test_hasattr_of_a_missing_attribute_added_to_the_class_later():
+    _added_later(asks_hasattr, A, _on_class)
+
+
+def test_getattr_with_a_default_of_an_attribute_added_later():
+    _added_later(reads_with_a_default, A, _on_instance)
+
+
+def test_hasattr_of_an_unset_slot_set_later():
+    _added_later(asks_hasattr, Slotted, _on_instance)

@@ -16,6 +16,9 @@ from codegen.syntax.templates import JN, replace_expr
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
         ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
 _THROUGH_JANUS = {ast.Eq: "eq", ast.NotEq: "ne", ast.In: "in_", ast.NotIn: "not_in"}
+_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
+           ast.Mod: "mod", ast.Pow: "pow", ast.MatMult: "matmul", ast.BitAnd: "and", ast.BitOr: "or",
+           ast.BitXor: "xor", ast.LShift: "lshift", ast.RShift: "rshift"}
 
 
 def _thunk(expr: ast.expr) -> ast.Lambda:
@@ -25,7 +28,8 @@ def _thunk(expr: ast.expr) -> ast.Lambda:
 
 
 class Expressions(Lowering):
-    """Boolean operators, comparison chains, `==`/`!=`, `in` and conditional expressions become operators.
+    """Boolean operators, comparison chains, `==`/`!=`, `in`, binary operators and conditional
+    expressions become operators.
 
     Example::
 
@@ -38,6 +42,8 @@ class Expressions(Lowering):
             s = a == b
             t = a in c
             u = f"{x}"
+            v = a * b
+            v += x
             return x if c else y
 
     lowers to::
@@ -51,6 +57,8 @@ class Expressions(Lowering):
             s = jn.eq(a, b)
             t = jn.in_(a, c)
             u = f"{jn.formatted(x)}"
+            v = jn.binop('mul', a, b)
+            v = jn.inplace('add', v, x)
             return jn.if_exp(c, lambda: x, lambda: y, 0)
     """
 
@@ -74,6 +82,25 @@ class Expressions(Lowering):
         if getanno(node, Anno.TRUTH_ONLY):
             new.keywords = [ast.keyword("truth_only", ast.Constant(True))]
         return ast.copy_location(new, node)
+
+    def visit_BinOp(self, node):
+        # `a * b` runs the operand class's `__mul__`/`__rmul__`: where that is the program's own,
+        # janus runs it as converted code (`codegen.operators.dunders`).
+        self.generic_visit(node)
+        new = replace_expr(f"{JN}.binop(op, a, b)", node, op=ast.Constant(_BINARY[type(node.op)]),
+                           a=node.left, b=node.right)
+        return ast.copy_location(new, node)
+
+    def visit_AugAssign(self, node):
+        # `s += x` on a local runs `__iadd__` (or `__add__`): through janus as `a * b` is.  (Other
+        # targets were lowered to `jn.inplace` with their deferred writes.)
+        self.generic_visit(node)
+        if not isinstance(node.target, ast.Name):
+            return node
+        current = ast.copy_location(ast.Name(id=node.target.id, ctx=ast.Load()), node)
+        new = replace_expr(f"{JN}.inplace(op, current, value)", node, op=ast.Constant(type(node.op).__name__.lower()),
+                           current=current, value=node.value)
+        return ast.copy_location(ast.Assign(targets=[node.target], value=new), node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)

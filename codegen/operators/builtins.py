@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from codegen.errors import ConversionError, NeedsPythonValue, Reason
-from codegen.operators import call_time, node_tests
+from codegen.operators import call_time, dunders, node_tests
 from codegen.operators.context import current
 from codegen.operators.eager_view import ANSWERS, tensor_attribute, tensor_hasattr, stands_for_eager, ABSENT
 from codegen.operators.aliases import read_whole
@@ -61,7 +61,10 @@ class TensorRange:
 
 
 def py_iter(x):
-    """An iterable Python can walk at build time (tensors with a static first dimension unstack)."""
+    """An iterable Python can walk at build time (tensors with a static first dimension unstack);
+    the program's own `__iter__` runs as its code, and the iterator it gives is walked."""
+    if (found := dunders.iterate(x)) is not dunders.NOT_USER:
+        x = found
     ctx = current()
     ctx.heap.mark_read(x)
     read_whole(ctx, x)
@@ -80,6 +83,8 @@ def py_iter(x):
 def _len(x):
     if isinstance(x, GrowList):
         return x.length()
+    if (found := dunders.length(x)) is not dunders.NOT_USER:
+        return found                # the program's own `__len__`, run as its code
     ctx = current()
     sh = ctx.heap.by_copy.get(id(x))
     if sh is not None and sh.holder is not None and not ctx.dry_run:
@@ -161,6 +166,8 @@ def _number(kind):
             return abs(args[0]) if kind is abs else convert(kind, args[0])
         if kind is bool and len(args) == 1 and not kwargs and isinstance(args[0], Pointer):
             return bool_number(node_tests.truth(args[0]))
+        if kind is bool and len(args) == 1 and not kwargs and (found := dunders.truth(args[0])) is not dunders.NOT_USER:
+            return found
         if len(args) == 1 and not kwargs and isinstance(args[0], WeakNumber) and (
                 args[0].ptype in (int, float, bool) or args[0].either or _numpy_scalar(args[0].ptype)):
             return _tree_number(kind, args[0])

@@ -24,7 +24,7 @@ from profiler.library import is_library_file, is_library_module, is_user_functio
 
 from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
-from codegen.operators import state
+from codegen.operators import dunders, state
 from codegen.operators.aliases import read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import partial_parts, register_owner
@@ -86,6 +86,7 @@ def ld_attr(obj, name: str):
     if stands_for_eager(obj):
         found = tensor_attribute(obj, name)
         return found if found is not ABSENT else state.ld_attr(obj, name)
+    dunders.refuse_lookup(obj, name)
     found = _own_property(obj, name)
     return call(*found) if found is not None else state.ld_attr(obj, name)
 
@@ -94,6 +95,7 @@ def _getattr(obj, name, *default):
     """`getattr(obj, name)`: a property of the program's own class runs as its code, as for
     `obj.name`."""
     if type(name) is str:
+        dunders.refuse_lookup(obj, name)
         found = _own_property(obj, name)
         if found is not None and default:
             _caught_property(name, "getattr with a default")
@@ -103,6 +105,8 @@ def _getattr(obj, name, *default):
 
 
 def _hasattr(obj, name):
+    if type(name) is str:
+        dunders.refuse_lookup(obj, name)
     if type(name) is str and _own_property(obj, name) is not None:
         _caught_property(name, "hasattr")
     return _BUILTIN_HASATTR(obj, name)
@@ -211,6 +215,21 @@ def call(f, *args, **kwargs):
                                          "decides whether the gradient is connected; eager's gradient is None on "
                                          "some paths, where a graph's is zeros", "it runs in Python")) from None
     return f(*args, **kwargs)
+
+
+dunders.install(call)
+
+
+def ld_item(obj, key):
+    """`obj[key]`: the program's own `__getitem__` runs as its code, inlined."""
+    found = dunders.getitem(obj, key)
+    return state.ld_item(obj, key) if found is dunders.NOT_USER else found
+
+
+def inplace(op, current_value, value):
+    """`a <op>= b`: the program's own `__i<op>__` (or binary method) runs as its code, inlined."""
+    found = dunders.inplace(op, current_value, value)
+    return state.inplace(op, current_value, value) if found is dunders.NOT_USER else found
 
 
 def _container_method(ctx, f):

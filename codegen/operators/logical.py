@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from codegen.operators.aliases import read_whole
 from codegen.operators.arrays import PyArray
-from codegen.operators import node_tests
+from codegen.operators import dunders, node_tests
 from codegen.operators.context import active, current
 from codegen.operators.numbers import PyNumber, is_computed
 from codegen.operators.node_classes import NodeClass
@@ -39,7 +39,15 @@ def test_value(x):
         return node_tests.truth(x)
     if isinstance(x, PyNumber) or _weak_python(x):
         return _number_truth(x)
+    if (found := dunders.truth(x)) is not dunders.NOT_USER:
+        return found                # the program's own `__bool__`/`__len__`, run as its code
     return as_bool(x.tensor) if _numpy_scalar(x) else x
+
+
+def _truth(x) -> bool:
+    """Python's truth of a Python value, through the program's own `__bool__`/`__len__`."""
+    found = dunders.truth(x)
+    return bool(x) if found is dunders.NOT_USER else found
 
 
 def _numpy_scalar(x) -> bool:
@@ -108,7 +116,7 @@ def and_(*thunks, truth_only=False):
                 if _both_bools(value, right) else (right if value else value)
         elif is_symbolic(value):
             value = tf.logical_and(as_bool(value), as_bool(tf.convert_to_tensor(thunk())))
-        elif not value:
+        elif not _truth(value):
             return value
         else:
             value = thunk()
@@ -130,7 +138,7 @@ def or_(*thunks, truth_only=False):
             value = right if not _varying_bool(right) else _bool_number(tf.logical_or, value, right)
         elif is_symbolic(value):
             value = tf.logical_or(as_bool(value), as_bool(tf.convert_to_tensor(thunk())))
-        elif value:
+        elif _truth(value):
             return value
         else:
             value = thunk()
@@ -144,7 +152,7 @@ def not_(x):
         return bool_number(tf.logical_not(test_value(x)))
     if isinstance(x, PyNumber) or _numpy_scalar(x):
         return PyNumber(tf.logical_not(test_value(x)), bool, not isinstance(x, PyNumber) or x.computed)
-    return tf.logical_not(as_bool(x)) if is_symbolic(x) else not x
+    return tf.logical_not(as_bool(x)) if is_symbolic(x) else not _truth(x)
 
 
 def not_any(*flags):
@@ -218,7 +226,8 @@ def _eq(a, b):
         return found
     if isinstance(a, Pointer) or isinstance(b, Pointer):
         return node_tests.equal(a, b) if isinstance(a, Pointer) else node_tests.equal(b, a)
-    return a == b
+    found = dunders.compare("__eq__", a, b)
+    return a == b if found is dunders.NOT_USER else found
 
 
 def _ne(a, b):
@@ -226,12 +235,15 @@ def _ne(a, b):
         return not_(found)
     if isinstance(a, Pointer) or isinstance(b, Pointer):
         return node_tests.not_equal(a, b) if isinstance(a, Pointer) else node_tests.not_equal(b, a)
-    return a != b
+    found = dunders.compare("__ne__", a, b)
+    return a != b if found is dunders.NOT_USER else found
 
 
 def _in(item, container):
     if isinstance(item, Pointer) or isinstance(container, Pointer) or node_tests.holds_node(container):
         return node_tests.member(item, container)
+    if (found := dunders.contains(item, container)) is not dunders.NOT_USER:
+        return found
     ctx = active()
     if ctx is not None:             # the answer depends on the contents: checked at entry
         ctx.heap.mark_read(container)

@@ -1,0 +1,259 @@
+"""The program's own special methods (`__mul__`, `__len__`, `__bool__`, `__getitem__`, ...) run as its code.
+
+Python runs `s * x`, `len(s)`, `if s:`, `s[i]`, `a == b`, `v in s` and
+`for t in s:` through methods of the operand's class.  Where that class is
+the program's own, the method is user code: called at build time as plain
+Python it would run once, its result baked into the graph with no guard and
+its writes lost.  Here it runs through `calls.call` (converted and inlined,
+so its reads are guarded and its writes deferred, as any user method's are),
+with Python's protocol around it: reflected operands, `__bool__` falling back
+to `__len__`, `!=` from `__eq__`.  What the protocol would hand to library
+code mixed with the program's own methods runs in Python (a refusal).
+
+Attribute lookup that runs the program's code (a descriptor's `__get__`
+other than a property's, `__getattribute__`, `__getattr__`) is refused the
+same way: `user_lookup` names it before anything reads the attribute.
+"""
+from __future__ import annotations
+
+import operator
+import types
+
+from profiler.library import is_user_function
+
+from codegen.errors import ConversionError, Reason
+from codegen.operators.context import current
+from codegen.operators.values import is_symbolic
+
+NOT_USER = object()      # the operation runs no method of the program's own: Python's operator applies
+_CALL = []               # `calls.call`, installed by that module (it sits above this one)
+_PLAIN = (int, float, bool, str, type(None))     # their operator methods run no user code
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+            "matmul": "@", "and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>"}
+_COMPARE_REFLECTED = {"__eq__": "__eq__", "__ne__": "__ne__", "__lt__": "__gt__", "__gt__": "__lt__",
+                      "__le__": "__ge__", "__ge__": "__le__"}
+
+
+def install(call) -> None:
+    """Called by `codegen.operators.calls` with its `call`."""
+    _CALL[:] = [call]
+
+
+def class_attribute(cls, name):
+    """`name` as the class's MRO holds it (not the metaclass's), or None."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+def user_method(obj, name):
+    """The program's own function `type(obj).name`, or None (a library's, or none at all)."""
+    if isinstance(obj, type):
+        return None
+    found = class_attribute(type(obj), name)
+    return found if isinstance(found, types.FunctionType) and is_user_function(found) else None
+
+
+def refuse(construct: str, why: str):
+    ctx = current()
+    raise ConversionError(Reason("user-special-method", ctx.user_line(), f"{construct}: {why}",
+                                 "it runs in Python"))
+
+
+def _run(fn, obj, *args):
+    return _CALL[0](fn, obj, *args)
+
+
+def binary(op: str, a, b):
+    """`a <op> b` (op as `operator` names it: "mul") where either class defines the method as the
+    program's own; NOT_USER otherwise.  The right operand's reflected method goes first where its
+    class is a subclass overriding it, as in Python."""
+    name, rname = f"__{op}__", f"__r{op}__"
+    if user_method(a, name) is None and user_method(b, rname) is None:
+        return NOT_USER
+    order = [(a, name, b)]
+    if type(a) is not type(b):
+        order.append((b, rname, a))
+        if issubclass(type(b), type(a)) and class_attribute(type(b), rname) is not class_attribute(type(a), rname):
+            order.reverse()
+    for obj, method, other in order:
+        result = _one_side(obj, method, other, f"`{_SYMBOLS.get(op, op)}`")
+        if result is not NotImplemented:
+            return result
+    raise TypeError(f"unsupported operand type(s) for {_SYMBOLS.get(op, op)}: "
+                    f"'{type(a).__name__}' and '{type(b).__name__}'")
+
+
+def _one_side(obj, method, other, construct):
+    """`type(obj).method(obj, other)`: the program's own inlined, a plain Python value's called,
+    NotImplemented where the class has none; library code mixed in is refused."""
+    found = class_attribute(type(obj), method)
+    if found is None:
+        return NotImplemented
+    if isinstance(found, types.FunctionType) and is_user_function(found):
+        return _run(found, obj, other)
+    if type(obj) in _PLAIN or (type(obj) is object or found is getattr(object, method, None)):
+        return found(obj, other)
+    refuse(construct, f"`{type(obj).__name__}.{method}` is library code and the other operand's class "
+           "defines the operator as the program's own")
+
+
+def compare(name: str, a, b):
+    """`a == b` / `a != b` / `a < b` ... through the program's own methods (the reflected one of
+    the right operand next, `!=` as the negation of `__eq__` where no `__ne__` is the program's
+    own, identity last for `==`/`!=`); NOT_USER where neither class defines one."""
+    rname = _COMPARE_REFLECTED[name]
+    if name == "__ne__" and user_method(a, "__ne__") is None and user_method(b, "__ne__") is None:
+        equal = compare("__eq__", a, b)
+        return equal if equal is NOT_USER else not _truth_of(equal, "`!=`")
+    if user_method(a, name) is None and user_method(b, rname) is None:
+        return NOT_USER
+    order = [(a, name, b), (b, rname, a)]
+    if type(a) is not type(b) and issubclass(type(b), type(a)):
+        order.reverse()
+    for obj, method, other in order:
+        result = _one_side(obj, method, other, "a comparison")
+        if result is not NotImplemented:
+            return result
+    if name in ("__eq__", "__ne__"):
+        return (a is b) if name == "__eq__" else (a is not b)
+    raise TypeError(f"'{name}' not supported between instances of '{type(a).__name__}' and '{type(b).__name__}'")
+
+
+def _truth_of(value, construct):
+    """Python's truth of a result the program's method gave, where it is a Python value (a
+    tensor's truth only the run knows: refused)."""
+    if type(value) in _PLAIN or type(value) in (list, tuple, dict, set):
+        return bool(value)
+    found = truth(value)
+    if found is NOT_USER:
+        refuse(construct, f"the program's method gives a {type(value).__name__}, whose truth the graph would "
+               "fix when it is built")
+    return found
+
+
+def truth(x):
+    """`bool(x)` through the class's own `__bool__`, or `__len__` where it has no `__bool__`;
+    NOT_USER where neither is the program's own."""
+    if isinstance(x, type):
+        return NOT_USER
+    if class_attribute(type(x), "__bool__") is None:
+        size = length(x)
+        return size if size is NOT_USER else size != 0
+    fn = user_method(x, "__bool__")
+    if fn is None:
+        return NOT_USER
+    result = _run(fn, x)
+    if type(result) is bool:
+        return result
+    if is_symbolic(result) or hasattr(result, "dtype"):
+        refuse("a truth test", f"`{type(x).__name__}.__bool__` gives a tensor, whose truth only the run knows")
+    raise TypeError(f"__bool__ should return bool, returned {type(result).__name__}")
+
+
+def length(x):
+    """`len(x)` through the program's own `__len__`, with Python's checks; NOT_USER otherwise."""
+    fn = user_method(x, "__len__")
+    if fn is None:
+        return NOT_USER
+    result = _run(fn, x)
+    if is_symbolic(result) or hasattr(result, "dtype"):
+        refuse("`len()`", f"`{type(x).__name__}.__len__` gives a tensor; eager's len needs a Python int")
+    if not isinstance(result, int):
+        raise TypeError(f"'{type(result).__name__}' object cannot be interpreted as an integer")
+    if result < 0:
+        raise ValueError("__len__() should return >= 0")
+    return int(result)
+
+
+def contains(item, container):
+    """`item in container` through the program's own `__contains__` (its result's truth);
+    NOT_USER where the class's membership runs none of the program's code."""
+    fn = user_method(container, "__contains__")
+    if fn is not None:
+        return _truth_of(_run(fn, container, item), "`in`")
+    if class_attribute(type(container), "__contains__") is None and not isinstance(container, type) and (
+            user_method(container, "__iter__") is not None or user_method(container, "__getitem__") is not None):
+        refuse("`in`", f"`{type(container).__name__}` answers membership by iterating with the program's own methods")
+    return NOT_USER
+
+
+def getitem(obj, key):
+    """`obj[key]` through the program's own `__getitem__`; NOT_USER otherwise."""
+    fn = user_method(obj, "__getitem__")
+    return NOT_USER if fn is None else _run(fn, obj, key)
+
+
+def iterate(obj):
+    """`iter(obj)` through the program's own `__iter__`: the iterator it gives, which must be one
+    whose stepping runs no code of the program's (a generator or an iterator class of its own is
+    refused); NOT_USER where the class's `__iter__` is not the program's own."""
+    fn = user_method(obj, "__iter__")
+    if fn is None:
+        if class_attribute(type(obj), "__iter__") is None and user_method(obj, "__getitem__") is not None:
+            refuse("iteration", f"`{type(obj).__name__}` is iterated through the program's own `__getitem__`")
+        return NOT_USER
+    result = _run(fn, obj)
+    if isinstance(result, types.GeneratorType) or user_method(result, "__next__") is not None:
+        refuse("iteration", f"`{type(obj).__name__}.__iter__` gives an iterator that runs the program's code "
+               "at each step")
+    return result
+
+
+def user_lookup(obj, name: str):
+    """What of the program's own code reading `obj.name` would run (a descriptor's `__get__`
+    that is not a property's, `__getattribute__`, a `__getattr__` the lookup reaches), or None."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    if isinstance(obj, type):
+        return None
+    getattribute = class_attribute(cls, "__getattribute__")
+    if isinstance(getattribute, types.FunctionType) and is_user_function(getattribute):
+        return f"`{cls.__name__}.__getattribute__`"
+    found = class_attribute(cls, name)
+    getter = class_attribute(type(found), "__get__") if found is not None else None
+    if isinstance(getter, types.FunctionType) and is_user_function(getter):
+        return f"the descriptor `{cls.__name__}.{name}` (its `__get__`)"
+    getattr_ = class_attribute(cls, "__getattr__")
+    if isinstance(getattr_, types.FunctionType) and is_user_function(getattr_) and found is None \
+            and name not in getattr(obj, "__dict__", {}):
+        return f"`{cls.__name__}.__getattr__` (for `{name}`)"
+    return None
+
+
+def refuse_lookup(obj, name: str):
+    """Stop the build where reading `obj.name` would run the program's code: Python runs it."""
+    found = user_lookup(obj, name)
+    if found is not None:
+        refuse(f"reading `.{name}`", f"{found} runs the program's code on each read; a graph would run it once, "
+               "when it is built")
+
+
+_OPERATOR = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
+             "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow, "matmul": operator.matmul,
+             "and": operator.and_, "or": operator.or_, "xor": operator.xor, "lshift": operator.lshift,
+             "rshift": operator.rshift}
+_INPLACE_NAMES = {"mult": "mul", "div": "truediv", "matmult": "matmul", "bitand": "and", "bitor": "or",
+                  "bitxor": "xor"}
+
+
+def binop(op: str, a, b):
+    """`a <op> b` in the builder: the program's own operator methods inlined, Python's operator
+    otherwise."""
+    found = binary(op, a, b)
+    return _OPERATOR[op](a, b) if found is NOT_USER else found
+
+
+def inplace(op: str, a, b):
+    """`a <op>= b` (op as the lowering names it: "mult") through the program's own `__i<op>__`,
+    then its binary methods; NOT_USER where none is the program's own."""
+    op = _INPLACE_NAMES.get(op, op)
+    fn = user_method(a, f"__i{op}__")
+    if fn is not None:
+        result = _run(fn, a, b)
+        if result is not NotImplemented:
+            return result
+    elif class_attribute(type(a), f"__i{op}__") is not None and user_method(b, f"__r{op}__") is not None:
+        refuse(f"`{_SYMBOLS.get(op, op)}=`", f"`{type(a).__name__}.__i{op}__` is library code and the other "
+               "operand's class defines the operator as the program's own")
+    return binary(op, a, b)

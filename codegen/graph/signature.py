@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from codegen.assumptions import NUMPY_SCALARS, Kind, Source, check_kind, scalar_dtype, subnormal
 from codegen.errors import ConversionError, Reason, StagingError
+from codegen.operators.dunders import user_method_of
 from codegen.operators.trees import Forest, alias_pattern, schema_of, share_nodes
 from codegen.operators.values import DICT_VIEWS, is_composite, is_iterator
 
@@ -131,6 +132,7 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
 
     def visit(value, path):
         t = type(value)
+        _no_user_getattribute(t, path)
         if path in tree_paths and hasattr(value, "__dict__"):
             schema = schema_of([value], _methods(tree_paths, [path]))
             leaf = Leaf(path, Feed.TREE, value=schema, input_index=n_inputs[0], same_as=trees.get(id(value)))
@@ -208,6 +210,16 @@ def _object_leaf(value, path) -> Leaf:
             "iterator-argument", "", f"{path} is a {t.__name__}: a graph would hold the dict's items as "
             "they were when it was built", "pass the dict, or a list of its items"))
     return Leaf(path, Feed.OBJECT, value=value)
+
+
+def _no_user_getattribute(t, path) -> None:
+    """Raises for an argument whose class runs the program's `__getattribute__` on every read: the
+    signature's own type tests (`isinstance` reads `__class__`) would run it, and a graph would run
+    it once where eager runs it per read."""
+    if user_method_of(t, "__getattribute__") is not None:
+        raise ConversionError(Reason(
+            "user-special-method", "", f"{path} is a {t.__name__}, whose `__getattribute__` is the program's own "
+            "code, run on every attribute read", "it runs in Python"))
 
 
 def _numbers_array(value, path) -> bool:

@@ -166,6 +166,7 @@ def call(f, *args, **kwargs):
         return None
     _container_method(ctx, f)
     for a in args:
+        dunders.refuse_user_key(f.__self__ if isinstance(f, types.BuiltinMethodType) else None, a)
         ctx.heap.mark_read(a)
     check_settings(ctx, f)
     fresh = _new_value_each_call(ctx, f, args)
@@ -222,8 +223,15 @@ dunders.install(call)
 
 def ld_item(obj, key):
     """`obj[key]`: the program's own `__getitem__` runs as its code, inlined."""
+    dunders.refuse_user_key(obj, key)
     found = dunders.getitem(obj, key)
     return state.ld_item(obj, key) if found is dunders.NOT_USER else found
+
+
+def st_item(obj, key, value):
+    """`obj[key] = value`; a dict keyed by the program's own `__hash__` runs in Python."""
+    dunders.refuse_user_key(obj, key)
+    return state.st_item(obj, key, value)
 
 
 def inplace(op, current_value, value):

@@ -49,9 +49,12 @@ def class_attribute(cls, name):
 
 def user_method(obj, name):
     """The program's own function `type(obj).name`, or None (a library's, or none at all)."""
-    if isinstance(obj, type):
-        return None
-    found = class_attribute(type(obj), name)
+    return None if isinstance(obj, type) else user_method_of(type(obj), name)
+
+
+def user_method_of(cls, name):
+    """The program's own function `cls.name` (found on the class's MRO), or None."""
+    found = class_attribute(cls, name)
     return found if isinstance(found, types.FunctionType) and is_user_function(found) else None
 
 
@@ -170,6 +173,7 @@ def length(x):
 def contains(item, container):
     """`item in container` through the program's own `__contains__` (its result's truth);
     NOT_USER where the class's membership runs none of the program's code."""
+    refuse_user_key(container, item)
     fn = user_method(container, "__contains__")
     if fn is not None:
         return _truth_of(_run(fn, container, item), "`in`")
@@ -257,3 +261,12 @@ def inplace(op: str, a, b):
         refuse(f"`{_SYMBOLS.get(op, op)}=`", f"`{type(a).__name__}.__i{op}__` is library code and the other "
                "operand's class defines the operator as the program's own")
     return binary(op, a, b)
+
+
+def refuse_user_key(container, key):
+    """Stop the build where a dict or set would hash `key` by the program's own `__hash__` (and
+    compare it by its `__eq__`): a graph would fix where the key lands when it is built, while
+    eager hashes the key's state of each call."""
+    if isinstance(container, (dict, set, frozenset)) and user_method(key, "__hash__") is not None:
+        refuse("a dict or set lookup", f"the key's class `{type(key).__name__}` hashes by the program's own "
+               "`__hash__`, which a graph would run once, when it is built")

@@ -28,8 +28,8 @@ def _thunk(expr: ast.expr) -> ast.Lambda:
 
 
 class Expressions(Lowering):
-    """Boolean operators, comparison chains, `==`/`!=`, `in`, binary operators and conditional
-    expressions become operators.
+    """Boolean operators, comparisons, `in`, binary and unary operators, augmented assignments to
+    locals and conditional expressions become operators.
 
     Example::
 
@@ -44,6 +44,7 @@ class Expressions(Lowering):
             u = f"{x}"
             v = a * b
             v += x
+            o = a < -b
             return x if c else y
 
     lowers to::
@@ -59,6 +60,7 @@ class Expressions(Lowering):
             u = f"{jn.formatted(x)}"
             v = jn.binop('mul', a, b)
             v = jn.inplace('add', v, x)
+            o = jn.ordered('<', a, jn.unary('neg', b))
             return jn.if_exp(c, lambda: x, lambda: y, 0)
     """
 
@@ -106,7 +108,10 @@ class Expressions(Lowering):
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
             return ast.copy_location(replace_expr(f"{JN}.not_(x)", node, x=node.operand), node)
-        return node
+        if isinstance(node.operand, ast.Constant):
+            return node                 # (`-1` stays a constant)
+        op = {ast.USub: "neg", ast.UAdd: "pos", ast.Invert: "invert"}[type(node.op)]
+        return ast.copy_location(replace_expr(f"{JN}.unary(op, x)", node, op=ast.Constant(op), x=node.operand), node)
 
     def visit_Compare(self, node):
         self.generic_visit(node)
@@ -115,6 +120,10 @@ class Expressions(Lowering):
             # would compare the objects that stand in for them
             op = _THROUGH_JANUS[type(node.ops[0])]
             return ast.copy_location(replace_expr(f"{JN}.{op}(a, b)", node, a=node.left, b=node.comparators[0]), node)
+        if len(node.ops) == 1 and type(node.ops[0]) in (ast.Lt, ast.LtE, ast.Gt, ast.GtE):
+            # `<` runs the operand class's `__lt__`: the program's own runs as converted code
+            return ast.copy_location(replace_expr(f"{JN}.ordered(op, a, b)", node, op=ast.Constant(_OPS[type(node.ops[0])]),
+                                                  a=node.left, b=node.comparators[0]), node)
         if len(node.ops) == 1 and not isinstance(node.ops[0], (ast.Is, ast.IsNot)):
             return node                 # `is` goes through janus too
         # a < b < c: operands are thunks so each is evaluated once and lazily, as in Python.

@@ -8,23 +8,23 @@ Python's meaning on Python values (evaluated at build time, so the graph never
 sees them) and gives tensors their graph meaning.
 """
 from codegen.operators.builtins import TensorRange, py_iter
-from codegen.operators.calls import call, inplace, ld_attr, ld_item, st_item
+from codegen.operators.calls import call, del_item, inplace, ld_attr, ld_item, st_item
 from codegen.operators.contexts import entered
 from codegen.operators.control_flow import for_stmt, if_exp, if_stmt, returned, while_stmt
 from codegen.operators.general import run_cond, run_while
 from codegen.operators.joins import each, join, join_end, joined, listed
 from codegen.operators.logical import and_, compare_chain, eq, in_, ne, not_, not_any, not_in, or_, truth
-from codegen.operators.state import del_attr, del_item, del_name, ld, st_attr, st_name
+from codegen.operators.state import del_attr, del_name, ld, st_attr, st_name
 from codegen.operators.values import NO_RETURN, UNDEF, Undefined, is_symbolic
 from codegen.operators.text import formatted
-from codegen.operators.dunders import binop
+from codegen.operators.dunders import binop, ordered, unary
 from codegen.operators import int_conversion as _ints  # noqa: F401 - eager's refusal of ints past 64 bits
 
 __all__ = [
     # control flow
     "if_stmt", "if_exp", "for_stmt", "while_stmt", "run_cond", "run_while", "TensorRange", "truth", "returned",
     # logical
-    "and_", "or_", "not_", "not_any", "compare_chain", "eq", "ne", "in_", "not_in", "binop",
+    "and_", "or_", "not_", "not_any", "compare_chain", "eq", "ne", "in_", "not_in", "binop", "ordered", "unary",
     # state reads and writes
     "ld", "ld_attr", "ld_item", "st_attr", "st_item", "st_name", "del_attr", "del_item", "del_name", "inplace",
     # calls, and the values f-strings format

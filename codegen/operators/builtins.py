@@ -168,6 +168,8 @@ def _number(kind):
             return bool_number(node_tests.truth(args[0]))
         if kind is bool and len(args) == 1 and not kwargs and (found := dunders.truth(args[0])) is not dunders.NOT_USER:
             return found
+        if len(args) == 1 and not kwargs and (found := dunders.converted(kind, args[0])) is not dunders.NOT_USER:
+            return found
         if len(args) == 1 and not kwargs and isinstance(args[0], WeakNumber) and (
                 args[0].ptype in (int, float, bool) or args[0].either or _numpy_scalar(args[0].ptype)):
             return _tree_number(kind, args[0])

@@ -231,7 +231,15 @@ def ld_item(obj, key):
 def st_item(obj, key, value):
     """`obj[key] = value`; a dict keyed by the program's own `__hash__` runs in Python."""
     dunders.refuse_user_key(obj, key)
-    return state.st_item(obj, key, value)
+    if dunders.setitem(obj, key, value) is dunders.NOT_USER:
+        state.st_item(obj, key, value)
+
+
+def del_item(obj, key):
+    """`del obj[key]`: the program's own `__delitem__` runs as its code, inlined."""
+    dunders.refuse_user_key(obj, key)
+    if dunders.setitem(obj, key, None, "__delitem__") is dunders.NOT_USER:
+        state.del_item(obj, key)
 
 
 def inplace(op, current_value, value):

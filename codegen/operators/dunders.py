@@ -270,3 +270,55 @@ def refuse_user_key(container, key):
     if isinstance(container, (dict, set, frozenset)) and user_method(key, "__hash__") is not None:
         refuse("a dict or set lookup", f"the key's class `{type(key).__name__}` hashes by the program's own "
                "`__hash__`, which a graph would run once, when it is built")
+
+
+_ORDER = {"<": ("__lt__", operator.lt), "<=": ("__le__", operator.le), ">": ("__gt__", operator.gt),
+          ">=": ("__ge__", operator.ge)}
+_UNARY = {"neg": operator.neg, "pos": operator.pos, "invert": operator.invert}
+_CONVERSIONS = {abs: ("__abs__",), float: ("__float__", "__index__"), int: ("__int__", "__index__")}
+
+
+def ordered(op: str, a, b):
+    """`a < b` (and `<=`, `>`, `>=`) in the builder: the program's own methods inlined, Python's
+    operator otherwise."""
+    name, fallback = _ORDER[op]
+    found = compare(name, a, b)
+    return fallback(a, b) if found is NOT_USER else found
+
+
+def unary(op: str, x):
+    """`-x`, `+x`, `~x` in the builder: the program's own `__neg__`/`__pos__`/`__invert__` inlined."""
+    fn = user_method(x, f"__{op}__")
+    return _UNARY[op](x) if fn is None else _run(fn, x)
+
+
+def converted(kind, x):
+    """`abs(x)`, `float(x)`, `int(x)` through the program's own `__abs__`, `__float__`, `__int__` (or
+    `__index__`), with Python's check of the result's type; NOT_USER where the class's is not
+    the program's own."""
+    for name in _CONVERSIONS.get(kind, ()):
+        if isinstance(x, type) or class_attribute(type(x), name) is None:
+            continue
+        fn = user_method(x, name)
+        if fn is None:
+            return NOT_USER
+        result = _run(fn, x)
+        if kind is abs:
+            return result
+        if is_symbolic(result) or hasattr(result, "dtype"):
+            refuse(f"`{kind.__name__}()`", f"`{type(x).__name__}.{name}` gives a tensor; eager needs a Python number")
+        wanted = int if name == "__index__" else kind
+        if not isinstance(result, wanted):
+            raise TypeError(f"{type(x).__name__}.{name} returned non-{wanted.__name__} (type {type(result).__name__})")
+        return kind(result)
+    return NOT_USER
+
+
+def setitem(obj, key, value, name="__setitem__"):
+    """`obj[key] = value` (`__delitem__`: `del obj[key]`) through the program's own method; NOT_USER
+    otherwise."""
+    fn = user_method(obj, name)
+    if fn is None:
+        return NOT_USER
+    _run(fn, obj, key, value) if name == "__setitem__" else _run(fn, obj, key)
+    return None

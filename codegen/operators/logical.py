@@ -283,7 +283,7 @@ def compare_chain(ops, *thunks):
     for op, thunk in zip(ops, thunks[1:]):
         right = thunk()
         operands.append(right)
-        value = _COMPARE[op](left, right)
+        value = dunders.ordered(op, left, right) if op in ("<", "<=", ">", ">=") else _COMPARE[op](left, right)
         if result is None:
             result = value
         elif is_symbolic(result) or is_symbolic(value):

@@ -42,6 +42,49 @@ class Scale:
     def __iter__(self):
         return iter(self.items)
 
+    def __lt__(self, v):
+        self.uses += 1
+        return self.k < v
+
+    def __neg__(self):
+        self.uses += 1
+        return -self.k
+
+    def __abs__(self):
+        self.uses += 1
+        return abs(self.k)
+
+    def __float__(self):
+        self.uses += 1
+        return float(self.k)
+
+    def __setitem__(self, i, v):
+        self.uses += 1
+        self.items[i] = v
+
+
+def test_a_user_lt_decides_the_branch_of_each_call():
+    _pair(lambda s, x: x * 2 if s < 3.0 else x)
+
+
+def test_a_user_lt_in_a_chain():
+    _pair(lambda s, x: x * 2 if s < 3.0 < 10.0 else x)
+
+
+def test_a_user_neg_runs_on_every_call():
+    _pair(lambda s, x: x * -s)
+
+
+def test_user_abs_and_float_run_on_every_call():
+    _pair(lambda s, x: x * abs(s) + float(s))
+
+
+def test_a_user_setitem_writes_on_every_call():
+    def f(s, x):
+        s[0] = s.k
+        return x
+    _pair(f)
+
 
 class Box:
     def __init__(self):

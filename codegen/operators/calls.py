@@ -167,6 +167,8 @@ def call(f, *args, **kwargs):
     _container_method(ctx, f)
     for a in args:
         dunders.refuse_user_key(f.__self__ if isinstance(f, types.BuiltinMethodType) else None, a)
+        if isinstance(f, types.BuiltinMethodType) and f.__name__ in ("index", "count", "remove"):
+            dunders.refuse_user_equality(f.__self__, a)
         ctx.heap.mark_read(a)
     check_settings(ctx, f)
     fresh = _new_value_each_call(ctx, f, args)

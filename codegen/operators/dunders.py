@@ -174,6 +174,7 @@ def contains(item, container):
     """`item in container` through the program's own `__contains__` (its result's truth);
     NOT_USER where the class's membership runs none of the program's code."""
     refuse_user_key(container, item)
+    refuse_user_equality(container, item)
     fn = user_method(container, "__contains__")
     if fn is not None:
         return _truth_of(_run(fn, container, item), "`in`")
@@ -220,9 +221,17 @@ def user_lookup(obj, name: str):
         return f"the descriptor `{cls.__name__}.{name}` (its `__get__`)"
     getattr_ = class_attribute(cls, "__getattr__")
     if isinstance(getattr_, types.FunctionType) and is_user_function(getattr_) and found is None \
-            and name not in getattr(obj, "__dict__", {}):
+            and name not in _instance_dict(obj):
         return f"`{cls.__name__}.__getattr__` (for `{name}`)"
     return None
+
+
+def _instance_dict(obj) -> dict:
+    """The instance's `__dict__`, read past its class's lookup (which may be the program's code)."""
+    try:
+        return object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return {}
 
 
 def refuse_lookup(obj, name: str):
@@ -261,6 +270,15 @@ def inplace(op: str, a, b):
         refuse(f"`{_SYMBOLS.get(op, op)}=`", f"`{type(a).__name__}.__i{op}__` is library code and the other "
                "operand's class defines the operator as the program's own")
     return binary(op, a, b)
+
+
+def refuse_user_equality(container, item):
+    """Stop the build where a list or tuple would compare `item` with its items by the program's
+    own `__eq__` (`in`, `.index`, `.count`, `.remove`): a graph would fix the answer when it is built."""
+    if type(container) in (list, tuple) and (user_method(item, "__eq__") is not None or any(
+            user_method(v, "__eq__") is not None for v in container)):
+        refuse("a list search", "an item's class compares by the program's own `__eq__`, which a graph would run "
+               "once, when it is built")
 
 
 def refuse_user_key(container, key):

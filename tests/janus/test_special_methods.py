@@ -259,3 +259,37 @@ def test_a_dict_keyed_by_a_user_hash_hashes_the_state_of_each_call():
         pair[0].n += 0 if i < 4 else 1
     _pair(f, make=lambda: (Keyed(), {}), between=change, graph_runs=0, state=lambda p: (p[0].n, len(p[1])))
 
+
+
+class Tag:
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):
+        return self.n == other.n
+
+
+def test_membership_in_a_list_compares_by_the_user_eq_of_each_call():
+    def f(pair, x):
+        tag, tags = pair
+        return x * 2 if tag in tags else x
+
+    def change(pair, i):
+        if i == 4:
+            pair[0].n = 1
+    _pair(f, make=lambda: (Tag(0), [Tag(1)]), between=change, graph_runs=0, state=lambda p: p[0].n)
+
+
+class Lazy:
+    __slots__ = ("log",)
+
+    def __init__(self):
+        self.log = []
+
+    def __getattr__(self, name):
+        self.log.append(name)
+        return tf.constant(4.0)
+
+
+def test_a_getattr_on_a_class_with_slots_runs_once_per_read():
+    _pair(lambda o, x: o.w * x, make=Lazy, between=None, graph_runs=0, state=lambda o: list(o.log))

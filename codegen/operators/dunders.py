@@ -121,7 +121,8 @@ def compare(name: str, a, b):
             return result
     if name in ("__eq__", "__ne__"):
         return (a is b) if name == "__eq__" else (a is not b)
-    raise TypeError(f"'{name}' not supported between instances of '{type(a).__name__}' and '{type(b).__name__}'")
+    symbol = next(k for k, (dunder, _) in _ORDER.items() if dunder == name)
+    raise TypeError(f"'{symbol}' not supported between instances of '{type(a).__name__}' and '{type(b).__name__}'")
 
 
 def _truth_of(value, construct):

@@ -293,3 +293,12 @@ class Lazy:
 
 def test_a_getattr_on_a_class_with_slots_runs_once_per_read():
     _pair(lambda o, x: o.w * x, make=Lazy, between=None, graph_runs=0, state=lambda o: list(o.log))
+
+
+class Unordered:
+    def __lt__(self, other):
+        return NotImplemented
+
+
+def test_an_order_no_method_answers_raises_as_eager():
+    _pair(lambda o, x: x * 2 if o < 1.0 else x, make=Unordered, between=None, graph_runs=0, state=lambda o: 0)

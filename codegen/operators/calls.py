@@ -149,6 +149,7 @@ def _own_property(obj, name: str):
 
 def call(f, *args, **kwargs):
     f = unwrap(f)
+    dunders.refuse_builtin(f, args)
     handler = BUILTINS.get(f) if _hashable(f) else None
     if handler is not None:
         return handler(*args, **kwargs)

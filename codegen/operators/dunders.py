@@ -341,3 +341,29 @@ def setitem(obj, key, value, name="__setitem__"):
         return NOT_USER
     _run(fn, obj, key, value) if name == "__setitem__" else _run(fn, obj, key)
     return None
+
+
+_PROTOCOL = ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__hash__", "__index__", "__int__",
+             "__float__", "__round__", "__iter__", "__next__", "__len__", "__bool__", "__add__", "__radd__",
+             "__mul__", "__rmul__", "__pow__", "__rpow__", "__divmod__", "__rdivmod__", "__getitem__",
+             "__contains__", "__reversed__", "__abs__", "__trunc__", "__floor__", "__ceil__", "__complex__")
+_OWN_HANDLING = {len, bool, abs, float, int, isinstance, issubclass, type, id, callable, super, getattr, hasattr,
+                 setattr, delattr, vars, print, str, repr, format}     # (janus gives these their meaning)
+_ITEMWISE = {max, min, sorted, sum, set, frozenset, any, all, dict}
+
+
+def refuse_builtin(f, args):
+    """Stop the build where a Python builtin would call the program's own special methods of an
+    argument (or, for `max`, `sorted`, `sum`, `set`, ..., of a list's items): run at build time,
+    their answer would be fixed in the graph."""
+    if not isinstance(f, (types.BuiltinFunctionType, type)) or getattr(f, "__module__", None) != "builtins" \
+            or f in _OWN_HANDLING:
+        return
+    values = list(args)
+    if f in _ITEMWISE:
+        values += [v for a in args if type(a) in (list, tuple) for v in a]
+    for v in values:
+        name = next((n for n in _PROTOCOL if user_method(v, n) is not None), None)
+        if name is not None:
+            refuse(f"`{f.__name__}()`", f"it calls `{type(v).__name__}.{name}`, the program's own code, which a "
+                   "graph would run once, when it is built")

@@ -302,3 +302,33 @@ class Unordered:
 
 def test_an_order_no_method_answers_raises_as_eager():
     _pair(lambda o, x: x * 2 if o < 1.0 else x, make=Unordered, between=None, graph_runs=0, state=lambda o: 0)
+
+
+class Ranked:
+    def __init__(self, k=2.0):
+        self.k, self.uses = k, 0
+
+    def __lt__(self, other):
+        self.uses += 1
+        return self.k < other.k
+
+    def __hash__(self):
+        self.uses += 1
+        return int(self.k)
+
+    def __index__(self):
+        self.uses += 1
+        return int(self.k)
+
+
+def _rank_change(o, i):
+    if i == 4:
+        o.k = 5.0
+
+
+def test_builtins_calling_user_methods_see_the_state_of_each_call():
+    def f(r, x):
+        for _ in range(r):
+            x = x + 1.0
+        return x * max(r, Ranked(3.0)).k + hash(r)
+    _pair(f, make=Ranked, between=_rank_change, graph_runs=0)

@@ -129,6 +129,8 @@ class Expressions(Lowering):
         # a < b < c: operands are thunks so each is evaluated once and lazily, as in Python.
         new = replace_expr(f"{JN}.compare_chain(ops)", node, ops=tuple(_OPS[type(op)] for op in node.ops))
         new.args = [new.args[0]] + [_thunk(node.left)] + [_thunk(c) for c in node.comparators]
+        if getanno(node, Anno.TRUTH_ONLY):
+            new.keywords = [ast.keyword("truth_only", ast.Constant(True))]
         return ast.copy_location(new, node)
 
     def visit_FormattedValue(self, node):

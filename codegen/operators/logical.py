@@ -1,6 +1,7 @@
-"""Boolean operators and comparison chains with Python's short-circuit meaning on Python
-values and `tf.logical_*` on tensors; on tree node stand-ins, truth, `is`, `==` and `in` come
-from `node_tests`."""
+"""Boolean operators and comparison chains with Python's meaning: short-circuit, and the
+operand itself as the result; on a tensor left operand a `tf.cond` (`tensor_truth`), and `not t`
+a Python bool the graph computes; on tree node stand-ins, truth, `is`, `==` and `in` come from
+`node_tests`."""
 from __future__ import annotations
 
 import operator
@@ -13,6 +14,7 @@ from codegen.operators.arrays import PyArray
 from codegen.operators import dunders, node_tests
 from codegen.operators.context import active, current
 from codegen.operators.numbers import PyNumber, is_computed
+from codegen.operators.tensor_truth import short_circuit, tensor_bool
 from codegen.operators.node_classes import NodeClass
 from codegen.operators.trees import Pointer, none_read
 from codegen.operators.values import is_symbolic
@@ -95,6 +97,11 @@ def truth(x):
     return as_bool(x) if isinstance(x, tf.Tensor) else tf.constant(bool(x))
 
 
+def _operand_truth(x):
+    """The truth of a right operand of `and`/`or` that is not a graph tensor, as a boolean tensor."""
+    return truth(test_value(x))
+
+
 def _truth_of_both(op, value, right, truth_only):
     """`value and right` / `value or right` where `value` is a Python bool computed in the graph and
     only the truth of the result is tested (`if flag or t > 0:`): the truth as a boolean tensor;
@@ -115,7 +122,7 @@ def and_(*thunks, truth_only=False):
             value = both if both is not None else _bool_number(tf.logical_and, value, right) \
                 if _both_bools(value, right) else (right if value else value)
         elif is_symbolic(value):
-            value = tf.logical_and(as_bool(value), as_bool(tf.convert_to_tensor(thunk())))
+            value = short_circuit(value, thunk, True, truth_only, _operand_truth)
         elif not _truth(value):
             return value
         else:
@@ -137,7 +144,7 @@ def or_(*thunks, truth_only=False):
             right = thunk()
             value = right if not _varying_bool(right) else _bool_number(tf.logical_or, value, right)
         elif is_symbolic(value):
-            value = tf.logical_or(as_bool(value), as_bool(tf.convert_to_tensor(thunk())))
+            value = short_circuit(value, thunk, False, truth_only, _operand_truth)
         elif _truth(value):
             return value
         else:
@@ -152,7 +159,16 @@ def not_(x):
         return bool_number(tf.logical_not(test_value(x)))
     if isinstance(x, PyNumber) or _numpy_scalar(x):
         return PyNumber(tf.logical_not(test_value(x)), bool, not isinstance(x, PyNumber) or x.computed)
-    return tf.logical_not(as_bool(x)) if is_symbolic(x) else not _truth(x)
+    if not is_symbolic(x):
+        return not _truth(x)
+    if active() is not None and current().in_machine:
+        return tf.logical_not(as_bool(x))       # (per frame: a block's values may hold one per frame)
+    return not_(tensor_bool(x))                 # eager's `not t` is a Python bool (a non-scalar raises)
+
+
+def _negated(found):
+    """The negation of a test's result, of the same kind (a boolean tensor stays one)."""
+    return tf.logical_not(found) if is_symbolic(found) else not_(found)
 
 
 def not_any(*flags):
@@ -161,7 +177,7 @@ def not_any(*flags):
         return not any(flags)
     out = tf.constant(True)
     for f in flags:
-        out = tf.logical_and(out, not_(f))
+        out = tf.logical_and(out, tf.logical_not(as_bool(f)) if is_symbolic(f) else tf.constant(not f))
     return out
 
 
@@ -204,8 +220,7 @@ def _answer(found, *operands):
     bool: a bool `WeakNumber`, which prints, counts and answers `is True` as that bool does (a
     branch tests its truth)."""
     ctx = active()
-    if is_symbolic(found) and found.dtype == tf.bool and ctx is not None \
-            and any(isinstance(v, _NODE_VALUES) or node_tests.holds_node(v) for v in operands):
+    if is_symbolic(found) and found.dtype == tf.bool and ctx is not None and _holds_node_values(operands):
         return bool_number(found)
     return found
 
@@ -273,15 +288,23 @@ def _number_is(number, other):
 
 
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-            "==": _eq, "!=": _ne, "is": _is, "is not": lambda a, b: not_(_is(a, b)),
+            "==": _eq, "!=": _ne, "is": _is, "is not": lambda a, b: _negated(_is(a, b)),
             "in": _in, "not in": _not_in}
 
 
-def compare_chain(ops, *thunks):
-    left = thunks[0]()
-    operands, result = [left], None
-    for op, thunk in zip(ops, thunks[1:]):
-        right = thunk()
+def compare_chain(ops, *thunks, truth_only=False):
+    """`a < b < c`: Python's `a < b and b < c`, each operand evaluated once and only when reached.
+    `truth_only`: the chain is only tested (`if a < b < c:`)."""
+    return _chain(ops, thunks[1:], [thunks[0]()], truth_only)
+
+
+def _chain(ops, thunks, operands, truth_only):
+    """The comparisons of a chain from its operand `operands[-1]` on.  Once the comparisons so
+    far give a graph tensor, the rest of the chain is the right operand of a short-circuit
+    `and` (`tensor_truth`), as Python evaluates it only when the tensor is true."""
+    result = None
+    for k, (op, thunk) in enumerate(zip(ops, thunks)):
+        left, right = operands[-1], thunk()
         operands.append(right)
         value = dunders.ordered(op, left, right) if op in ("<", "<=", ">", ">=") else _COMPARE[op](left, right)
         if result is None:
@@ -294,5 +317,12 @@ def compare_chain(ops, *thunks):
             result = value
         if not is_symbolic(result) and not _varying_bool(result) and not result:
             return result
-        left = right
+        if is_symbolic(result) and k + 1 < len(ops) and not _holds_node_values(operands):
+            rest = ops[k + 1:], thunks[k + 1:]
+            return short_circuit(result, lambda: _chain(*rest, operands, truth_only), True, truth_only,
+                                 _operand_truth)
     return _answer(result, *operands)
+
+
+def _holds_node_values(operands) -> bool:
+    return any(isinstance(v, _NODE_VALUES) or node_tests.holds_node(v) for v in operands)

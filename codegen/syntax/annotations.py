@@ -20,9 +20,10 @@ class Anno(enum.Enum):
     # An `if` made by a lowering (a flag test), not the user: it has no profile site.  Written
     # by break_continue, read by if_statements.
     GENERATED = "a statement janus made"
-    # An `and`/`or` whose value only an `if`, `while` or conditional expression tests: only its
-    # truth matters.  Written by `only_tested` (for expressions and recursion), read by expressions.
-    TRUTH_ONLY = "a boolean operator only tested"
+    # An `and`/`or` or a comparison chain whose value only an `if`, `while` or conditional
+    # expression tests: only its truth matters.  Written by `only_tested` (for expressions and
+    # recursion), read by expressions.
+    TRUTH_ONLY = "a boolean operator or comparison chain only tested"
 
 
 def getanno(node, key: Anno, default=None):
@@ -42,11 +43,13 @@ def hasanno(node, key: Anno) -> bool:
 
 
 def only_tested(test) -> None:
-    """Marks the `and`/`or` operators in `test` (an `if`'s, a `while`'s, a conditional
-    expression's) whose value is only tested for truth."""
+    """Marks the `and`/`or` operators and comparison chains in `test` (an `if`'s, a `while`'s, a
+    conditional expression's) whose value is only tested for truth."""
     if isinstance(test, ast.BoolOp):
         setanno(test, Anno.TRUTH_ONLY, True)
         for value in test.values:
             only_tested(value)
     elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         only_tested(test.operand)
+    elif isinstance(test, ast.Compare) and len(test.ops) > 1:
+        setanno(test, Anno.TRUTH_ONLY, True)

@@ -1,0 +1,77 @@
+"""`and`, `or`, `not` and comparison chains on tensors keep Python's meaning in the graph: the
+result is one of the operands (its dtype, its Python type), the right side is evaluated only
+where eager evaluates it, `not t` is a Python bool, and the truth of a non-scalar raises as eager
+does.  Each is compared with eager."""
+import tensorflow as tf
+
+import janus
+from tests.harness import assert_same, differential
+
+COUNTER = tf.Variable(0.0)
+
+
+def scalars(pairs, dtype=tf.float32):
+    return [(tf.constant(a, dtype), tf.constant(b, dtype)) for a, b in pairs]
+
+
+def both(x, y):
+    return x and y
+
+
+def either_doubled(x, y):
+    z = x or y
+    return z * 2
+
+
+def negated(x):
+    return not x
+
+
+def test_and_of_float_tensors_returns_an_operand_not_its_truth():
+    spec = differential(both, scalars([(1., 2.), (3., 4.), (5., 6.), (7., 8.), (0., 1.), (2., 0.), (0., 0.)]))
+    assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+def test_or_of_int_tensors_returns_an_operand_not_its_truth():
+    spec = differential(either_doubled, scalars([(1, 2), (3, 4), (5, 6), (7, 8), (0, 10), (0, 1)], tf.int32))
+    assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+def test_and_of_a_tensor_and_a_python_int_gives_eagers_type():
+    differential(lambda x: (x > 1) and 5, [(tf.constant(float(v)),) for v in (2, 3, 4, 0, 5, -1)])
+
+
+def counted(x):
+    added = x > 0 and COUNTER.assign_add(x) > 0
+    return COUNTER.value(), added
+
+
+def test_the_right_side_of_and_runs_only_where_eager_runs_it():
+    calls = [tf.constant(float(v)) for v in (1, 2, 3, -1, 4, -2, 5)]
+    COUNTER.assign(0.0)
+    eager = [counted(x) for x in calls]
+    COUNTER.assign(0.0)
+    spec = janus.speculate(counted)
+    for x, expected in zip(calls, eager):
+        assert_same(expected, spec(x))
+    assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+def test_not_of_a_tensor_is_a_python_bool():
+    spec = differential(negated, [(tf.constant(float(v)),) for v in range(6)] + [(tf.constant(0.0),)])
+    assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+def in_unit(x):
+    return 0 < x < 1
+
+
+def test_a_comparison_chain_on_a_tensor_is_pythons_and():
+    spec = differential(in_unit, [(tf.constant(v),) for v in (0.5, 2., -1., 0.3, 0.9, 1.5, -3.)])
+    assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+def test_the_truth_of_a_non_scalar_tensor_raises_as_eager():
+    calls = [(tf.constant([0.5, 0.2]),)] * 6
+    for fn in (in_unit, lambda x: (x > 0) and (x < 1), lambda x: (x > 0) or (x < 1), lambda x: not (x > 0)):
+        differential(fn, calls)

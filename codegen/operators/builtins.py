@@ -128,7 +128,15 @@ def _minmax(py, tf_fn):
                 raise NeedsPythonValue(Reason("python-value-of-tensor", current().user_line(),
                                               f"`{py.__name__}` of a tensor and another value picks one of them by "
                                               "the tensor's value", f"use tf.{tf_fn.__name__}"))
-            return tf_fn(args[0], args[1])
+            a, b = args
+            if a.dtype != b.dtype:
+                # eager compares them with `>` / `<`, which raises for tensors of two dtypes
+                raise NeedsPythonValue(Reason("python-value-of-tensor", current().user_line(),
+                                              f"`{py.__name__}` of a {a.dtype.name} and a {b.dtype.name} tensor",
+                                              f"cast one, or use tf.{tf_fn.__name__}"))
+            # Python keeps the first unless the second is greater (max) or less (min): with a NaN
+            # that is the first, where tf.maximum gives NaN (and a tie keeps the first's sign).
+            return tf.where(b > a if py is max else b < a, b, a)
         if len(args) == 2 and not kwargs and any(isinstance(a, PyNumber) for a in args) \
                 and all(type(a) in (int, float, bool) or isinstance(a, PyNumber) for a in args):
             kinds = {_ptype(a) for a in args}

@@ -75,3 +75,21 @@ def test_the_truth_of_a_non_scalar_tensor_raises_as_eager():
     calls = [(tf.constant([0.5, 0.2]),)] * 6
     for fn in (in_unit, lambda x: (x > 0) and (x < 1), lambda x: (x > 0) or (x < 1), lambda x: not (x > 0)):
         differential(fn, calls)
+
+
+def flagged(x):
+    r = 0.0
+    if bool(x > 0) and COUNTER.assign_add(1.0) > 0:
+        r = 100.0
+    return COUNTER.value() + r
+
+
+def test_the_right_side_of_a_tested_and_after_a_python_bool_runs_only_where_eager_runs_it():
+    calls = [tf.constant(float(v)) for v in (1, 2, 3, -1, 4, -2, 5, -3)]
+    COUNTER.assign(0.0)
+    eager = [flagged(x) for x in calls]
+    COUNTER.assign(0.0)
+    spec = janus.speculate(flagged)
+    for x, expected in zip(calls, eager):
+        assert_same(expected, spec(x))
+    assert spec.stats()["graph_runs"] > 0, spec.report()

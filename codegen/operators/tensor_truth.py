@@ -17,7 +17,6 @@ from codegen.operators import failing_ops
 from codegen.operators.context import current
 from codegen.operators.general import no_writes_inside, state_before
 from codegen.operators.numbers import PyNumber, convert_tensor
-from codegen.operators.values import is_symbolic
 
 
 def needs_value(explanation: str, hint: str):

@@ -149,4 +149,4 @@ def test_a_method_found_by_a_delegating_getattr_runs_on_every_call():
     for _ in range(7):
         assert float(bump_through(eager_w, tf.constant(0.))) == float(spec(spec_w, tf.constant(0.)))
         assert (eager_w._inner.n, eager_w.lookups) == (spec_w._inner.n, spec_w.lookups)
-    assert "custom-getattr" in spec.report(), spec.report()
+    assert "Wrap.__getattr__" in spec.report(), spec.report()        # (its code runs in Python)

@@ -76,6 +76,19 @@ SINK = io.StringIO()
 
 class Box:
     hits = 0                                    # a class attribute, written through `type(box)`
+    shared = []                                 # a list the class keeps, appended through an instance
+
+    def bump(self, v):                          # a bound method handed around: it writes its object
+        self.n += 1
+        return v * 0.5
+
+    @classmethod
+    def made(cls):                              # called through an instance: it writes the class
+        cls.hits += 1
+        return cls.hits
+
+    def __len__(self):                          # the program's own special method
+        return len(self.items)
 
     def __init__(self):
         self.n = 0
@@ -666,6 +679,19 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: f"t = halved(t{draw(st.sampled_from(['', ', times=2.0']))})",
         lambda: "act = lambda v: tf.tanh(v) * 0.5\nt = act(t)",
         lambda: "if k == 123457:\n    raise SystemExit('a side no call takes')",
+        lambda: "box.shared.append(k)\nk = k + len(box.shared)",
+        lambda: "bump = box.bump\nt = t + bump(t)",
+        lambda: "k = k + box.made()",
+        lambda: "if hasattr(box, 'extra'):\n    k = k + box.extra\nelse:\n    box.extra = k",
+        lambda: "k = k + len(box)",
+        # `and`/`or`/`not`/`max` on tensors: an operand, not its truth; Python's NaN rule.
+        lambda: "t = t + (tf.reduce_sum(t) or tf.reduce_max(x))",
+        lambda: "k = k + (1 if (not tf.reduce_sum(t) > 2.0) is True else 0)",
+        lambda: "t = t + max(tf.reduce_sum(t), tf.reduce_max(t))",
+        # A variable that is None unless a tensor loop or a tensor `if` sets it.
+        lambda: "r = None\nfor i in tf.range(abs(k) % 3):\n    r = i\nk = k + (0 if r is None else int(r))",
+        lambda: "r = None\nif tf.reduce_sum(t) > 1.0:\n    r = t\nk = k + (r is None)",
+        lambda: "k = k + ((int(tf.reduce_sum(x)) << 1) ^ (abs(n) & 3))",
         lambda: "tg = [k]\nhd = Tagged(tg)\ntg.append(n)\nk = k + len(hd.tags) + (hd.tags is tg)",
         lambda: f"with Scope({draw(st.sampled_from(['1', 'k']))}) as q:\n    t = t * q",
         # The same attribute reached two ways in one call: written through the class (or through

@@ -320,6 +320,11 @@ def trace_iteration(ctx, run, get_state, init, names, where: str, fill: bool = F
     if unfilled:
         raise _Unfilled(unfilled)
     for j, k in enumerate(init):
+        if k is None and vals[j] is not None:
+            # Eager's value after the loop is None when it runs no iteration and the body's
+            # value otherwise: its type depends on the trip count, which one graph cannot follow.
+            ctx.fail("loop-none-state", f"`{names[j]}` is None before a loop over a tensor and set inside it",
+                     "give it a value of the body's type before the loop (e.g. a tf.constant)")
         if not _is_loop_state(k) and k is not vals[j] and k is not None and k is not UNDEF \
                 and not (type(k) is type(vals[j]) is OutsideValue and k.type_name == vals[j].type_name):
             ctx.fail("loop-state", f"the loop replaces the Python object in `{names[j]}`",

@@ -72,3 +72,67 @@ def test_a_tensor_whose_dtype_the_loop_changes_runs_in_python():
     calls = [(tf.constant([1.0]), tf.constant(n)) for n in (1, 2, 3, 0, 4, 0, 2, 5, 0, 1)]
     spec = differential(f, calls)
     assert any(fb.reason.kind == "loop-dtype" for fb in spec.fallbacks.values()), spec.report()
+
+
+def _scalars(*ks):
+    return [(tf.constant(k),) for k in ks]
+
+
+def test_a_variable_none_before_a_tensor_range_loop_and_set_inside_runs_in_python():
+    """After the loop it is None when the loop ran no iteration and the body's tensor otherwise:
+    no `tf.while_loop` variable is both, so the build stops instead of dropping the body's write."""
+    def f(n):
+        r = None
+        for i in tf.range(n):
+            r = i * 2
+        return r
+
+    differential(f, _scalars(1, 2, 3, 4, 2, 3, 0, 5))
+
+
+def test_a_variable_none_before_a_tensor_while_loop_and_set_inside_runs_in_python():
+    def f(n):
+        r = None
+        i = tf.constant(0)
+        while i < n:
+            r = i
+            i += 1
+        return r
+
+    differential(f, _scalars(1, 2, 3, 4, 5, 6, 0, 2))
+
+
+def test_a_running_maximum_from_none_over_a_tensor_of_varying_length():
+    def f(x):
+        best = None
+        for v in x:
+            if best is None or v > best:
+                best = v
+        return best
+
+    differential(f, [(tf.constant([1., 3., 2.][:n]),) for n in (1, 2, 3, 0, 3, 2, 0, 1)])
+
+
+def test_a_sum_from_none_over_a_tensor_of_varying_length():
+    def f(x):
+        total = None
+        for v in x:
+            if total is None:
+                total = v
+            else:
+                total = total + v
+        return total
+
+    differential(f, [(tf.constant([1., 3., -2., 5.][:n]),) for n in (1, 2, 3, 4, 2, 3, 4, 0, 1)])
+
+
+def test_a_variable_the_loop_leaves_none_is_still_carried_past_a_graph_loop():
+    def f(n):
+        r = None
+        s = tf.constant(0)
+        for i in tf.range(n):
+            s = s + i
+        return r, s
+
+    spec = differential(f, _scalars(1, 2, 3, 4, 0, 5))
+    assert spec.stats()["graph_runs"] > 0, spec.report()

@@ -41,6 +41,7 @@ from codegen.operators.outside_calls import NOT_CONVERTED, try_call
 from codegen.operators.printing import not_printed
 from codegen.operators.sequence_dtypes import with_eager_dtype
 from codegen.operators.write_refusals import no_write_in_machine
+from codegen.operators.values import refuse_undefined
 from codegen.operators.weak_numbers import WeakNumber, conversion
 
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard",
@@ -148,6 +149,7 @@ def _own_property(obj, name: str):
 
 
 def call(f, *args, **kwargs):
+    refuse_undefined(*args, *kwargs.values())
     f = unwrap(f)
     dunders.refuse_builtin(f, args)
     handler = BUILTINS.get(f) if _hashable(f) else None

@@ -17,7 +17,7 @@ from codegen.operators.numbers import PyNumber, is_computed
 from codegen.operators.tensor_truth import short_circuit, tensor_bool
 from codegen.operators.node_classes import NodeClass
 from codegen.operators.trees import Pointer, none_read
-from codegen.operators.values import is_symbolic
+from codegen.operators.values import is_symbolic, refuse_undefined
 from codegen.operators.weak_numbers import WeakNumber, bool_number, numpy_bool
 
 _NODE_VALUES = (Pointer, NodeClass, WeakNumber)
@@ -186,6 +186,7 @@ def not_any(*flags):
 
 
 def _is(a, b):
+    refuse_undefined(a, b)
     if (a is None) != (b is None) and (test := none_read(b if a is None else a)) is not None:
         return bool_number(test())          # a tree attribute that is None on some nodes
     if a is not b:
@@ -241,6 +242,7 @@ def _none_equal(a, b):
 
 
 def _eq(a, b):
+    refuse_undefined(a, b)
     if (found := _none_equal(a, b)) is not None:
         return found
     if isinstance(a, Pointer) or isinstance(b, Pointer):
@@ -250,6 +252,7 @@ def _eq(a, b):
 
 
 def _ne(a, b):
+    refuse_undefined(a, b)
     if (found := _none_equal(a, b)) is not None:
         return not_(found)
     if isinstance(a, Pointer) or isinstance(b, Pointer):

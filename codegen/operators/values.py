@@ -69,6 +69,16 @@ class Undefined(_Marker):
 UNDEF = Undefined()
 
 
+def refuse_undefined(*values):
+    """Stop the build when user code reads `UNDEF`: a variable with no value on some path, or
+    one a tensor `if` leaves with values the graph cannot merge (None on one side, a tensor on
+    the other).  Eager's answer (`r is None`, `isinstance(r, tf.Tensor)`) depends on the side
+    taken, or eager raises; the call runs in Python."""
+    if any(isinstance(v, Undefined) for v in values):
+        current().fail("undefined-value", "a variable read here has no value on some path, or a value whose "
+                       "type depends on a tensor branch", "give it a value of one type on every path")
+
+
 class NoReturn(_Marker):
     """The result of a function that has not reached a `return` yet, in generated code.
 

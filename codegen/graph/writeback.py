@@ -90,6 +90,10 @@ def _flatten(value, tensors: list, heap):
         return template
     if _is_symbolic(value) and heap is not None and value.ref() in heap.arg_tensors:
         return ("arg", heap.arg_tensors[value.ref()])
+    if _is_symbolic(value) and heap is not None and value.ref() in heap.arg_choices:
+        test, if_true, if_false = heap.arg_choices[value.ref()]
+        tensors += [value, test]
+        return ("arg-or", len(tensors) - 2, if_true, if_false)
     if isinstance(value, tf.Variable):
         return ("const", value)                 # the variable itself (its parts are itself again)
     if isinstance(value, tf.__internal__.CompositeTensor):
@@ -242,6 +246,9 @@ def unflatten(template, outs, args=(), kwargs=None, made=None):
         return resolve_real(template[1], args, kwargs)
     if tag == "arg":
         return resolve_path(template[1], args, kwargs)
+    if tag == "arg-or":            # the argument the predicate chose, or the tensor the other side made
+        path = template[2] if outs[template[1] + 1].numpy() else template[3]
+        return outs[template[1]] if path is None else resolve_path(path, args, kwargs)
     if tag == "list":
         return [unflatten(t, outs, args, kwargs, made) for t in template[1]]
     if tag == "tuple":

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from codegen.operators.context import current
 from codegen.operators.numbers import PyNumber, python_kind
-from codegen.operators.values import is_composite
+from codegen.operators.values import is_composite, is_symbolic
 
 _NUMBERS = (bool, int, float)
 
@@ -48,3 +48,15 @@ def python_number(name, a, b) -> type | None:
                        f"tensor `if` and a {(kb or type(b)).__name__} on the other",
                        "give it the same type on both sides (tf.constant for a tensor)")
     return ka
+
+
+def note_argument_choice(ctx, test, a, b, out):
+    """Record that `out`, a `tf.cond` output of the outermost graph, is the tensor argument `a`
+    (where `test` holds) or `b` (where not): eager's `x if x > y else y` is the caller's own
+    object, which write-back gives back by the predicate's value after the run.  Inside another
+    branch or loop body the predicate is no output of the graph, so nothing is recorded there."""
+    if ctx.general_depth or ctx.in_machine or ctx.dry_run or not is_symbolic(out):
+        return
+    paths = [ctx.heap.arg_tensors.get(v.ref()) if is_symbolic(v) else None for v in (a, b)]
+    if paths != [None, None]:
+        ctx.heap.arg_choices[out.ref()] = (tf.cast(test, tf.bool), *paths)

@@ -13,6 +13,7 @@ import tensorflow as tf
 from codegen.assumptions import Kind
 from codegen.errors import NeedsPythonValue, Reason
 from codegen.operators.builtins import TensorRange, py_iter
+from codegen.operators.cond_merge import note_argument_choice
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
 from codegen.operators.dataset_loops import run_dataset
@@ -128,9 +129,10 @@ def _cond_value(test, body, orelse, computed):
         ctx.general_depth -= 1
     no_writes_inside(ctx, before, "tf.cond")
     kind = kinds[True]
-    if kind is None:
-        return result
     a, b = values[True], values[False]
+    if kind is None:
+        note_argument_choice(ctx, test, a, b, result)
+        return result
     if type(a) in (int, float, bool) and type(a) is type(b) and repr(a) == repr(b):
         return a                                   # the same constant either way (-0.0 is not 0.0)
     return PyNumber(result, kind, computed or is_computed(a, b))

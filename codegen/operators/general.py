@@ -18,7 +18,7 @@ from profiler.library import is_library_file
 from codegen.assumptions import Kind
 from codegen.operators import failing_ops
 from codegen.operators.arrays import PyArray
-from codegen.operators.cond_merge import packed, python_number
+from codegen.operators.cond_merge import note_argument_choice, packed, python_number
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
 from codegen.operators.numbers import PyNumber, python_kind, wide_tensor, wide_tensor_dtype
@@ -206,7 +206,10 @@ def _cond(test, body, orelse, get_state, set_state, names):
             carry, fills = _common_carry(seen, names, dtypes)
     finally:
         ctx.general_depth -= 1
-    set_state(tuple(_merge(names, init, seen, carry, fills, outs)))
+    final = _merge(names, init, seen, carry, fills, outs)
+    for i in carry:
+        note_argument_choice(ctx, test, seen[True][i], seen[False][i], final[i])
+    set_state(tuple(final))
 
 
 def _one_side_returned(seen, carry) -> bool:

@@ -45,6 +45,9 @@ class Heap:
         self.fed: dict[tuple, object] = {}      # (access, id(holder), name) -> placeholder
         self.arg_tensors: dict = {}             # input placeholder ref -> its path in the arguments
         self.arg_arrays: dict = {}              # the same, of NumPy arguments (the array stand-in itself)
+        # tf.cond output ref -> (predicate, argument path if true, if false): a tensor `if` that
+        # passes a tensor argument through gives back the caller's own object on that side
+        self.arg_choices: dict = {}
         self.reads: list[Source] = []
         self.writes: list[Source] = []
 

@@ -187,6 +187,9 @@ def not_any(*flags):
 
 def _is(a, b):
     refuse_undefined(a, b)
+    if a is not b and any(is_symbolic(v) and v.ref() in current().heap.arg_choices for v in (a, b)):
+        current().fail("identity-of-branch-value", "`is` on a tensor a tensor `if` chose: eager's answer depends "
+                       "on the side taken", "compare values, or test the branch's condition")
     if (a is None) != (b is None) and (test := none_read(b if a is None else a)) is not None:
         return bool_number(test())          # a tree attribute that is None on some nodes
     if a is not b:

@@ -13,7 +13,7 @@ import functools
 import inspect
 import types
 
-from profiler.library import is_library_module
+from profiler.library import is_user_function
 
 from codegen.assumptions import SCALARS, Kind
 from codegen.errors import ConversionError, Reason
@@ -62,7 +62,7 @@ def no_user_getattr(obj, name: str, source):
     which a graph would run once, while it is built (a delegating wrapper's method, its result
     baked in): the statement runs in Python."""
     hook = inspect.getattr_static(type(obj), "__getattr__", None)
-    if hook is None or is_library_module(getattr(hook, "__module__", "") or ""):
+    if not (isinstance(hook, types.FunctionType) and is_user_function(hook)):    # (a proxy's C hook: none)
         return
     if inspect.getattr_static(obj, name, _ABSENT) is not _ABSENT:
         return

@@ -14,7 +14,7 @@ from codegen.operators.arrays import PyArray
 from codegen.operators import dunders, node_tests
 from codegen.operators.context import active, current
 from codegen.operators.numbers import PyNumber, is_computed
-from codegen.operators.tensor_truth import short_circuit, tensor_bool
+from codegen.operators.tensor_truth import evaluated_anyway, short_circuit, tensor_bool
 from codegen.operators.node_classes import NodeClass
 from codegen.operators.trees import Pointer, none_read
 from codegen.operators.values import is_symbolic, refuse_undefined
@@ -119,7 +119,7 @@ def and_(*thunks, truth_only=False):
         elif _varying_bool(value) and truth_only and not current().in_machine:
             value = short_circuit(_number_truth(value), thunk, True, True, _operand_truth)
         elif _varying_bool(value):
-            right = thunk()
+            right = thunk() if current().in_machine else evaluated_anyway(thunk)
             both = _truth_of_both(tf.logical_and, value, right, truth_only)
             value = both if both is not None else _bool_number(tf.logical_and, value, right) \
                 if _both_bools(value, right) else (right if value else value)
@@ -140,7 +140,7 @@ def or_(*thunks, truth_only=False):
         elif _varying_bool(value) and truth_only and not current().in_machine:
             value = short_circuit(_number_truth(value), thunk, False, True, _operand_truth)
         elif _varying_bool(value):
-            right = thunk()
+            right = thunk() if current().in_machine else evaluated_anyway(thunk)
             both = _truth_of_both(tf.logical_or, value, right, truth_only)
             value = both if both is not None else _bool_number(tf.logical_or, value, right) \
                 if _both_bools(value, right) else (value if value else right)

@@ -105,3 +105,25 @@ def _per_frame(left, right, is_and, truth_only, truth_of):
         _mixed(left, right, is_and)
     return tf.where(truth, right, left) if is_and else tf.where(truth, left, right)
 
+
+
+_WRITES = ("Assign", "ResourceScatter", "ResourceApply", "ResourceSparseApply", "StatefulPartitionedCall")
+
+
+def evaluated_anyway(thunk):
+    """The right operand of `and`/`or` after a Python bool the graph computed, whose value (not
+    only its truth) is used: it is evaluated on every call and chosen by value after the run, so
+    it may change nothing eager's short circuit would skip — no Python state, print, variable
+    write or call into Python; else the statement runs in Python."""
+    ctx = current()
+    graph = tf.compat.v1.get_default_graph()
+    before, ops, prints = state_before(ctx, ()), len(graph.get_operations()), len(ctx.prints)
+    value = thunk()
+    construct = "`and`/`or` whose left side is a Python bool computed from a tensor"
+    no_writes_inside(ctx, before, construct)
+    memo = {}
+    if len(ctx.prints) != prints or any(op.type.startswith(_WRITES) or failing_ops.calls_python(op, memo)
+                                        for op in graph.get_operations()[ops:]):
+        needs_value(f"{construct}: its right side prints, writes a variable or calls Python, which eager does "
+                    "only when the left side lets it", "use an if statement")
+    return value

@@ -93,3 +93,34 @@ def test_the_right_side_of_a_tested_and_after_a_python_bool_runs_only_where_eage
     for x, expected in zip(calls, eager):
         assert_same(expected, spec(x))
     assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+class _Tally:
+    n = 0
+
+
+TALLY = _Tally()
+
+
+def _tally():
+    TALLY.n += 1
+    return True
+
+
+def _value_of_and_after_a_computed_bool(x):
+    flag = bool(tf.reduce_sum(x) > 2.0)
+    r = flag and bool(COUNTER.assign_add(1.0) > 0)       # its value is used, not only tested
+    q = flag or _tally()
+    return x * 2.0, r, q, COUNTER.read_value(), TALLY.n
+
+
+def test_the_right_side_of_a_used_and_after_a_python_bool_writes_only_where_eager_does():
+    calls = [tf.constant([1.0, float(k % 4)]) for k in range(8)]
+    COUNTER.assign(0.0)
+    TALLY.n = 0
+    eager = [_value_of_and_after_a_computed_bool(x) for x in calls]
+    COUNTER.assign(0.0)
+    TALLY.n = 0
+    spec = janus.speculate(_value_of_and_after_a_computed_bool)
+    for x, want in zip(calls, eager):
+        assert_same(want, spec(x))

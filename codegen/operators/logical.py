@@ -116,8 +116,6 @@ def and_(*thunks, truth_only=False):
     for thunk in thunks[1:]:
         if isinstance(value, Pointer):
             value = node_tests.pick(value, thunk, tf.logical_not(node_tests.truth(value)))
-        elif _varying_bool(value) and truth_only and not current().in_machine:
-            value = short_circuit(_number_truth(value), thunk, True, True, _operand_truth)
         elif _varying_bool(value):
             right = thunk() if current().in_machine else evaluated_anyway(thunk)
             both = _truth_of_both(tf.logical_and, value, right, truth_only)
@@ -137,8 +135,6 @@ def or_(*thunks, truth_only=False):
     for thunk in thunks[1:]:
         if isinstance(value, Pointer):
             value = node_tests.pick(value, thunk, node_tests.truth(value))
-        elif _varying_bool(value) and truth_only and not current().in_machine:
-            value = short_circuit(_number_truth(value), thunk, False, True, _operand_truth)
         elif _varying_bool(value):
             right = thunk() if current().in_machine else evaluated_anyway(thunk)
             both = _truth_of_both(tf.logical_or, value, right, truth_only)

@@ -92,6 +92,19 @@ def test_the_right_side_of_a_tested_and_after_a_python_bool_runs_only_where_eage
     spec = janus.speculate(flagged)
     for x, expected in zip(calls, eager):
         assert_same(expected, spec(x))
+    assert "right side prints, writes a variable" in spec.report(), spec.report()    # (it runs in Python)
+
+
+def _index_after_a_test(x, t):
+    n = int(x)
+    if n > 0 and t[n - 1] > 0:          # the right side computes with `n` (a guarded int), and writes nothing
+        return t * 2.0
+    return t
+
+
+def test_a_tested_and_after_a_python_bool_whose_right_side_writes_nothing_keeps_the_graph():
+    t = tf.constant([1.0, -1.0, 2.0])
+    spec = differential(_index_after_a_test, [(tf.constant(i % 4 - 1), t) for i in range(8)])
     assert spec.stats()["graph_runs"] > 0, spec.report()
 
 

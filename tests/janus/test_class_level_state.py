@@ -150,26 +150,3 @@ def test_getattr_with_a_default_of_an_attribute_added_later():
 
 def test_hasattr_of_an_unset_slot_set_later():
     _added_later(asks_hasattr, Slotted, _on_instance)
-
-
-class Counted:
-    created = 0
-
-    @classmethod
-    def make(cls, v):
-        cls.created += 1
-        return v * 2
-
-
-def makes_through_an_instance(k, x):
-    return k.make(x)
-
-
-def test_a_class_method_called_through_an_instance_counts_on_its_class():
-    out = []
-    for f in (makes_through_an_instance, janus.speculate(makes_through_an_instance)):
-        Counted.created = 0
-        k = Counted()
-        out.append([(float(f(k, tf.constant(1.0))), Counted.created) for _ in range(7)])
-    assert out[0] == out[1]
-    assert f.stats()["graph_runs"] > 0

@@ -10,16 +10,9 @@ successful call, not made on the real object while the graph is built.
 from __future__ import annotations
 
 import functools
-import inspect
 import types
 
-from profiler.library import is_user_function
-
 from codegen.assumptions import SCALARS, Kind
-from codegen.errors import ConversionError, Reason
-from codegen.operators.context import current
-
-_ABSENT = object()
 
 
 def read_method(ctx, access: str, holder, name, value: types.MethodType, source):
@@ -55,20 +48,3 @@ def partial_parts(ctx, f: functools.partial):
                 ctx.outside[id(value)] = where
                 ctx.keep.append(value)
     return f.func, f.args, f.keywords
-
-
-def no_user_getattr(obj, name: str, source):
-    """`obj.name` where only the class's own `__getattr__` finds it: that is the program's code,
-    which a graph would run once, while it is built (a delegating wrapper's method, its result
-    baked in): the statement runs in Python."""
-    hook = inspect.getattr_static(type(obj), "__getattr__", None)
-    if not (isinstance(hook, types.FunctionType) and is_user_function(hook)):    # (a proxy's C hook: none)
-        return
-    if inspect.getattr_static(obj, name, _ABSENT) is not _ABSENT:
-        return
-    ctx = current()
-    raise ConversionError(Reason(
-        "custom-getattr", ctx.user_line(),
-        f"`{source.attr(name)}` is found by {type(obj).__name__}.__getattr__, the program's own code: a graph "
-        "would run it once, when it is built", "read the attribute from the object that holds it"))
-

@@ -29,7 +29,7 @@ from codegen.operators.failing_ops import calls_python
 from codegen.operators.aliases import CONTAINERS, bound_container, check_key, note_absent, proxied, written_on_class
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
-from codegen.operators.bound_methods import no_user_getattr, read_method
+from codegen.operators.bound_methods import read_method
 from codegen.operators.numbers import PyNumber
 from codegen.operators.printing import not_printed
 from codegen.operators.write_refusals import refuse, no_write_in_machine, refusal
@@ -472,8 +472,6 @@ def _rebindable(value) -> bool:
 
 def _read_attr(ctx, obj, name):
     source = ctx.outside.get(id(obj))
-    if source is not None:
-        no_user_getattr(obj, name, source)
     try:
         value = getattr(obj, name)
     except AttributeError:

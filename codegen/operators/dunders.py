@@ -35,7 +35,9 @@ _COMPARE_REFLECTED = {"__eq__": "__eq__", "__ne__": "__ne__", "__lt__": "__gt__"
 
 
 def install(call) -> None:
-    """Called by `codegen.operators.calls` with its `call`."""
+    """Called by `codegen.operators.calls`, once, with its `call`: this module sits below
+    `calls` (which uses it for every attribute read and item access), and a special method of
+    the program's own is called through that same `call` (converted and inlined)."""
     _CALL[:] = [call]
 
 

@@ -47,13 +47,7 @@ def counted(x):
 
 
 def test_the_right_side_of_and_runs_only_where_eager_runs_it():
-    calls = [tf.constant(float(v)) for v in (1, 2, 3, -1, 4, -2, 5)]
-    COUNTER.assign(0.0)
-    eager = [counted(x) for x in calls]
-    COUNTER.assign(0.0)
-    spec = janus.speculate(counted)
-    for x, expected in zip(calls, eager):
-        assert_same(expected, spec(x))
+    spec = _against_eager_from_zero(counted, [tf.constant(float(v)) for v in (1, 2, 3, -1, 4, -2, 5)])
     assert spec.stats()["graph_runs"] > 0, spec.report()
 
 
@@ -85,13 +79,7 @@ def flagged(x):
 
 
 def test_the_right_side_of_a_tested_and_after_a_python_bool_runs_only_where_eager_runs_it():
-    calls = [tf.constant(float(v)) for v in (1, 2, 3, -1, 4, -2, 5, -3)]
-    COUNTER.assign(0.0)
-    eager = [flagged(x) for x in calls]
-    COUNTER.assign(0.0)
-    spec = janus.speculate(flagged)
-    for x, expected in zip(calls, eager):
-        assert_same(expected, spec(x))
+    spec = _against_eager_from_zero(flagged, [tf.constant(float(v)) for v in (1, 2, 3, -1, 4, -2, 5, -3)])
     assert "right side prints, writes a variable" in spec.report(), spec.report()    # (it runs in Python)
 
 
@@ -128,12 +116,17 @@ def _value_of_and_after_a_computed_bool(x):
 
 
 def test_the_right_side_of_a_used_and_after_a_python_bool_writes_only_where_eager_does():
-    calls = [tf.constant([1.0, float(k % 4)]) for k in range(8)]
+    _against_eager_from_zero(_value_of_and_after_a_computed_bool, [tf.constant([1.0, float(k % 4)]) for k in range(8)])
+
+
+def _against_eager_from_zero(fn, calls):
+    """Each call of `fn` eagerly, then speculated, each run from `COUNTER` (and `TALLY`) at zero."""
     COUNTER.assign(0.0)
     TALLY.n = 0
-    eager = [_value_of_and_after_a_computed_bool(x) for x in calls]
+    eager = [fn(x) for x in calls]
     COUNTER.assign(0.0)
     TALLY.n = 0
-    spec = janus.speculate(_value_of_and_after_a_computed_bool)
-    for x, want in zip(calls, eager):
-        assert_same(want, spec(x))
+    spec = janus.speculate(fn)
+    for x, expected in zip(calls, eager):
+        assert_same(expected, spec(x))
+    return spec

@@ -133,6 +133,15 @@ def _flatten(value, tensors: list, heap):
             return _callable(value, tensors, heap)
         if t in (set, collections.deque):       # made by the function: a new one per call, as eager's
             return ("collection", value, [flatten(v, tensors, heap) for v in value])
+        if t is types.SimpleNamespace:          # attributes only: a copy holds the run's values
+            attrs = {}
+            template = _entered(heap, value, ("object", value, attrs))
+            attrs.update((k, flatten(v, tensors, heap)) for k, v in vars(value).items())
+            return template
+        if _holds_graph_values(getattr(value, "__dict__", None) or {}):
+            raise ConversionError(Reason("result-container", "", f"a {t.__name__} the function made holds graph "
+                                         "values, and janus cannot make a new one holding their values",
+                                         "return a dict, list or tuple"))
     return ("const", value)
 
 
@@ -186,6 +195,12 @@ def _subclass(value, tensors, heap):
 
 def _holds_symbolic(attrs: dict) -> bool:
     return any(_is_symbolic(v) for v in tf.nest.flatten(list(attrs.values())))
+
+
+def _holds_graph_values(attrs: dict) -> bool:
+    """Whether attributes hold a graph tensor, or a number or array that stands for one."""
+    return any(_is_symbolic(v) or isinstance(v, (WeakNumber, PyNumber, PyArray, EitherKind))
+               for v in tf.nest.flatten(list(attrs.values())))
 
 
 def _made_by_the_build(value, heap) -> bool:
@@ -272,7 +287,15 @@ def _fill_subclass(new, template, values):
         new[:] = values
     else:
         new.clear()
-        new.update(zip(template[2], values))
+        store = _library_base(type(new)).__setitem__    # (`Counter.update` would count the pairs)
+        for k, v in zip(template[2], values):
+            store(new, k, v)
+
+
+def _library_base(t: type) -> type:
+    """The first class of `t`'s bases that Python or its library defines (a subclass's own
+    `__setitem__` already ran in the build, on the values it stored)."""
+    return next(b for b in t.__mro__ if b.__module__ in ("builtins", "collections"))
 
 
 def _make_shared(template, outs, args, kwargs, made):

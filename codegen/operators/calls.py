@@ -10,6 +10,7 @@ this one, reached through the build context (`BuildContext.compiler`).
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import inspect
@@ -419,7 +420,9 @@ def _profiled_kind(ctx, fn):
     return "T" if sites and all(s.value.only_tensors() for s in sites) else None
 
 
-_KEEPS = (sum, abs, pow, divmod, round, map, filter, zip, enumerate, reversed, list, tuple, dict, iter, next)
+_KEEPS = (sum, abs, pow, divmod, round, map, filter, zip, enumerate, reversed, list, tuple, dict, iter, next,
+          collections.OrderedDict, collections.defaultdict, collections.deque, collections.ChainMap,
+          types.SimpleNamespace)     # (containers that only hold the values they are given)
 _KEEPING_MODULES = ("operator", "_operator", "functools", "_functools", "math", "itertools")
 
 

@@ -53,6 +53,7 @@ import functools
 import io
 import queue
 import random
+import types
 
 import numpy as np
 
@@ -882,7 +883,10 @@ def statement(draw, depth: int, in_loop: bool, open_rules: bool):
 def program(draw, open_rules: bool = False):
     body = draw(block(depth=2, open_rules=open_rules))
     result = draw(st.sampled_from(["t, k, s", "{'t': t, 'k': k}", "[t, s]", "t", "k, s, len(LOG)",
-                                   "collections.OrderedDict(t=t, k=k)", "t, VAR"]))
+                                   "collections.OrderedDict(t=t, k=k)", "t, VAR",
+                                   # library containers that hold what they are given
+                                   "collections.deque([t, k])", "types.SimpleNamespace(t=t, k=k)",
+                                   "collections.Counter(t=t, k=k)"]))
     rec_write = draw(st.sampled_from(["pass", "box.n += 1", "LOG.append(m)", "COUNT += 1", "Counter.n += 1"]))
     return HEADER.replace("REC_WRITE", rec_write) + _indent(body) + f"\n    return {result}\n"
 

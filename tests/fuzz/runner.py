@@ -3,12 +3,14 @@ after every call: result, exception (type and message), printed text, and state 
 the module's list, dict and counter)."""
 from __future__ import annotations
 
+import collections
 import hashlib
 import importlib.util
 import os
 import re
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +56,8 @@ def _same(a, b, where: str):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5, err_msg=where)
         return
     assert type(a) is type(b), f"{where}: eager {type(a).__name__} {a!r}, janus {type(b).__name__} {b!r}"
+    if isinstance(a, (collections.deque, types.SimpleNamespace)):
+        a, b = (list(a), list(b)) if isinstance(a, collections.deque) else (vars(a), vars(b))
     if isinstance(a, (list, tuple)):
         assert len(a) == len(b), f"{where}: eager {a!r}, janus {b!r}"
         for i, (x, y) in enumerate(zip(a, b)):

@@ -23,7 +23,7 @@ from codegen.operators.values import EAGER
 from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER, NUMBER_COLUMNS as _NUMBER_COLUMNS,
                                              NUMPY_TYPES as _NUMPY, PYTHON_TYPES as _PYTHON, acyclic as _acyclic,
                                              LACKS as _LACKS, column_tensor as _column, empty_column as _empty,
-                                             pointer_tensor as _pointers, number_dtype as _number_dtype, held_exactly)
+                                             pointer_tensor as _pointers, number_dtype as _number_dtype, fed, held_exactly)
 from codegen.operators.tree_walk import (NODE_CLASSES as _NODE_CLASSES, Walk, class_value, is_node, shadowed,
                                          unplain_reads, walk)
 from codegen.operators.weak_numbers import WeakNumber
@@ -217,7 +217,7 @@ def flatten_forest(roots, schema: Schema, used=None, followed=None):
     columns = _columns(found, schema, used, followed)
     if columns is None:
         return None
-    columns.append(tf.constant(np.array([found.index[id(r)] for r in roots], np.int32)))
+    columns.append(fed(np.array([found.index[id(r)] for r in roots], np.int32)))
     return columns
 
 
@@ -242,7 +242,7 @@ def _columns(found: Walk, schema: Schema, used=None, followed=None):
         elif skip and not col.pointer:
             out.append(_empty(col))
         elif col.name == DEPTH:
-            out.append(tf.constant(np.array(found.depth, np.int32)))
+            out.append(fed(np.array(found.depth, np.int32)))
         elif (column := _none_test_column(col, found, classes, schema, names)) is not None:
             out.append(column)          # `self.left is None` from the child rows
         elif col.name in found.links:
@@ -255,15 +255,15 @@ def _columns(found: Walk, schema: Schema, used=None, followed=None):
             base = memo.get(col.name[:-len(NONE)]) or _values(order, rows, col.name[:-len(NONE)], schema.methods)
             if base is None:
                 return None
-            out.append(tf.constant(np.array([v is None for v in base], np.bool_)))
+            out.append(fed(np.array([v is None for v in base], np.bool_)))
         elif col.name.endswith("?") and col.name[:-1] in found.links:     # where the node has the child attribute
-            out.append(tf.constant(np.array(found.links[col.name[:-1]], np.int32) != _LACKS))
+            out.append(fed(np.array(found.links[col.name[:-1]], np.int32) != _LACKS))
         elif col.name.endswith("?") and col.name[:-1] in names:     # where the attribute holds a value
             base = memo.get(col.name[:-1]) or _values(order, rows, col.name[:-1], schema.methods)
             if base is None:
                 return None                                        # (a method a node's attribute shadows)
             child = names[col.name[:-1]].pointer                   # a None child is a value (-1)
-            out.append(tf.constant(np.array([v is not _ABSENT and (child or v is not None) for v in base], np.bool_)))
+            out.append(fed(np.array([v is not _ABSENT and (child or v is not None) for v in base], np.bool_)))
         else:
             values = memo[col.name] = _values(order, rows, col.name, schema.methods)
             column = None if values is None else _column(col, values, index, pointers, col.name + "?" in names)
@@ -291,7 +291,7 @@ def _none_test_column(col, found: Walk, classes: set, schema: Schema, names):
     rows = np.array(found.links[test[0]], np.int32)
     if len(rows) and rows.min() < -1:
         return None                     # a node lacks the child, or holds no node there
-    return tf.constant(rows == -1 if test[1] else rows != -1)
+    return fed(rows == -1 if test[1] else rows != -1)
 
 
 def _has_any(found: Walk, classes: set, names) -> bool:
@@ -303,9 +303,9 @@ def _has_any(found: Walk, classes: set, names) -> bool:
 def _class_column(order, classes):
     """Each node's index in the schema's classes."""
     if len(classes) == 1:
-        return tf.constant(np.zeros(len(order), np.int32))      # (tf.zeros costs four times as much)
+        return fed(np.zeros(len(order), np.int32))      # (tf.zeros costs four times as much)
     ids = {c: i for i, c in enumerate(classes)}
-    return tf.constant(np.array([ids[type(node)] for node in order], np.int32))
+    return fed(np.array([ids[type(node)] for node in order], np.int32))
 
 
 def _lacks(node, name) -> bool:

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from codegen.errors import NeedsPythonValue, Reason
 from codegen.operators import failing_ops
+from codegen.operators.cond_merge import note_argument_choice
 from codegen.operators.context import current
 from codegen.operators.general import no_writes_inside, state_before
 from codegen.operators.numbers import PyNumber, convert_tensor
@@ -70,9 +71,11 @@ def short_circuit(left, thunk, is_and: bool, truth_only: bool, truth_of):
         return _per_frame(left, thunk(), is_and, truth_only, truth_of)
     truth = tensor_bool(left).tensor
     before = state_before(ctx, ())
+    operand = []
 
     def right():
         value = thunk()
+        operand.append(value)
         if truth_only:
             out = _branch_truth(value, truth_of)
         elif _same_kind(left, value):
@@ -91,6 +94,8 @@ def short_circuit(left, thunk, is_and: bool, truth_only: bool, truth_of):
     finally:
         ctx.general_depth -= 1
     no_writes_inside(ctx, before, "tf.cond")
+    if not truth_only:      # eager's result is one of the operands itself: an argument comes back as it
+        note_argument_choice(ctx, truth, *((operand[0], left) if is_and else (left, operand[0])), out[0])
     return out[0]       # (the witness stays unused: it only keeps the branch's failing ops)
 
 

@@ -37,6 +37,23 @@ def test_or_of_int_tensors_returns_an_operand_not_its_truth():
     assert spec.stats()["graph_runs"] > 0, spec.report()
 
 
+def chosen(x, y):
+    r = x or y
+    return r, x and y, x or x * 2.0
+
+
+def test_an_operand_returned_by_and_or_is_the_callers_own_tensor():
+    """Eager's `x or y` is `x` or `y` itself: the caller gets back its own tensor object."""
+    spec = janus.speculate(chosen)
+    for a, b in [(1., 2.), (0., 3.), (2., 0.), (0., 0.), (5., 1.), (0., 7.), (4., 4.)]:
+        x, y = tf.constant(a), tf.constant(b)
+        expected, got = chosen(x, y), spec(x, y)
+        assert_same(expected, got)
+        for e, g in zip(expected, got):
+            assert [e is x, e is y] == [g is x, g is y], (a, b)
+    assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
 def test_and_of_a_tensor_and_a_python_int_gives_eagers_type():
     differential(lambda x: (x > 1) and 5, [(tf.constant(float(v)),) for v in (2, 3, 4, 0, 5, -1)])
 

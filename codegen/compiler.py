@@ -45,7 +45,7 @@ def convert(fn) -> ConvertedFunction:
     src = parse_function(fn)
     node = src.node
     sites = transform(node, src.filename)
-    builder = _compile_builder(node, src.filename, user_globals(fn))
+    builder = _compile_builder(node, src.filename, user_globals(fn), fn)
     # The builder answers a wrong call with the user's function's own words.
     builder.__code__ = builder.__code__.replace(co_qualname=fn.__code__.co_qualname)
     builder.__qualname__ = fn.__qualname__
@@ -61,26 +61,37 @@ def compile_block(cycle_function, block) -> ConvertedFunction:
     fn = cycle_function.fn
     node = cycle_function.block_source(block)
     sites = transform(node, cycle_function.filename)
-    builder = _compile_builder(node, cycle_function.filename, user_globals(fn))
+    builder = _compile_builder(node, cycle_function.filename, user_globals(fn), fn)
     return ConvertedFunction(fn, code_key(fn), fn.__code__, cycle_function.filename, builder, sites,
                              ast.unparse(node))
 
 
-def _compile_builder(node: ast.FunctionDef, filename: str, globals_: dict):
+def _compile_builder(node: ast.FunctionDef, filename: str, globals_: dict, fn):
     """Compile a lowered function inside `def __janus_factory__(jn)`, with the user's file name and
     line numbers (tracebacks point at their source); `jn` is bound to the operators module.  The
-    functions it defines read their globals from `globals_`, the user's (`values.user_globals`)."""
+    functions it defines read their globals from `globals_`, the user's (`values.user_globals`).
+    The builder shares `fn`'s closure cells: the factory binds `fn`'s free names, so a function
+    nested in the builder (left as written, converted when called) closes over the very cells
+    `fn` holds (`def grad(dy): return -self.lam * dy` inside a nested `@tf.custom_gradient`)."""
+    free = [n for n in fn.__code__.co_freevars if n != JN]
+    bind = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None)) for n in free]
     factory = ast.FunctionDef(name="__janus_factory__", args=ast.arguments(
         posonlyargs=[], args=[ast.arg(arg=JN)], kwonlyargs=[], kw_defaults=[], defaults=[]),
-        body=[node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))], decorator_list=[], returns=None,
-        type_params=[])
+        body=bind + [node, ast.Return(value=ast.Name(id=node.name, ctx=ast.Load()))], decorator_list=[],
+        returns=None, type_params=[])
     ast.copy_location(factory, node)
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
     namespace = {"__builtins__": builtins}
     exec(compile(module, filename, "exec"), namespace)
     _register_nested(namespace["__janus_factory__"].__code__, globals_)
-    return namespace["__janus_factory__"](operators)
+    builder = namespace["__janus_factory__"](operators)
+    if not free:
+        return builder
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    cells[JN] = types.CellType(operators)
+    closure = tuple(cells.get(n) or types.CellType() for n in builder.__code__.co_freevars)
+    return types.FunctionType(builder.__code__, builder.__globals__, builder.__name__, None, closure)
 
 
 def _register_nested(code, globals_):

@@ -25,7 +25,7 @@ from profiler.library import is_library_file, is_library_module, is_user_functio
 
 from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
-from codegen.operators import dunders, state
+from codegen.operators import callbacks, dunders, state
 from codegen.operators.aliases import read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import partial_parts, register_owner
@@ -221,7 +221,26 @@ def call(f, *args, **kwargs):
             raise ConversionError(Reason("gradient-path", ctx.user_line(), "a tensor `if` nested in another "
                                          "decides whether the gradient is connected; eager's gradient is None on "
                                          "some paths, where a graph's is zeros", "it runs in Python")) from None
+    if callbacks.takes_callbacks(f):
+        return _with_callbacks(ctx, f, args, kwargs)
     return f(*args, **kwargs)
+
+
+def _with_callbacks(ctx, f, args, kwargs):
+    """A TensorFlow function called with the program's functions, which it calls back: they run as
+    converted code (`callbacks`); so does the function a `@tf.custom_gradient` decorates."""
+    def callee(v):
+        return user_callee(v, ())
+    target = callbacks.custom_gradient_target(f)
+    if target is not None and (found := callee(target)) is not None:
+        f = callbacks.custom_gradient(ctx, target, found, _inline, callee)
+    elif f is tf.custom_gradient and len(args) == 1 and not kwargs and (found := callee(args[0])) is not None:
+        return callbacks.custom_gradient(ctx, args[0], found, _inline, callee)
+    else:
+        args, kwargs = callbacks.with_stand_ins(ctx, args, kwargs, callee, _inline)
+    out = f(*args, **kwargs)
+    callbacks.refuse_foreign(ctx)
+    return out
 
 
 dunders.install(call)

@@ -132,6 +132,7 @@ class BuildContext:
         self._frames: list[Frame] = []
         self._dependencies: list = []
         self.general_depth = 0
+        self.foreign_callbacks = 0             # program functions TensorFlow called on its own thread
         self.outer_graph = None                # the FuncGraph being built (fed state is captured there)
         self.heap = Heap(self.outside)
         self.relaxed_state_dims = relaxed_state_dims or {}      # source -> dims fed as None

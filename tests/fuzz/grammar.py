@@ -705,6 +705,11 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  "box.lazy.assign_add(tf.ones([2]))\nt = t + tf.cast(tf.reduce_sum(box.lazy), t.dtype)"),
         lambda: "t = t + tf.cast(tf.reduce_sum(box.dense(tf.reshape(tf.cast(t, tf.float32)[:1], [1, 1]) - 3.0)), t.dtype)",
         lambda: "t = t * CONF['scale']",
+        # The program's functions that TensorFlow calls back: they read globals again on every
+        # call, and print only where eager's call runs them.
+        lambda: "t = tf.map_fn(lambda e: e * CONF['scale'], t)",
+        lambda: "t = tf.cond(tf.reduce_sum(t) > 1.0, lambda: t * (LIMIT[0] + 1), lambda: t - 1.0)",
+        lambda: "def side():\n    print('side', n)\n    return t * 2.0\nt = tf.cond(tf.reduce_sum(t) > 0.0, side, lambda: t)",
         lambda: "EMIT(k)",
         lambda: "k = k + ('x' in TABLE) + len(CONF)",
         lambda: "s = s + tsum(tree)",

@@ -1,0 +1,120 @@
+"""The program's functions that TensorFlow calls back while the graph is built.
+
+`tf.map_fn`, `tf.cond`, `tf.while_loop`, `tf.switch_case`, `tf.vectorized_map`,
+`tf.nest.map_structure`, `tf.custom_gradient` (its function, and the gradient function that
+returns) take a function of the program and call it themselves.  Called as it is, that
+function would run once, as plain Python, when the graph is built: what it reads from globals
+or objects would be baked into the graph unchecked, and what it prints or writes would happen
+on that call only.  Eager calls it on every call.  So the function TensorFlow receives is a
+stand-in that runs the program's function as converted code, inlined like a direct call: its
+reads are guarded, its prints and writes deferred.  Where TensorFlow traces it into a graph of
+its own (a branch, a loop body, a map's function), it runs once per taken branch, iteration or
+element in eager, so there it may print or write nothing Python holds: such a build stops and
+the call runs in Python.
+"""
+from __future__ import annotations
+
+import inspect
+import threading
+
+import tensorflow as tf
+from tensorflow.python.util import tf_decorator
+
+from codegen.operators.context import current
+from codegen.operators.general import no_writes_inside, state_before
+
+_TENSORFLOW = ("tensorflow", "keras", "tf_keras")
+
+
+def takes_callbacks(f) -> bool:
+    """Whether `f` is TensorFlow's (or Keras's): a function of the program handed to it is called
+    back by its code.  `tf.data` is not: a dataset's functions run while it is iterated, where
+    the graph's checks cannot reach them."""
+    modules = (getattr(f, "__module__", None) or "", type(f).__module__)     # (a decorator object: its class's)
+    return any(m.split(".")[0] in _TENSORFLOW for m in modules) and \
+        not any(m.startswith("tensorflow.python.data") for m in modules)
+
+
+def with_stand_ins(ctx, args, kwargs, callee, inline):
+    """`args` and `kwargs` with each function of the program among them (or in a list, tuple or
+    dict among them, as `tf.switch_case` and `tf.case` take them) replaced by its stand-in.
+    `callee(v)` gives (function, bound arguments) of a program's function or method, else None;
+    `inline(ctx, fn, args, kwargs)` runs it as converted code."""
+    def swap(v, depth):
+        found = callee(v)
+        if found is not None:
+            return stand_in(ctx, v, found, inline)
+        if depth and type(v) in (list, tuple):
+            items = [swap(x, depth - 1) for x in v]
+            return v if all(a is b for a, b in zip(items, v)) else type(v)(items)
+        if depth and type(v) is dict:
+            items = {k: swap(x, depth - 1) for k, x in v.items()}
+            return v if all(items[k] is v[k] for k in v) else items
+        return v
+    return tuple(swap(a, 2) for a in args), {k: swap(v, 2) for k, v in kwargs.items()}
+
+
+def stand_in(ctx, original, found, inline):
+    """What TensorFlow calls in place of the program's `original`: its converted code, inlined
+    into the graph being built, with Python's signature (TensorFlow reads it: `variables` of a
+    custom gradient, a Keras `Lambda`'s `training`)."""
+    function, bound = found
+    building, home = threading.get_ident(), tf.compat.v1.get_default_graph()
+
+    def run(*args, **kwargs):
+        if threading.get_ident() != building or current() is not ctx:
+            ctx.foreign_callbacks += 1          # after the build, or on TensorFlow's own thread
+            return original(*args, **kwargs)
+        if tf.compat.v1.get_default_graph() is home:
+            return inline(ctx, function, bound + args, kwargs)      # part of the call's own flow
+        before = state_before(ctx, ())
+        ctx.general_depth += 1                  # (prints and Python writes stop the build there)
+        try:
+            out = inline(ctx, function, bound + args, kwargs)
+        finally:
+            ctx.general_depth -= 1
+        no_writes_inside(ctx, before, "function TensorFlow traces")
+        return out
+
+    try:
+        run.__signature__ = inspect.signature(original)
+    except (TypeError, ValueError):
+        pass
+    run.__name__ = getattr(original, "__name__", "callback")
+    run.__qualname__ = getattr(original, "__qualname__", run.__name__)
+    run.autograph_info__ = None     # (janus converts it: AutoGraph, under a nested tf.function, does not)
+    return run
+
+
+def custom_gradient_target(f):
+    """The program's function a `@tf.custom_gradient` decorates, or None."""
+    if not callable(f) or getattr(f, "_tf_decorator", None) is None:
+        return None
+    decorators, target = tf_decorator.unwrap(f)
+    if [d.decorator_name for d in decorators] != ["custom_gradient"]:
+        return None
+    return target
+
+
+def custom_gradient(ctx, target, found, inline, callee):
+    """`tf.custom_gradient` of `target`'s stand-in, whose gradient function is one too."""
+    forward = stand_in(ctx, target, found, inline)
+
+    def run(*args, **kwargs):
+        out = forward(*args, **kwargs)
+        if type(out) is tuple and len(out) == 2 and callable(out[1]):
+            grad = callee(out[1])
+            if grad is not None:
+                out = (out[0], stand_in(ctx, out[1], grad, inline))
+        return out
+    run.__signature__ = getattr(forward, "__signature__", None)
+    run.__name__, run.__qualname__ = forward.__name__, forward.__qualname__
+    run.autograph_info__ = None
+    return tf.custom_gradient(run)
+
+
+def refuse_foreign(ctx):
+    """A stand-in TensorFlow called on another thread ran the program's Python as it is, once."""
+    if ctx.foreign_callbacks:
+        ctx.fail("callback-thread", "TensorFlow called the program's function on another thread while the graph "
+                 "was built: it ran as plain Python, once", "call it directly, outside the TensorFlow function")

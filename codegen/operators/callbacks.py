@@ -35,11 +35,26 @@ def takes_callbacks(f) -> bool:
         not any(m.startswith("tensorflow.python.data") for m in modules)
 
 
+def call_with(ctx, f, args, kwargs, callee, inline):
+    """`f(*args, **kwargs)`, a TensorFlow function called with the program's functions, which it
+    calls back: they run as converted code; so does the function a `@tf.custom_gradient`
+    decorates.  `callee(v)` gives (function, bound arguments) of a program's function or method,
+    else None; `inline(ctx, fn, args, kwargs)` runs it as converted code."""
+    target = custom_gradient_target(f)
+    if target is not None and (found := callee(target)) is not None:
+        f = custom_gradient(ctx, target, found, inline, callee)
+    elif f is tf.custom_gradient and len(args) == 1 and not kwargs and (found := callee(args[0])) is not None:
+        return custom_gradient(ctx, args[0], found, inline, callee)
+    else:
+        args, kwargs = with_stand_ins(ctx, args, kwargs, callee, inline)
+    out = f(*args, **kwargs)
+    refuse_foreign(ctx)
+    return out
+
+
 def with_stand_ins(ctx, args, kwargs, callee, inline):
     """`args` and `kwargs` with each function of the program among them (or in a list, tuple or
-    dict among them, as `tf.switch_case` and `tf.case` take them) replaced by its stand-in.
-    `callee(v)` gives (function, bound arguments) of a program's function or method, else None;
-    `inline(ctx, fn, args, kwargs)` runs it as converted code."""
+    dict among them, as `tf.switch_case` and `tf.case` take them) replaced by its stand-in."""
     def swap(v, depth):
         found = callee(v)
         if found is not None:

@@ -222,25 +222,8 @@ def call(f, *args, **kwargs):
                                          "decides whether the gradient is connected; eager's gradient is None on "
                                          "some paths, where a graph's is zeros", "it runs in Python")) from None
     if callbacks.takes_callbacks(f):
-        return _with_callbacks(ctx, f, args, kwargs)
+        return callbacks.call_with(ctx, f, args, kwargs, lambda v: user_callee(v, ()), _inline)
     return f(*args, **kwargs)
-
-
-def _with_callbacks(ctx, f, args, kwargs):
-    """A TensorFlow function called with the program's functions, which it calls back: they run as
-    converted code (`callbacks`); so does the function a `@tf.custom_gradient` decorates."""
-    def callee(v):
-        return user_callee(v, ())
-    target = callbacks.custom_gradient_target(f)
-    if target is not None and (found := callee(target)) is not None:
-        f = callbacks.custom_gradient(ctx, target, found, _inline, callee)
-    elif f is tf.custom_gradient and len(args) == 1 and not kwargs and (found := callee(args[0])) is not None:
-        return callbacks.custom_gradient(ctx, args[0], found, _inline, callee)
-    else:
-        args, kwargs = callbacks.with_stand_ins(ctx, args, kwargs, callee, _inline)
-    out = f(*args, **kwargs)
-    callbacks.refuse_foreign(ctx)
-    return out
 
 
 dunders.install(call)

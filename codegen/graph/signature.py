@@ -133,6 +133,26 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
     def visit(value, path):
         t = type(value)
         _no_user_getattribute(t, path)
+        if t in (list, tuple, dict):
+            return container(value, path)
+        return visit_leaf(value, path)
+
+    open_containers: list = []      # the lists, tuples and dicts `visit` is inside
+
+    def container(value, path):
+        if any(value is c for c in open_containers) or len(open_containers) >= _MAX_NESTING:
+            raise ConversionError(Reason(
+                "argument-structure", "", f"{path} " + ("holds itself" if len(open_containers) < _MAX_NESTING else
+                                                        f"nests lists, tuples or dicts deeper than {_MAX_NESTING}")
+                + ": a graph's inputs are a finite structure", "the call runs in Python"))
+        open_containers.append(value)
+        try:
+            return visit_leaf(value, path)
+        finally:
+            open_containers.pop()
+
+    def visit_leaf(value, path):
+        t = type(value)
         if path in tree_paths and hasattr(value, "__dict__"):
             schema = schema_of([value], _methods(tree_paths, [path]))
             leaf = Leaf(path, Feed.TREE, value=schema, input_index=n_inputs[0], same_as=trees.get(id(value)))
@@ -195,6 +215,9 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
                                   "fed as separate tables, one node would be two objects in the graph",
                                   "pass the trees in one list, or pass one tree"))
     return Signature(leaves, (items, kw), len(args), tuple(kwargs), lengths)
+
+
+_MAX_NESTING = 100
 
 
 def _object_leaf(value, path) -> Leaf:

@@ -14,8 +14,10 @@ the call runs in Python.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
+import types
 
 import tensorflow as tf
 from tensorflow.python.util import tf_decorator
@@ -47,9 +49,30 @@ def call_with(ctx, f, args, kwargs, callee, inline):
         return custom_gradient(ctx, args[0], found, inline, callee)
     else:
         args, kwargs = with_stand_ins(ctx, args, kwargs, callee, inline)
-    out = f(*args, **kwargs)
+    with _held_by_layers(ctx, f, callee, inline):
+        out = f(*args, **kwargs)
     refuse_foreign(ctx)
     return out
+
+
+@contextlib.contextmanager
+def _held_by_layers(ctx, f, callee, inline):
+    """While a Keras layer (or a model) is called: the program's functions its layers hold (a
+    `Lambda`'s function, a `Dense`'s activation) are stand-ins, as Keras calls them back."""
+    owner = f if hasattr(f, "_flatten_layers") else getattr(f, "__self__", None)
+    swapped = []
+    if hasattr(owner, "_flatten_layers"):
+        for layer in owner._flatten_layers(include_self=True):
+            for name, value in list(vars(layer).items()):
+                found = callee(value) if isinstance(value, types.FunctionType) else None
+                if found is not None:
+                    swapped.append((layer, name, value))
+                    object.__setattr__(layer, name, stand_in(ctx, value, found, inline))
+    try:
+        yield
+    finally:
+        for layer, name, value in reversed(swapped):
+            object.__setattr__(layer, name, value)
 
 
 def with_stand_ins(ctx, args, kwargs, callee, inline):

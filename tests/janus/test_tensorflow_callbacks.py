@@ -306,3 +306,44 @@ def test_tensorflow_calls_back_the_programs_function_on_every_call(fn):
         assert spec.stats()["graph_runs"] > 0, spec.report()
     finally:
         FACTORS[:] = [2.0]
+
+
+# -- the program's functions a Keras layer holds ------------------------------------------------
+
+def _activation(t):
+    return t * FACTORS[0]
+
+
+_SCALE = lambda t: t * FACTORS[0]       # noqa: E731 - a Lambda layer's function, as users write it
+_LAMBDA = tf.keras.layers.Lambda(_SCALE)
+_SEQUENTIAL = tf.keras.Sequential([tf.keras.layers.Lambda(lambda t: t + FACTORS[0])])
+_DENSE = tf.keras.layers.Dense(2, activation=_activation, kernel_initializer="ones")
+
+
+def _through_lambda(x):
+    return _LAMBDA(x)
+
+
+def _through_sequential(x):
+    return _SEQUENTIAL(x)
+
+
+def _through_dense(x):
+    return _DENSE(x)
+
+
+@pytest.mark.parametrize("fn", [_through_lambda, _through_sequential, _through_dense], ids=lambda f: f.__name__)
+def test_a_function_a_keras_layer_holds_reads_the_global_on_every_call(fn):
+    """A `Lambda` layer's function, a model's `Lambda` layer, a `Dense` layer's activation: Keras
+    calls them when the layer is called; they read `FACTORS[0]` again on every call."""
+    FACTORS[:] = [2.0]
+    try:
+        spec = janus.speculate(fn)
+        for i in range(8):
+            if i == 5:
+                FACTORS[0] = 10.0
+            _compare(fn, spec, (tf.constant([[1.0, float(i)]]),))
+        assert spec.stats()["graph_runs"] > 0, spec.report()
+        assert _LAMBDA.function is _SCALE and _DENSE.activation is _activation     # (the layers' own again)
+    finally:
+        FACTORS[:] = [2.0]

@@ -9,6 +9,7 @@ inverse, used inside the trace to hand the builder its arguments back.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import types
@@ -130,26 +131,14 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
     trees: dict = {}          # id of a tree argument -> its leaf (a tree passed twice is one object)
     tree_objects: list = []   # the distinct tree arguments
 
-    def visit(value, path):
-        t = type(value)
-        _no_user_getattribute(t, path)
-        if t in (list, tuple, dict):
-            return container(value, path)
-        return visit_leaf(value, path)
-
     open_containers: list = []      # the lists, tuples and dicts `visit` is inside
 
-    def container(value, path):
-        if any(value is c for c in open_containers) or len(open_containers) >= _MAX_NESTING:
-            raise ConversionError(Reason(
-                "argument-structure", "", f"{path} " + ("holds itself" if len(open_containers) < _MAX_NESTING else
-                                                        f"nests lists, tuples or dicts deeper than {_MAX_NESTING}")
-                + ": a graph's inputs are a finite structure", "the call runs in Python"))
-        open_containers.append(value)
-        try:
+    def visit(value, path):
+        _no_user_getattribute(type(value), path)
+        if type(value) not in (list, tuple, dict):
             return visit_leaf(value, path)
-        finally:
-            open_containers.pop()
+        with _inside(open_containers, value, path):
+            return visit_leaf(value, path)
 
     def visit_leaf(value, path):
         t = type(value)
@@ -179,14 +168,7 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
             keys = tuple(value)
             return ("dict", keys, [visit(value[k], path.item(k)) for k in keys])
         if _is_tensor(value) or _numbers_array(value, path):
-            tensor = tf.convert_to_tensor(value) if isinstance(value, np.ndarray) else value
-            shape = list(tensor.shape.as_list()) if tensor.shape.rank is not None else None
-            for dim in relaxed_dims.get(path, ()):
-                if shape is not None and dim < len(shape):
-                    shape[dim] = None
-            leaf = Leaf(path, Feed.TENSOR, dtype=tensor.dtype, shape=tuple(shape) if shape is not None else None,
-                        input_index=n_inputs[0])
-            leaf.value = type(value)
+            leaf = _tensor_leaf(value, path, relaxed_dims.get(path, ()), n_inputs[0])
             n_inputs[0] += 1
         elif is_composite(value):
             spec = tf.type_spec_from_value(value)
@@ -217,7 +199,37 @@ def analyze(args: tuple, kwargs: dict, relaxed_dims: dict, relaxed_scalars: dict
     return Signature(leaves, (items, kw), len(args), tuple(kwargs), lengths)
 
 
+def _tensor_leaf(value, path, relaxed: tuple, index: int) -> Leaf:
+    """The leaf of a tensor (or NumPy array) argument, fed as input `index`, its dims `relaxed`
+    fed as None."""
+    tensor = tf.convert_to_tensor(value) if isinstance(value, np.ndarray) else value
+    shape = list(tensor.shape.as_list()) if tensor.shape.rank is not None else None
+    for dim in relaxed:
+        if shape is not None and dim < len(shape):
+            shape[dim] = None
+    leaf = Leaf(path, Feed.TENSOR, dtype=tensor.dtype, shape=tuple(shape) if shape is not None else None,
+                input_index=index)
+    leaf.value = type(value)
+    return leaf
+
+
 _MAX_NESTING = 100
+
+
+@contextlib.contextmanager
+def _inside(open_containers: list, value, path):
+    """While `analyze` walks the list, tuple or dict `value`: one that holds itself, or nests
+    deeper than `_MAX_NESTING`, cannot be a graph's inputs (the call runs in Python)."""
+    if any(value is c for c in open_containers) or len(open_containers) >= _MAX_NESTING:
+        raise ConversionError(Reason(
+            "argument-structure", "", f"{path} " + ("holds itself" if len(open_containers) < _MAX_NESTING else
+                                                    f"nests lists, tuples or dicts deeper than {_MAX_NESTING}")
+            + ": a graph's inputs are a finite structure", "the call runs in Python"))
+    open_containers.append(value)
+    try:
+        yield
+    finally:
+        open_containers.pop()
 
 
 def _object_leaf(value, path) -> Leaf:

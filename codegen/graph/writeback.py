@@ -27,6 +27,7 @@ from profiler.library import is_library_module
 
 from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.heap import DELETED
+from codegen.operators.object_access import object_attrs, set_attrs as _set_attrs, slots as _slots
 from codegen.operators.arrays import NodeArray, PyArray, as_numpy
 from codegen.operators.numbers import PyNumber
 from codegen.operators.trees import Pointer
@@ -81,7 +82,7 @@ def _flatten(value, tensors: list, heap):
         # An object the function created: eager returns a new one per call, holding values.
         attrs = {}
         template = _entered(heap, value, ("object", value, attrs))
-        attrs.update((k, flatten(v, tensors, heap)) for k, v in vars(value).items())
+        attrs.update((k, flatten(v, tensors, heap)) for k, v in object_attrs(value).items())
         return template
     if t is dict:
         parts = []
@@ -138,7 +139,7 @@ def _flatten(value, tensors: list, heap):
             template = _entered(heap, value, ("object", value, attrs))
             attrs.update((k, flatten(v, tensors, heap)) for k, v in vars(value).items())
             return template
-        if _holds_graph_values(getattr(value, "__dict__", None) or {}):
+        if _holds_graph_values(object_attrs(value)):
             raise ConversionError(Reason("result-container", "", f"a {t.__name__} the function made holds graph "
                                          "values, and janus cannot make a new one holding their values",
                                          "return a dict, list or tuple"))
@@ -209,7 +210,7 @@ def _made_by_the_build(value, heap) -> bool:
     if heap is None or id(value) in heap.outside or isinstance(value, (type, types.ModuleType, types.FunctionType,
                                                                        types.MethodType)):
         return False
-    if not hasattr(value, "__dict__") or type(value).__dict__.get("__slots__"):
+    if not hasattr(value, "__dict__") and not _slots(type(value)):
         return False
     return dataclasses.is_dataclass(value) or not is_library_module(type(value).__module__)
 
@@ -252,7 +253,7 @@ def unflatten(template, outs, args=(), kwargs=None, made=None):
         return new
     if tag == "object":
         new = copy.copy(template[1])
-        vars(new).update({k: unflatten(t, outs, args, kwargs, made) for k, t in template[2].items()})
+        _set_attrs(new, {k: unflatten(t, outs, args, kwargs, made) for k, t in template[2].items()})
         return new
     if tag == "composite":
         parts = [unflatten(t, outs, args, kwargs, made) for t in template[2]]
@@ -312,7 +313,7 @@ def _make_shared(template, outs, args, kwargs, made):
         new.update(zip(inner[1], values))
     elif tag == "object":
         new = made[slot] = copy.copy(inner[1])
-        vars(new).update({k: unflatten(t, outs, args, kwargs, made) for k, t in inner[2].items()})
+        _set_attrs(new, {k: unflatten(t, outs, args, kwargs, made) for k, t in inner[2].items()})
     elif tag == "subclass":
         new = made[slot] = copy.copy(inner[1])
         new.clear()

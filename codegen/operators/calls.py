@@ -11,21 +11,19 @@ this one, reached through the build context (`BuildContext.compiler`).
 from __future__ import annotations
 
 import collections
-import contextlib
 import functools
 import inspect
-import sys
 import threading
 import types
 
 import tensorflow as tf
 
 from profiler import SiteKind, code_key
-from profiler.library import is_library_file, is_library_module, is_user_function
+from profiler.library import is_user_function
 
 from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
-from codegen.operators import callbacks, dunders, state
+from codegen.operators import callbacks, dunders, library_calls, state
 from codegen.operators.aliases import read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import partial_parts, register_owner
@@ -88,9 +86,14 @@ def ld_attr(obj, name: str):
     if stands_for_eager(obj):
         found = tensor_attribute(obj, name)
         return found if found is not ABSENT else state.ld_attr(obj, name)
+    if name == "__class__" and inspect.getattr_static(type(obj), "__class__") is _OBJECT_CLASS:
+        return BUILTINS[type](obj)          # (a stand-in for a Python number answers as the number)
     dunders.refuse_lookup(obj, name)
     found = _own_property(obj, name)
     return call(*found) if found is not None else state.ld_attr(obj, name)
+
+
+_OBJECT_CLASS = object.__dict__["__class__"]
 
 
 def _getattr(obj, name, *default):
@@ -149,7 +152,7 @@ def _own_property(obj, name: str):
     return found.fget, instance
 
 
-def call(f, *args, **kwargs):
+def call(f, /, *args, **kwargs):
     refuse_undefined(*args, *kwargs.values())
     f = unwrap(f)
     dunders.refuse_builtin(f, args)
@@ -168,6 +171,9 @@ def call(f, *args, **kwargs):
     if isinstance(f, types.MethodWrapperType) and f.__name__ in ("__setattr__", "__delattr__") \
             and bound_setattr(f, args, kwargs):
         return None
+    impl = library_calls.dispatched(f, args, BUILTINS[type])
+    if impl is not None:
+        return call(impl, *args, **kwargs)
     _container_method(ctx, f)
     for a in args:
         dunders.refuse_user_key(f.__self__ if isinstance(f, types.BuiltinMethodType) else None, a)
@@ -176,7 +182,8 @@ def call(f, *args, **kwargs):
         ctx.heap.mark_read(a)
     check_settings(ctx, f)
     fresh = _new_value_each_call(ctx, f, args)
-    foreign = _foreign(f)
+    library_calls.refuse_copy_of_outside(ctx, f, args)
+    foreign = library_calls.foreign(f)
     if fresh or foreign:
         stand_in = try_call(f, args, kwargs)        # the call runs in Python while the graph runs
         if stand_in is not NOT_CONVERTED:
@@ -358,54 +365,6 @@ def _new_value_each_call(ctx, f, args) -> str:
     if any(m == p or m.startswith(p + ".") for m in modules for p in _PER_CALL_MODULES) or name in _PER_CALL_NAMES:
         return f"{name}()"
     return ""
-
-
-# Libraries whose calls janus may run once while building: TensorFlow's (they add ops) and pure
-# Python ones.  A call into any other library may act on the world (an environment's `step`,
-# a queue, a logger, a file) and must run on every call, so it runs in Python.
-_GRAPH_SAFE = ("tensorflow", "keras", "tf_keras", "numpy", "builtins", "math", "cmath", "operator", "_operator",
-               "functools", "_functools", "itertools", "collections", "_collections", "_collections_abc", "copy",
-               "numbers", "enum", "dataclasses", "typing", "abc", "types", "fractions", "decimal", "_decimal",
-               "string", "re", "janus", "codegen", "profiler")
-
-
-def _foreign(f) -> str:
-    """The name of `f` when it is a library's Python code janus may not run at build time; else ""."""
-    owner = getattr(f, "__self__", None)
-    if isinstance(f, types.BuiltinMethodType) and not isinstance(owner, types.ModuleType):
-        if type(owner) in (list, dict, set):
-            return ""                           # the heap tracks these
-        module = type(owner).__module__ or ""   # a C method of a library's object (a file's `write`)
-    elif isinstance(f, types.MethodType):
-        # A generic method (`Mapping.get`) of a library's object reads through that object's own
-        # methods (`os.environ.get` reads the process's environment): the object's module counts.
-        module = getattr(f.__func__, "__module__", None) or ""
-        if not isinstance(owner, type) and _graph_safe(module):
-            module = type(owner).__module__ or ""
-    elif isinstance(f, types.FunctionType):
-        # (where it was defined: a library's wrapper made by `functools.wraps` names the function
-        # it wraps, as `contextlib`'s does for a `contextmanager` used as a decorator)
-        module = f.__globals__.get("__name__") or getattr(f, "__module__", None) or ""
-    elif isinstance(f, (types.BuiltinFunctionType, type)):
-        module = getattr(f, "__module__", None) or ""
-    else:
-        module = type(f).__module__ or ""
-    if not module or _graph_safe(module) or f in _NOTHING_PER_CALL or getattr(f, "__code__", None) is _MAKES_MANAGER:
-        return ""
-    file = getattr(sys.modules.get(module), "__file__", None)
-    if not is_library_module(module) and not (file and is_library_file(file)):
-        return ""                               # the user's own code (a class of theirs)
-    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
-
-
-_NOTHING_PER_CALL = (contextlib.nullcontext, contextlib.suppress)    # managers entered once (`contexts`)
-# The function `contextlib.contextmanager` returns only makes the manager (`tf.summary.record_if`,
-# the program's own): `contexts.entered` then judges it.
-_MAKES_MANAGER = contextlib.contextmanager(lambda: (yield)).__code__
-
-
-def _graph_safe(module: str) -> bool:
-    return any(module == p or module.startswith(p + ".") for p in _GRAPH_SAFE)
 
 
 def _profiled_kind(ctx, fn):

@@ -8,7 +8,9 @@ back within the call.  These other ways reach the same storage:
   - `type(obj)` is `obj.__class__`, an outside class whose attributes are read and written as
     outside state (`type(self).count += 1`);
   - `vars(obj)` and `obj.__dict__` hand out the dict itself, whose writes and reads would bypass
-    the deferred writes: the statement that takes it runs in Python, between graph segments."""
+    the deferred writes: the statement that takes it runs in Python, between graph segments.
+`object_attrs` and `set_attrs` read and put back an object's attributes, slots included, for
+the objects a graph's results rebuild."""
 from __future__ import annotations
 
 from codegen.operators.context import current
@@ -71,3 +73,35 @@ def vars_of(*args):
 def dict_view(obj, what):
     current().fail("object-dict", f"{what} reaches its attributes past janus's deferred writes: the statement "
                    "runs in Python", "read and write the attributes by name")
+
+
+def slots(t: type) -> list:
+    """The slot names of `t` and its bases (their values live outside any `__dict__`)."""
+    names = []
+    for cls in t.__mro__:
+        own = cls.__dict__.get("__slots__", ())
+        names += [own] if isinstance(own, str) else [n for n in own if n not in ("__dict__", "__weakref__")]
+    return names
+
+
+def object_attrs(value) -> dict:
+    """An object's attributes: its `__dict__`, and the slots that hold a value."""
+    attrs = dict(getattr(value, "__dict__", None) or {})
+    for name in slots(type(value)):
+        try:
+            attrs.setdefault(name, object.__getattribute__(value, name))
+        except AttributeError:
+            pass                    # (a slot never set)
+    return attrs
+
+
+def set_attrs(new, attrs: dict) -> None:
+    """Put back an object's attributes where `object_attrs` found them: a slot through its
+    descriptor, anything else into the `__dict__` (past a property of the same name)."""
+    names = set(slots(type(new)))
+    own = getattr(new, "__dict__", None)
+    for k, v in attrs.items():
+        if k in names or own is None:
+            object.__setattr__(new, k, v)
+        else:
+            own[k] = v

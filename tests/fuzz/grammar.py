@@ -49,6 +49,7 @@ OPEN_BUG_RULES: dict[str, str] = {
 OPEN_STATEMENTS: list[str] = []
 
 HEADER = '''import collections
+import copy
 import functools
 import io
 import queue
@@ -206,6 +207,10 @@ def remember(v, seen=[]):                       # a mutable default it changes o
 
 def scaled(v, by=2.0, *, shift=0.5):            # defaults the mutations replace or change in place
     return v * by + shift
+
+
+def fscale(v, f=1.0):                           # a keyword named like janus's own call operator's
+    return v * f
 
 
 def logged(fn):                                  # a decorator of the usual kind: its wrapper's code runs
@@ -705,6 +710,9 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  "box.lazy.assign_add(tf.ones([2]))\nt = t + tf.cast(tf.reduce_sum(box.lazy), t.dtype)"),
         lambda: "t = t + tf.cast(tf.reduce_sum(box.dense(tf.reshape(tf.cast(t, tf.float32)[:1], [1, 1]) - 3.0)), t.dtype)",
         lambda: "t = t * CONF['scale']",
+        lambda: "t = fscale(t, f=0.5)",
+        # A shallow copy of the box shares its list and reads its attributes of this call.
+        lambda: "copy.copy(box).items.append(k)\nk = k + copy.copy(box).n",
         # The program's functions that TensorFlow calls back: they read globals again on every
         # call, and print only where eager's call runs them.
         lambda: "t = tf.map_fn(lambda e: e * CONF['scale'], t)",

@@ -63,6 +63,7 @@ class Fallback:
 
 
 class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
+    autograph_info__ = None     # (AutoGraph, converting a function TensorFlow calls back, leaves it as it is)
     def __init__(self, fn, *, profile_runs=3, max_graphs=8, input_signature=None, jit_compile=False,
                  reduce_retracing=False, strict=False, unroll_limit=200, family: Family | None = None,
                  instance=None):

@@ -68,7 +68,8 @@ class CallsAndReads(Lowering):
     def nested_function(self, node):
         """A nested `def`: its body is converted when it is called; its decorators and defaults are
         evaluated here, in this scope, and read as this function's own expressions."""
-        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.decorator_list = [ast.copy_location(replace_expr(f"{JN}.decorator(d)", d, d=self.visit(d)), d)
+                               for d in node.decorator_list]
         self._defaults(node.args)
         return node
 

@@ -8,7 +8,7 @@ Python's meaning on Python values (evaluated at build time, so the graph never
 sees them) and gives tensors their graph meaning.
 """
 from codegen.operators.builtins import TensorRange, py_iter
-from codegen.operators.calls import call, del_item, inplace, ld_attr, ld_item, st_item
+from codegen.operators.calls import call, decorator, del_item, inplace, ld_attr, ld_item, st_item
 from codegen.operators.contexts import entered
 from codegen.operators.control_flow import for_stmt, if_exp, if_stmt, returned, while_stmt
 from codegen.operators.general import run_cond, run_while
@@ -26,7 +26,7 @@ __all__ = [
     # logical
     "and_", "or_", "not_", "not_any", "compare_chain", "eq", "ne", "in_", "not_in", "binop", "ordered", "unary",
     # state reads and writes
-    "ld", "ld_attr", "ld_item", "st_attr", "st_item", "st_name", "del_attr", "del_item", "del_name", "inplace",
+    "ld", "ld_attr", "ld_item", "decorator", "st_attr", "st_item", "st_name", "del_attr", "del_item", "del_name", "inplace",
     # calls, and the values f-strings format
     "call", "py_iter", "formatted", "entered",
     # joined recursive calls

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import threading
-import types
 
 import tensorflow as tf
 from tensorflow.python.util import tf_decorator
@@ -37,26 +36,27 @@ def takes_callbacks(f) -> bool:
         not any(m.startswith("tensorflow.python.data") for m in modules)
 
 
-def call_with(ctx, f, args, kwargs, callee, inline):
+def call_with(ctx, f, args, kwargs, is_program, run):
     """`f(*args, **kwargs)`, a TensorFlow function called with the program's functions, which it
     calls back: they run as converted code; so does the function a `@tf.custom_gradient`
-    decorates.  `callee(v)` gives (function, bound arguments) of a program's function or method,
-    else None; `inline(ctx, fn, args, kwargs)` runs it as converted code."""
+    decorates.  `is_program(v)`: whether `v` is the program's callable (a function, a bound
+    method, a partial of one, an object of a class with its own `__call__`); `run(v, *args,
+    **kwargs)` calls it as converted code (`calls.call`)."""
     target = custom_gradient_target(f)
-    if target is not None and (found := callee(target)) is not None:
-        f = custom_gradient(ctx, target, found, inline, callee)
-    elif f is tf.custom_gradient and len(args) == 1 and not kwargs and (found := callee(args[0])) is not None:
-        return custom_gradient(ctx, args[0], found, inline, callee)
+    if target is not None and is_program(target):
+        f = custom_gradient(ctx, target, is_program, run)
+    elif f is tf.custom_gradient and len(args) == 1 and not kwargs and is_program(args[0]):
+        return custom_gradient(ctx, args[0], is_program, run)
     else:
-        args, kwargs = with_stand_ins(ctx, args, kwargs, callee, inline)
-    with _held_by_layers(ctx, f, callee, inline):
+        args, kwargs = with_stand_ins(ctx, args, kwargs, is_program, run)
+    with _held_by_layers(ctx, f, is_program, run):
         out = f(*args, **kwargs)
     refuse_foreign(ctx)
     return out
 
 
 @contextlib.contextmanager
-def _held_by_layers(ctx, f, callee, inline):
+def _held_by_layers(ctx, f, is_program, run):
     """While a Keras layer (or a model) is called: the program's functions its layers hold (a
     `Lambda`'s function, a `Dense`'s activation) are stand-ins, as Keras calls them back."""
     owner = f if hasattr(f, "_flatten_layers") else getattr(f, "__self__", None)
@@ -64,10 +64,10 @@ def _held_by_layers(ctx, f, callee, inline):
     if hasattr(owner, "_flatten_layers"):
         for layer in owner._flatten_layers(include_self=True):
             for name, value in list(vars(layer).items()):
-                found = callee(value) if isinstance(value, types.FunctionType) else None
-                if found is not None:
+                if callable(value) and not isinstance(value, type) and is_program(value):
+                    _held_from_outside(ctx, layer, name, value)
                     swapped.append((layer, name, value))
-                    object.__setattr__(layer, name, stand_in(ctx, value, found, inline))
+                    object.__setattr__(layer, name, stand_in(ctx, value, run))
     try:
         yield
     finally:
@@ -75,13 +75,28 @@ def _held_by_layers(ctx, f, callee, inline):
             object.__setattr__(layer, name, value)
 
 
-def with_stand_ins(ctx, args, kwargs, callee, inline):
+def _held_from_outside(ctx, layer, name, value):
+    """A bound method, partial or callable object a layer from outside holds is outside state too
+    (what it reads through its object is checked, its writes deferred); one a layer janus cannot
+    name holds (a model's inner layer) stops the build.  A plain function reads through globals."""
+    if inspect.isfunction(value):
+        return
+    source = ctx.outside.get(id(layer))
+    if source is None:
+        ctx.fail("callback-owner", f"a Keras layer inside another holds `{name}`, a method or callable object of the "
+                 "program, which Keras calls: janus cannot check what it reads through its object",
+                 "use a plain function, or a layer the function reads directly")
+    if id(value) not in ctx.outside:
+        ctx.outside[id(value)] = source.attr(name)
+        ctx.keep.append(value)
+
+
+def with_stand_ins(ctx, args, kwargs, is_program, run):
     """`args` and `kwargs` with each function of the program among them (or in a list, tuple or
     dict among them, as `tf.switch_case` and `tf.case` take them) replaced by its stand-in."""
     def swap(v, depth):
-        found = callee(v)
-        if found is not None:
-            return stand_in(ctx, v, found, inline)
+        if callable(v) and not isinstance(v, type) and is_program(v):
+            return stand_in(ctx, v, run)
         if depth and type(v) in (list, tuple):
             items = [swap(x, depth - 1) for x in v]
             return v if all(a is b for a, b in zip(items, v)) else type(v)(items)
@@ -92,11 +107,10 @@ def with_stand_ins(ctx, args, kwargs, callee, inline):
     return tuple(swap(a, 2) for a in args), {k: swap(v, 2) for k, v in kwargs.items()}
 
 
-def stand_in(ctx, original, found, inline):
+def stand_in(ctx, original, run_program):
     """What TensorFlow calls in place of the program's `original`: its converted code, inlined
     into the graph being built, with Python's signature (TensorFlow reads it: `variables` of a
     custom gradient, a Keras `Lambda`'s `training`)."""
-    function, bound = found
     building, home = threading.get_ident(), tf.compat.v1.get_default_graph()
 
     def run(*args, **kwargs):
@@ -104,14 +118,15 @@ def stand_in(ctx, original, found, inline):
             ctx.foreign_callbacks += 1          # after the build, or on TensorFlow's own thread
             return original(*args, **kwargs)
         if tf.compat.v1.get_default_graph() is home:
-            return inline(ctx, function, bound + args, kwargs)      # part of the call's own flow
+            return run_program(original, *args, **kwargs)           # part of the call's own flow
         before = state_before(ctx, ())
         ctx.general_depth += 1                  # (prints and Python writes stop the build there)
         try:
-            out = inline(ctx, function, bound + args, kwargs)
+            out = run_program(original, *args, **kwargs)
         finally:
             ctx.general_depth -= 1
         no_writes_inside(ctx, before, "function TensorFlow traces")
+        _only_graph_values(ctx, out, run.__name__)
         return out
 
     try:
@@ -134,21 +149,34 @@ def custom_gradient_target(f):
     return target
 
 
-def custom_gradient(ctx, target, found, inline, callee):
+def custom_gradient(ctx, target, is_program, run_program):
     """`tf.custom_gradient` of `target`'s stand-in, whose gradient function is one too."""
-    forward = stand_in(ctx, target, found, inline)
+    forward = stand_in(ctx, target, run_program)
 
     def run(*args, **kwargs):
         out = forward(*args, **kwargs)
-        if type(out) is tuple and len(out) == 2 and callable(out[1]):
-            grad = callee(out[1])
-            if grad is not None:
-                out = (out[0], stand_in(ctx, out[1], grad, inline))
+        if type(out) is tuple and len(out) == 2 and callable(out[1]) and is_program(out[1]):
+            out = (out[0], stand_in(ctx, out[1], run_program))
         return out
     run.__signature__ = getattr(forward, "__signature__", None)
     run.__name__, run.__qualname__ = forward.__name__, forward.__qualname__
     run.autograph_info__ = None
     return tf.custom_gradient(run)
+
+
+def _only_graph_values(ctx, out, name):
+    """A function TensorFlow traces into a graph of its own gives its results back as that
+    graph's tensors, where eager hands back what the function returned: a Python number, an
+    argument's own tensor.  Such a result stops the build (the call runs in Python)."""
+    for leaf in tf.nest.flatten(out):
+        if tf.is_tensor(leaf) and hasattr(leaf, "ref") and leaf.ref() in ctx.heap.arg_tensors:
+            ctx.fail("callback-python-value", f"`{name}`, which TensorFlow calls in a branch or loop body, gives "
+                     "back a tensor the function was passed: eager returns the caller's own tensor, the graph a "
+                     "new one", "return tf.identity(x) if the identity does not matter")
+        if leaf is not None and not tf.is_tensor(leaf) and not isinstance(leaf, tf.Operation):
+            ctx.fail("callback-python-value", f"`{name}`, which TensorFlow calls in a branch or loop body, gives "
+                     f"a {type(leaf).__name__}: eager hands it back as it is, the graph as a tensor",
+                     "return tensors (tf.constant) from the function")
 
 
 def refuse_foreign(ctx):

@@ -229,8 +229,25 @@ def call(f, /, *args, **kwargs):
                                          "decides whether the gradient is connected; eager's gradient is None on "
                                          "some paths, where a graph's is zeros", "it runs in Python")) from None
     if callbacks.takes_callbacks(f):
-        return callbacks.call_with(ctx, f, args, kwargs, lambda v: user_callee(v, ()), _inline)
+        return callbacks.call_with(ctx, f, args, kwargs, _program_callable, call)
     return f(*args, **kwargs)
+
+
+def decorator(d):
+    """`@d` on a nested `def`: applying it is a call of `d` (`@tf.function` hands the function to
+    TensorFlow, which calls it back: `callbacks`)."""
+    return functools.partial(call, d)
+
+
+def _program_callable(v) -> bool:
+    """Whether calling `v` runs the program's own code: its function or method, a partial of
+    one, or an object whose class has its own `__call__`."""
+    if user_callee(v, ()) is not None:
+        return True
+    if isinstance(v, functools.partial):
+        return _program_callable(v.func)
+    method = getattr(type(v), "__call__", None)
+    return isinstance(method, types.FunctionType) and is_user_function(method)
 
 
 dunders.install(call)

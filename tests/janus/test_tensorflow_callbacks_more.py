@@ -9,6 +9,7 @@ import functools
 import io
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 import janus
@@ -313,3 +314,28 @@ def test_a_speculated_function_given_to_map_fn_in_eager_code_works_on_every_call
     for _ in range(5):
         np.testing.assert_allclose(tf.map_fn(_times_k, x).numpy(), [2.0, 4.0])
         np.testing.assert_allclose(tf.map_fn(spec, x).numpy(), [2.0, 4.0])
+
+
+# -- a function TensorFlow traces without AutoGraph ----------------------------------------------
+
+def _vmap_with_python_if(x):
+    def body(e):
+        if tf.reduce_sum(e) > 2:
+            return e * 2.0
+        return e
+    return tf.vectorized_map(body, x)
+
+
+@pytest.mark.xfail(strict=True, reason="janus converts the function TensorFlow traces without AutoGraph "
+                   "(docs/decisions.md, callbacks): its tensor `if` becomes a tf.cond instead of raising")
+def test_a_python_if_on_a_tensor_in_a_vectorized_map_function_raises_on_every_call():
+    """`tf.vectorized_map(body, x)` where `body` has a Python `if` on a tensor: eagerly
+    TensorFlow traces `body` without AutoGraph, so every call raises
+    OperatorNotAllowedInGraphError (a symbolic tensor used as a Python bool)."""
+    spec = janus.speculate(_vmap_with_python_if)
+    for i in range(7):
+        x = tf.constant([[1.0, float(i)]])
+        with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
+            _vmap_with_python_if(x)
+        with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
+            spec(x)

@@ -4,31 +4,16 @@ bound method as a layer's activation, a partial as a custom gradient's gradient 
 nested function whose default reads a dict, a nested `@tf.function`, branches that give Python
 values.  Eagerly each is called on every call, reads what it reads again and gives what Python
 gives; the speculated function must do the same on every call."""
-import contextlib
 import functools
-import io
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import janus
-from tests.harness import assert_same
+from tests.janus.test_tensorflow_callbacks import _compare
 
 CFG = {"k": 2.0}
-
-
-def _outcome(fn, *args):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        result = fn(*args)
-    return result, out.getvalue()
-
-
-def _compare(fn, spec, args):
-    (expected, eprinted), (got, jprinted) = _outcome(fn, *args), _outcome(spec, *args)
-    assert_same(expected, got)
-    assert eprinted == jprinted, f"printed text differs:\neager: {eprinted!r}\njanus: {jprinted!r}"
 
 
 def _eight_calls_k_changes(fn, make_args, change):

@@ -74,6 +74,11 @@ class Lowering(ast.NodeTransformer):
         """A `def` or `lambda` inside it: left as written, by default."""
         return node
 
+    def lower_defaults(self, args: ast.arguments) -> None:
+        """Lower the defaults of a nested `def` or `lambda`: they are evaluated in this scope."""
+        args.defaults = [self.visit(d) for d in args.defaults]
+        args.kw_defaults = [d if d is None else self.visit(d) for d in args.kw_defaults]
+
     def lower_statements(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         """Lower a statement list, splicing statements that lower to several."""
         out: list[ast.stmt] = []

@@ -70,16 +70,12 @@ class CallsAndReads(Lowering):
         evaluated here, in this scope, and read as this function's own expressions."""
         node.decorator_list = [ast.copy_location(replace_expr(f"{JN}.decorator(d)", d, d=self.visit(d)), d)
                                for d in node.decorator_list]
-        self._defaults(node.args)
+        self.lower_defaults(node.args)
         return node
-
-    def _defaults(self, args: ast.arguments):
-        args.defaults = [self.visit(d) for d in args.defaults]
-        args.kw_defaults = [d if d is None else self.visit(d) for d in args.kw_defaults]
 
     # Nested scopes: their own parameters and targets are locals there.
     def visit_Lambda(self, node):
-        self._defaults(node.args)
+        self.lower_defaults(node.args)
         params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
         if node.args.vararg:
             params.add(node.args.vararg.arg)

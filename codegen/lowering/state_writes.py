@@ -51,17 +51,13 @@ class StateWrites(Lowering):
         if getattr(node, "janus_inline", False):        # the function's own code, moved into a lambda
             self.generic_visit(node)
         else:
-            self._defaults(node.args)                   # (evaluated here, as the function's own reads)
+            self.lower_defaults(node.args)                   # (evaluated here, as the function's own reads)
         return node
 
     def nested_function(self, node):
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
-        self._defaults(node.args)
+        self.lower_defaults(node.args)
         return node
-
-    def _defaults(self, args: ast.arguments):
-        args.defaults = [self.visit(d) for d in args.defaults]
-        args.kw_defaults = [d if d is None else self.visit(d) for d in args.kw_defaults]
 
     # -- loads ------------------------------------------------------------------------------
     def visit_Subscript(self, node):

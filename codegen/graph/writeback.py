@@ -413,7 +413,7 @@ def plan(ctx, tensors: list) -> list:
             ctx.check_length(sh)
         copy, snap = sh.copy, sh.snapshot
         if type(copy) is list:
-            prefix = len(copy) >= len(snap) and all(a is b for a, b in zip(copy, snap))
+            prefix = len(copy) >= len(snap) and all(heap.real_of(a) is b for a, b in zip(copy, snap))
             if prefix and len(copy) == len(snap):
                 continue
             if prefix and not sh.read:
@@ -423,7 +423,7 @@ def plan(ctx, tensors: list) -> list:
                     ctx.check_items(sh)        # the new contents depend on the old ones
                 out.append(("replace", sh, flatten(list(copy), tensors, heap)))
         else:
-            changed = [k for k in copy if k not in snap or copy[k] is not snap[k] or k in sh.assigned]
+            changed = [k for k in copy if k not in snap or heap.real_of(copy[k]) is not snap[k] or k in sh.assigned]
             deleted = [k for k in snap if k not in copy]
             if changed or deleted:
                 out.append(("dict", sh, {k: flatten(copy[k], tensors, heap) for k in changed},

@@ -1,5 +1,6 @@
 """Outside state reached other than through janus's copies: an attribute a class write gives an
-instance or subclass, and the items of containers janus keeps no copy of.
+instance or subclass, the items of containers janus keeps no copy of, and what a copied outside
+container holds.
 
 `state.ld_attr` and `state.ld_item` ask these first; each answers with what Python would read
 within the call, and records the entry checks that keep that answer valid."""
@@ -10,6 +11,8 @@ import collections.abc
 import copy
 import inspect
 import types
+
+import tensorflow as tf
 
 from profiler.library import is_library_module
 
@@ -96,3 +99,45 @@ def note_absent(ctx, obj, name):
                  "(a __getattr__ or a descriptor): whether it is there may change on any call",
                  "give the attribute a default value on the class, or test for it outside the function")
     ctx.check("absent", obj, name, True, source.lacks(name), kind=Kind.CONSTANT, expected=True)
+
+
+def held_item(ctx, sh, key, value):
+    """What an outside container (copied as `sh`) holds at `key` is outside too.  A list or dict
+    is given as the build's copy of it: its items are re-checked at entry when read
+    (`CFG["scales"][1] = 10` between calls is seen) and a change to it is a deferred write.
+    Another object is an outside object (its attributes read fresh or guarded)."""
+    if sh.holder is None:
+        return value        # (an argument container's items are arguments: the signature feeds them)
+    if sh.real is not None and type(value) in (list, dict) and not ctx.dry_run:
+        if id(value) in ctx.heap.by_copy:
+            return value
+        return ctx.heap.shadow(value, sh.source.item(key), holder=("item", sh.real, key))
+    held_outside(ctx, sh, key, value)
+    return value
+
+
+def held_outside(ctx, sh, key, value):
+    """An object held in an outside container is outside too: its attributes are read fresh
+    (tensors) or guarded (Python values) like those of any outside object."""
+    if sh.holder is not None and not isinstance(value, (tf.Tensor, tf.Variable, int, float, str, bool, type(None))):
+        ctx.outside.setdefault(id(value), sh.source.item(key))
+        ctx.keep.append(value)
+
+
+def read_container(ctx, x, whole=True):
+    """`x`'s contents are read as a whole (iteration, a reading method such as `items`, `values`,
+    `get` or `setdefault`, or `x` passed to a call): a copied outside container then holds the
+    copies of the lists and dicts in it in place of them, so what it hands out is what the build
+    reads and writes, never the user's own list.  (`whole=False`: one item is handed out; the
+    contents are not read.)"""
+    sh = ctx.heap.by_copy.get(id(x))
+    if whole:
+        ctx.heap.mark_read(x)
+    if sh is None or sh.holder is None or sh.exposed:
+        return
+    sh.exposed = not ctx.dry_run
+    snap = sh.snapshot
+    keys = range(min(len(x), len(snap))) if type(x) is list else [k for k in x if k in snap]
+    for k in keys:
+        if x[k] is snap[k]:
+            x[k] = held_item(ctx, sh, k, x[k])

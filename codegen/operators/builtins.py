@@ -18,13 +18,13 @@ from codegen.errors import ConversionError, NeedsPythonValue, Reason
 from codegen.operators import call_time, dunders, node_tests
 from codegen.operators.context import current
 from codegen.operators.eager_view import ANSWERS, tensor_attribute, tensor_hasattr, stands_for_eager, ABSENT
-from codegen.operators.aliases import read_whole
+from codegen.operators.aliases import read_container, read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert, convert_tensor, is_computed
 from codegen.operators.object_access import object_delattr, object_setattr, type_of, vars_of
 from codegen.operators.printing import deferred_print, deferred_tf_print
 from codegen.operators.lists import GrowList
-from codegen.operators.state import del_attr, held_outside, ld_attr, outside_reader, st_attr
+from codegen.operators.state import del_attr, ld_attr, outside_reader, st_attr
 from codegen.operators.text import text_builtin
 from codegen.operators.node_classes import NodeClass, class_test
 from codegen.operators.trees import Pointer, none_read
@@ -66,12 +66,8 @@ def py_iter(x):
     if (found := dunders.iterate(x)) is not dunders.NOT_USER:
         x = found
     ctx = current()
-    ctx.heap.mark_read(x)
+    read_container(ctx, x)
     read_whole(ctx, x)
-    sh = ctx.heap.by_copy.get(id(x))
-    if sh is not None and type(x) in (list, tuple):
-        for i, item in enumerate(x):
-            held_outside(ctx, sh, i, item)
     if is_symbolic(x):
         if x.shape.rank and x.shape[0] is not None:
             return tf.unstack(x)
@@ -311,8 +307,8 @@ def pending_effects(ctx) -> bool:
     for sh in heap.shadows.values():
         copy, snap = sh.copy, sh.snapshot
         if sh.mutated or len(copy) != len(snap) or (
-                any(a is not b for a, b in zip(copy, snap)) if type(copy) is list
-                else any(k not in snap or copy[k] is not snap[k] for k in copy)):
+                any(heap.real_of(a) is not b for a, b in zip(copy, snap)) if type(copy) is list
+                else any(k not in snap or heap.real_of(copy[k]) is not snap[k] for k in copy)):
             return True
     return False
 

@@ -24,7 +24,7 @@ from profiler.library import is_user_function
 from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
 from codegen.operators import callbacks, dunders, library_calls, state
-from codegen.operators.aliases import read_whole
+from codegen.operators.aliases import read_container, read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import partial_parts, register_owner
 from codegen.operators.builtins import BUILTINS
@@ -179,7 +179,7 @@ def call(f, /, *args, **kwargs):
         dunders.refuse_user_key(f.__self__ if isinstance(f, types.BuiltinMethodType) else None, a)
         if isinstance(f, types.BuiltinMethodType) and f.__name__ in ("index", "count", "remove"):
             dunders.refuse_user_equality(f.__self__, a)
-        ctx.heap.mark_read(a)
+        read_container(ctx, a)
     check_settings(ctx, f)
     fresh = _new_value_each_call(ctx, f, args)
     library_calls.refuse_copy_of_outside(ctx, f, args)
@@ -290,8 +290,10 @@ def _container_method(ctx, f):
     if owner is not None and f.__name__ not in _MUTATORS:
         read_whole(ctx, owner)      # (an outside container janus keeps no copy of: its contents checked)
     if owner is not None and id(owner) in ctx.heap.by_copy:
+        if f.__name__ == "setdefault":
+            read_container(ctx, owner, whole=False)     # (hands out an item; reads no more than its key)
         if f.__name__ not in NON_READING_MUTATORS:
-            ctx.heap.mark_read(owner)
+            read_container(ctx, owner)
         else:
             sh = ctx.heap.by_copy[id(owner)]
             no_write_in_machine(ctx, sh.source)

@@ -81,17 +81,17 @@ def _carriable(v) -> bool:
     return type(v) in (list, tuple) and len(v) > 0 and all(_carriable(x) for x in v)
 
 
-def _contents(container) -> list:
-    return [id(x) for x in (container if type(container) is list else
-                            (i for kv in container.items() for i in kv))]
+def _contents(container, heap) -> list:
+    return [id(heap.real_of(x)) for x in (container if type(container) is list else
+                                          (i for kv in container.items() for i in kv))]
 
 
 def _heap_state(heap) -> tuple:
     """The deferred writes the build holds so far, by identity (a container read but not
     changed is not a write, so reading one for the first time inside a branch is no change)."""
     return ({k: id(v[2]) for k, v in heap.attrs.items()}, {k: id(v[3]) for k, v in heap.names.items()},
-            {k: _contents(sh.copy) for k, sh in heap.shadows.items()
-             if _contents(sh.copy) != _contents(sh.snapshot)})
+            {k: _contents(sh.copy, heap) for k, sh in heap.shadows.items()
+             if _contents(sh.copy, heap) != _contents(sh.snapshot, heap)})
 
 
 _CODEGEN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -31,6 +31,7 @@ class Shadow:
     length_read: bool = False    # len() was taken; its items were not read
     mutated: bool = False        # changed by more than appends and dict item assignments
     assigned: set = dataclasses.field(default_factory=set)   # dict keys assigned (written even if unchanged)
+    exposed: bool = False        # the lists and dicts it holds were swapped for their copies
 
 
 class Heap:
@@ -60,6 +61,12 @@ class Heap:
             self.shadows[id(real)] = sh
             self.by_copy[id(copy)] = sh
         return sh.copy
+
+    def real_of(self, value):
+        """The user's list or dict `value` is the build's copy of (`value` itself otherwise): a copy
+        an outside container holds in place of its own item stands for that item."""
+        sh = self.by_copy.get(id(value))
+        return sh.real if sh is not None and sh.real is not None else value
 
     def mark_read(self, value):
         sh = self.by_copy.get(id(value))

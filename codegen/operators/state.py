@@ -26,7 +26,8 @@ from codegen.assumptions import NUMPY_SCALARS, SCALARS, Kind, Source, check_kind
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
-from codegen.operators.aliases import CONTAINERS, bound_container, check_key, note_absent, proxied, written_on_class
+from codegen.operators.aliases import (CONTAINERS, bound_container, check_key, held_item, note_absent, proxied,
+                                      written_on_class)
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import read_method
@@ -80,21 +81,8 @@ def ld_item(obj, key):
     value = obj[key]
     if sh is not None:
         sh.read = True
-        if sh.holder is not None and sh.real is not None and type(value) in (list, dict) and not ctx.dry_run:
-            # A list or dict inside an outside container is outside too: a copy whose items the
-            # entry guard re-checks (`CFG["scales"][1] = 10` between calls is seen).
-            return ctx.heap.shadow(value, sh.source.item(key), holder=("item", sh.real, key))
-        held_outside(ctx, sh, key, value)
+        value = held_item(ctx, sh, key, value)
     return value
-
-
-def held_outside(ctx, sh, key, value):
-    """An object held in an outside container is outside too: its attributes are read fresh
-    (tensors) or guarded (Python values) like those of any outside object.  (The items of an
-    argument container are arguments: the call's signature says how each is fed.)"""
-    if sh.holder is not None and not isinstance(value, (tf.Tensor, tf.Variable, int, float, str, bool, type(None))):
-        ctx.outside.setdefault(id(value), sh.source.item(key))
-        ctx.keep.append(value)
 
 
 def _container_write(obj):

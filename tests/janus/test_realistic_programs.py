@@ -1,7 +1,6 @@
 """Realistic training-side programs written the way a researcher would (a metrics tracker holding
 a dict of lists on `self`), run eagerly and under janus call by call: each call must return the
 same values and leave the same Python state as eager."""
-import pytest
 import tensorflow as tf
 
 import janus
@@ -20,8 +19,7 @@ def summary_of_history(o, x):
     return {k: v[-1] for k, v in o.hist.items()}
 
 
-@pytest.mark.xfail(strict=True, reason="`.items()` of a dict an outside object holds hands out its lists, not "
-                   "the build's copies holding this call's appends (docs/decisions.md)")
+
 def test_a_summary_over_a_dict_of_lists_on_an_object_gives_this_calls_items():
     """Eager returns `{"loss": mean(x)}` of the current call on every call (2.0, 2.5, ... for
     calls 3, 4, ...)."""
@@ -47,8 +45,6 @@ def record_gauge(o, value):
     return len(o.hist["gn"])
 
 
-@pytest.mark.xfail(strict=True, reason="`setdefault` on a dict an outside object holds returns its list, and "
-                   "an append to it stores janus's number stand-in (docs/decisions.md)")
 def test_a_float_appended_through_setdefault_stays_a_python_float():
     """Eager's list holds every value passed, each a Python float, and grows by one per call."""
     eager_obj, spec_obj = _Gauges(), _Gauges()
@@ -76,8 +72,6 @@ class _Tracker:
         return loss, len(self.hist["loss"])
 
 
-@pytest.mark.xfail(strict=True, reason="`setdefault` on a dict an outside object holds returns its list, and "
-                   "an append to it stores janus's number stand-in (docs/decisions.md)")
 def test_a_metrics_tracker_with_optional_extra_gauges_matches_eager_on_every_call():
     """A tracker updated once per batch; some calls pass extra Python-float gauges. Eager returns
     the loss and the number of batches seen; its lists hold the loss tensors and the gauges as

@@ -10,7 +10,9 @@ stand-in that runs the program's function as converted code, inlined like a dire
 reads are guarded, its prints and writes deferred.  Where TensorFlow traces it into a graph of
 its own (a branch, a loop body, a map's function), it runs once per taken branch, iteration or
 element in eager, so there it may print or write nothing Python holds: such a build stops and
-the call runs in Python.
+the call runs in Python.  `tf.vectorized_map` (and a `tf.function(..., autograph=False)`)
+traces the function as plain Python, where a Python `if` on a tensor raises: in such a function
+a tensor's truth or Python value stops the build too, and the call raises in Python as eager.
 """
 from __future__ import annotations
 
@@ -19,12 +21,14 @@ import inspect
 import threading
 
 import tensorflow as tf
+from tensorflow.python.ops.parallel_for import control_flow_ops as parallel_for
 from tensorflow.python.util import tf_decorator
 
 from codegen.operators.context import current
 from codegen.operators.general import no_writes_inside, state_before
 
 _TENSORFLOW = ("tensorflow", "keras", "tf_keras")
+_PLAIN_TRACERS = (parallel_for.vectorized_map, parallel_for.pfor)    # they trace without AutoGraph
 
 
 def takes_callbacks(f) -> bool:
@@ -48,7 +52,8 @@ def call_with(ctx, f, args, kwargs, is_program, run):
     elif f is tf.custom_gradient and len(args) == 1 and not kwargs and is_program(args[0]):
         return custom_gradient(ctx, args[0], is_program, run)
     else:
-        args, kwargs = with_stand_ins(ctx, args, kwargs, is_program, run)
+        plain = f in _PLAIN_TRACERS or (f is tf.function and kwargs.get("autograph", True) is False)
+        args, kwargs = with_stand_ins(ctx, args, kwargs, is_program, run, plain)
     with _held_by_layers(ctx, f, is_program, run):
         out = f(*args, **kwargs)
     refuse_foreign(ctx)
@@ -91,12 +96,13 @@ def _held_from_outside(ctx, layer, name, value):
         ctx.keep.append(value)
 
 
-def with_stand_ins(ctx, args, kwargs, is_program, run):
+def with_stand_ins(ctx, args, kwargs, is_program, run, plain=False):
     """`args` and `kwargs` with each function of the program among them (or in a list, tuple or
-    dict among them, as `tf.switch_case` and `tf.case` take them) replaced by its stand-in."""
+    dict among them, as `tf.switch_case` and `tf.case` take them) replaced by its stand-in
+    (`plain`: one TensorFlow traces without AutoGraph)."""
     def swap(v, depth):
         if callable(v) and not isinstance(v, type) and is_program(v):
-            return stand_in(ctx, v, run)
+            return stand_in(ctx, v, run, plain)
         if depth and type(v) in (list, tuple):
             items = [swap(x, depth - 1) for x in v]
             return v if all(a is b for a, b in zip(items, v)) else type(v)(items)
@@ -107,16 +113,26 @@ def with_stand_ins(ctx, args, kwargs, is_program, run):
     return tuple(swap(a, 2) for a in args), {k: swap(v, 2) for k, v in kwargs.items()}
 
 
-def stand_in(ctx, original, run_program):
+def stand_in(ctx, original, run_program, plain=False):
     """What TensorFlow calls in place of the program's `original`: its converted code, inlined
     into the graph being built, with Python's signature (TensorFlow reads it: `variables` of a
-    custom gradient, a Keras `Lambda`'s `training`)."""
+    custom gradient, a Keras `Lambda`'s `training`).  `plain`: TensorFlow traces `original`
+    without AutoGraph (`ctx.plain_traces` counts the runs under way)."""
     building, home = threading.get_ident(), tf.compat.v1.get_default_graph()
 
     def run(*args, **kwargs):
         if threading.get_ident() != building or current() is not ctx:
             ctx.foreign_callbacks += 1          # after the build, or on TensorFlow's own thread
             return original(*args, **kwargs)
+        if plain:
+            ctx.plain_traces += 1
+            try:
+                return _run(*args, **kwargs)
+            finally:
+                ctx.plain_traces -= 1
+        return _run(*args, **kwargs)
+
+    def _run(*args, **kwargs):
         if tf.compat.v1.get_default_graph() is home:
             return run_program(original, *args, **kwargs)           # part of the call's own flow
         before = state_before(ctx, ())

@@ -133,6 +133,7 @@ class BuildContext:
         self._dependencies: list = []
         self.general_depth = 0
         self.foreign_callbacks = 0             # program functions TensorFlow called on its own thread
+        self.plain_traces = 0                  # >0 while one runs that TensorFlow traces without AutoGraph
         self.outer_graph = None                # the FuncGraph being built (fed state is captured there)
         self.heap = Heap(self.outside)
         self.relaxed_state_dims = relaxed_state_dims or {}      # source -> dims fed as None
@@ -301,6 +302,15 @@ class BuildContext:
         tensors = list(tensors)
         if all(not hasattr(t, "graph") or t.graph is self.outer_graph for t in tensors):
             self.observers.append((callback, tensors))
+
+    def refuse_plain_truth(self, what: str):
+        """`what` (a tensor's truth, its Python value) inside a function TensorFlow traces without
+        AutoGraph: eager's trace raises there (a graph tensor has no Python value), janus's
+        converted code would compute it.  The build stops; the call raises in Python, as eager."""
+        if self.plain_traces:
+            self.fail("callback-autograph-off", f"{what} in a function TensorFlow traces without AutoGraph "
+                      "(`tf.vectorized_map`, `tf.function(autograph=False)`): eager raises there",
+                      "use tf.cond or tf.where inside that function")
 
     def fail(self, kind: str, explanation: str, hint: str = "", lineno=None):
         where = self.where(lineno) if (lineno and self.frames) else (self.user_line() if self.frames else "")

@@ -43,6 +43,8 @@ def test_value(x):
         return _number_truth(x)
     if (found := dunders.truth(x)) is not dunders.NOT_USER:
         return found                # the program's own `__bool__`/`__len__`, run as its code
+    if is_symbolic(x):
+        current().refuse_plain_truth("an `if` or `while` on a tensor")
     return as_bool(x.tensor) if _numpy_scalar(x) else x
 
 

@@ -362,6 +362,7 @@ def convert_tensor(kind: type, tensor):
     """`int(t)`, `float(t)`, `bool(t)` of a scalar graph tensor as a computed `PyNumber` (a
     float32 value widened exactly to float64, as eager's `float()` gives it); None where janus
     does not follow eager (not a scalar, a dtype such as string, complex or uint64)."""
+    current().refuse_plain_truth(f"`{kind.__name__}()` of a tensor")
     if tensor.shape.rank != 0 or tensor.dtype not in _CONVERTIBLE:
         return None
     return _converted(kind, tf.stop_gradient(tensor), True)     # (eager's Python number has no gradient)

@@ -97,6 +97,7 @@ class Box:
         self.t = tf.constant(0.0)
         self.items = []
         self.ws = [0.5, 2.0]
+        self.hist = {"a": [], "b": [1.0]}       # a dict of lists: its reading methods hand out its lists
         self.layers = [Layer(), Layer()]
         self.v = tf.Variable(0.0)
         self.tree = Node(1, Node(2.5), Node(3, Node(4)))
@@ -713,6 +714,11 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = fscale(t, f=0.5)",
         # A shallow copy of the box shares its list and reads its attributes of this call.
         lambda: "copy.copy(box).items.append(k)\nk = k + copy.copy(box).n",
+        # The lists a dict on the box holds, reached through its reading methods: appends and
+        # the newest items of this call.
+        lambda: "for hv in box.hist.values():\n    hv.append(k)\nk = k + len(box.hist['a'])",
+        lambda: "box.hist.setdefault('c', []).append(s)\ns = s + len(box.hist.get('c'))",
+        lambda: "t = t + sum(hv[-1] for hk, hv in box.hist.items() if hv)",
         # The program's functions that TensorFlow calls back: they read globals again on every
         # call, and print only where eager's call runs them.
         lambda: "t = tf.map_fn(lambda e: e * CONF['scale'], t)",
@@ -920,7 +926,7 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "SHOWN.v = 5", "Shown.seen += 1", "box.lazy = None",
              "box.dense.activation = tf.nn.relu", "box.dense.use_bias = False", "CONF['scale'] = 3.0", "TABLE['x'] = 1",
              "scaled.__defaults__ = (3.0,)", "scaled.__kwdefaults__['shift'] = -1.0",
-             "CONF['extra'] = 1.0"]
+             "CONF['extra'] = 1.0", "box.hist['a'].append(5)", "box.hist['b'] = [2.0]"]
 
 
 # How the caller differentiates the call's result by `x`: not at all, or through derivatives

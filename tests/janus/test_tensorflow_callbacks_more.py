@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 import janus
+from tests.harness import assert_same
 from tests.janus.test_tensorflow_callbacks import _compare
 
 CFG = {"k": 2.0}
@@ -311,8 +312,6 @@ def _vmap_with_python_if(x):
     return tf.vectorized_map(body, x)
 
 
-@pytest.mark.xfail(strict=True, reason="janus converts the function TensorFlow traces without AutoGraph "
-                   "(docs/decisions.md, callbacks): its tensor `if` becomes a tf.cond instead of raising")
 def test_a_python_if_on_a_tensor_in_a_vectorized_map_function_raises_on_every_call():
     """`tf.vectorized_map(body, x)` where `body` has a Python `if` on a tensor: eagerly
     TensorFlow traces `body` without AutoGraph, so every call raises
@@ -324,3 +323,47 @@ def test_a_python_if_on_a_tensor_in_a_vectorized_map_function_raises_on_every_ca
             _vmap_with_python_if(x)
         with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
             spec(x)
+
+
+def _vmap_plain(x):
+    def body(e):
+        return e * 2.0 + tf.reduce_sum(e)
+    return tf.vectorized_map(body, x)
+
+
+def test_a_vectorized_map_function_without_tensor_control_flow_runs_in_the_graph():
+    """The same map without a Python `if`: janus's graph runs it and gives eager's values."""
+    spec = janus.speculate(_vmap_plain)
+    for i in range(6):
+        x = tf.constant([[1.0, float(i)], [0.5, -1.0]])
+        assert_same(_vmap_plain(x), spec(x), f"call {i}")
+    assert spec.stats()["graph_runs"] > 0
+
+
+def _untransformed_function_with_python_if(x):
+    def body(e):
+        if tf.reduce_sum(e) > 2:
+            return e * 2.0
+        return e
+    return tf.function(body, autograph=False)(x)
+
+
+def _vmap_with_python_float(x):
+    def body(e):
+        return e * float(tf.reduce_sum(e))
+    return tf.vectorized_map(body, x)
+
+
+@pytest.mark.parametrize("fn", [_untransformed_function_with_python_if, _vmap_with_python_float])
+def test_a_tensors_python_value_where_tensorflow_traces_without_autograph_raises_as_eager(fn):
+    """A Python `if` on a tensor in a `tf.function(..., autograph=False)`, and `float()` of a
+    tensor in a `tf.vectorized_map` function: eager's trace raises on every call; so does janus."""
+    spec = janus.speculate(fn)
+    for i in range(6):
+        x = tf.constant([[1.0, float(i)]])
+        with pytest.raises(Exception) as want:
+            fn(x)
+        with pytest.raises(Exception) as got:
+            spec(x)
+        assert type(got.value) is type(want.value), f"call {i}"
+        assert str(got.value) == str(want.value), f"call {i}"

@@ -115,7 +115,7 @@ def state_before(ctx, values) -> tuple:
     while stack:
         v = stack.pop()
         if type(v) in (list, dict) and id(v) not in containers:
-            containers[id(v)] = (v, _contents(v))
+            containers[id(v)] = (v, _contents(v, ctx.heap))
             stack.extend(v if type(v) is list else v.values())
     return _heap_state(ctx.heap), containers
 
@@ -124,7 +124,7 @@ def no_writes_inside(ctx, before, construct: str):
     """Python state written inside a tf.cond branch or a tf.while_loop body would be written
     once per trace, not per taken branch or iteration: stop the build (the call runs in Python)."""
     heap, containers = before
-    if _heap_state(ctx.heap) != heap or any(_contents(v) != was for v, was in containers.values()):
+    if _heap_state(ctx.heap) != heap or any(_contents(v, ctx.heap) != was for v, was in containers.values()):
         ctx.fail("write-in-" + construct, f"Python state is written inside a {construct} on a tensor",
                  "return the new value and write it after the branch or loop")
 

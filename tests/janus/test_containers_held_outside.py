@@ -161,3 +161,19 @@ def test_a_global_dict_of_lists_through_setdefault_and_items():
         assert_same({"loss": x}, got, f"call {i}")
         assert_same(eager, HIST["loss"], f"state after call {i}")
     assert spec.stats()["graph_runs"] > 0
+
+
+def lengths_in_a_branch(o, x):
+    if tf.reduce_sum(x) > 0:
+        y = x + float(sum(len(v) for v in o.hist.values()))
+    else:
+        y = x - 1.0
+    return y
+
+
+def test_reading_the_lists_first_inside_a_tensor_if_is_not_a_write():
+    """Both sides are taken while profiling, so the `if` is a tf.cond; the dict's lists are first
+    handed out inside its branch, which writes nothing: the graph runs."""
+    def between(o, i):
+        o.hist["a"].append(float(i))
+    _compare(lengths_in_a_branch, _hist, [tf.constant(float(i % 2) * 2.0 - 1.0) for i in range(8)], between)

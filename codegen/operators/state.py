@@ -33,7 +33,7 @@ from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import read_method
 from codegen.operators.numbers import PyNumber
 from codegen.operators.printing import not_printed
-from codegen.operators.write_refusals import refuse, no_write_in_machine, refusal
+from codegen.operators.write_refusals import library_setter, refuse, no_write_in_machine, refusal
 from codegen.operators.shapes import guarded
 from codegen.operators.node_classes import NodeClass
 from codegen.operators.trees import Pointer
@@ -56,8 +56,11 @@ def st_attr(obj, name, value):
         return
     no_write_in_machine(ctx, source.attr(name))
     reason = refusal(obj, name, "attr")
-    if reason:
+    if reason and not library_setter(ctx, obj, name, value, source):
         refuse(reason, source.attr(name))
+    if reason:
+        _note(ctx.heap.writes, source.attr(name))   # (done by the library's setter: ops in the graph)
+        return
     ctx.heap.attrs[(id(obj), name)] = [obj, name, value, source.attr(name)]
     _note(ctx.heap.writes, source.attr(name))
 

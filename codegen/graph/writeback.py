@@ -428,9 +428,14 @@ def plan(ctx, tensors: list) -> list:
             if changed or deleted:
                 out.append(("dict", sh, {k: flatten(copy[k], tensors, heap) for k in changed},
                             deleted))
-    for obj, name, value, source in heap.attrs.values():
+    for key, (obj, name, value, source) in heap.attrs.items():
         template = ("deleted",) if value is DELETED else flatten(value, tensors, heap)
-        out.append(("attr", obj, name, template))
+        written = heap.cond_writes.get(key)
+        if written is not None and written[0] is value:
+            tensors.append(written[1])          # set only where the predicate took the writing side
+            out.append(("attr-if", obj, name, (len(tensors) - 1, written[2]), template))
+        else:
+            out.append(("attr", obj, name, template))
     for holder, access, name, value, source in heap.names.values():
         template = ("deleted",) if value is DELETED else flatten(value, tensors, heap)
         out.append((access, holder, name, template))
@@ -454,7 +459,12 @@ def apply(plan_entries, outs, args, kwargs, made):
         kind = entry[0]
         if kind in ("extend", "replace", "dict"):
             continue
-        _, holder, name, template = entry
+        holder, name, template = entry[1], entry[2], entry[-1]
+        if kind == "attr-if":
+            at, side = entry[3]
+            if bool(outs[at]) != side:
+                continue                        # the side that leaves the caller's object ran
+            kind = "attr"
         if kind == "attr":
             if template[0] == "deleted":
                 delattr(holder, name)

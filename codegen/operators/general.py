@@ -19,6 +19,7 @@ from codegen.assumptions import Kind
 from codegen.operators import failing_ops
 from codegen.operators.arrays import PyArray
 from codegen.operators.cond_merge import note_argument_choice, packed, python_number
+from codegen.operators.cond_writes import CondWrites, WritesInSide
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
 from codegen.operators.numbers import PyNumber, python_kind, wide_tensor, wide_tensor_dtype
@@ -120,11 +121,21 @@ def state_before(ctx, values) -> tuple:
     return _heap_state(ctx.heap), containers
 
 
-def no_writes_inside(ctx, before, construct: str):
+def no_writes_inside(ctx, before, construct: str, carried=None):
     """Python state written inside a tf.cond branch or a tf.while_loop body would be written
-    once per trace, not per taken branch or iteration: stop the build (the call runs in Python)."""
+    once per trace, not per taken branch or iteration: stop the build (the call runs in Python).
+    `carried`: the `CondWrites` of the tensor `if` whose side this is, which carries attributes
+    of outside objects its sides write (a new one is traced again, carried)."""
     heap, containers = before
-    if _heap_state(ctx.heap) != heap or any(_contents(v, ctx.heap) != was for v, was in containers.values()):
+    now = _heap_state(ctx.heap)
+    if any(_contents(v, ctx.heap) != was for v, was in containers.values()):
+        now = None
+    elif carried is not None and now != heap and now[1:] == heap[1:]:
+        new = carried.changed(heap[0], now[0])
+        if new:
+            raise WritesInSide(new)
+        return
+    if now != heap:
         ctx.fail("write-in-" + construct, f"Python state is written inside a {construct} on a tensor",
                  "return the new value and write it after the branch or loop")
 
@@ -135,20 +146,27 @@ def run_cond(test, body, orelse, get_state, set_state, names, lists=()):
     owner = object()
     init = grow_lists(current(), get_state(), names, lists, owner)
     set_state(init)
-    for _ in range(len(lists) + 1):
+    writes = CondWrites(current())      # attributes of outside objects the sides write, carried
+    learned = 0
+    while True:
         try:
-            _cond(test, body, orelse, get_state, set_state, names)
+            _cond(test, body, orelse, *writes.wrap(get_state, set_state, names), writes)
             break
         except NeedsItemSpec as exc:
+            learned += 1
             learn_item(exc, owner)
-            reset_lists(init)
-            set_state(init)
-    else:
-        current().fail("list-item", "a list a tensor `if` grows does not settle on one item", "")
+        except WritesInSide as exc:
+            learned += 1
+            writes.learn(exc)
+        if learned > len(lists) + 2:
+            current().fail("list-item", "a list a tensor `if` grows does not settle on one item", "")
+        reset_lists(init)
+        set_state(init)
+    writes.settle(test)
     empty_lists_back(get_state, set_state)
 
 
-def _cond(test, body, orelse, get_state, set_state, names):
+def _cond(test, body, orelse, get_state, set_state, names, writes):
     ctx = current()
     init = get_state()
     seen: dict = {}
@@ -166,7 +184,8 @@ def _cond(test, body, orelse, get_state, set_state, names):
                 init[i].rebind(rows)
             before = state_before(ctx, init)
             fn()
-            no_writes_inside(ctx, before, "tf.cond")
+            no_writes_inside(ctx, before, "tf.cond", writes)
+            writes.after_side(which)
             vals = get_state()
             seen[which] = vals
             out = []

@@ -49,6 +49,9 @@ class Heap:
         # tf.cond output ref -> (predicate, argument path if true, if false): a tensor `if` that
         # passes a tensor argument through gives back the caller's own object on that side
         self.arg_choices: dict = {}
+        # attrs key -> (the value written, predicate, side): a write one side of a tensor `if`
+        # made, set after the run only where the predicate took that side (`cond_writes`)
+        self.cond_writes: dict = {}
         self.reads: list[Source] = []
         self.writes: list[Source] = []
 

@@ -25,7 +25,9 @@ def refusal(obj, name: str | None, kind: str) -> str | None:
         for hook in ("__setattr__", "__delattr__", "__getattr__", "__getattribute__"):
             impl = getattr(cls, hook, None)
             base = getattr(object, hook, None)
-            if impl is not None and impl is not base and not _is_library(impl) and cls.__module__ != "builtins":
+            # (`types.SimpleNamespace` defines the hooks as Python's generic attribute access)
+            if impl is not None and impl is not base and not _is_library(impl) and \
+                    cls.__module__ not in ("builtins", "types"):
                 return f"{cls.__name__} defines {hook}"
         static = inspect.getattr_static(cls, name, None)
         if isinstance(static, property):

@@ -11,7 +11,8 @@ from codegen.operators.builtins import TensorRange, py_iter
 from codegen.operators.calls import call, decorator, del_item, inplace, ld_attr, ld_item, st_item
 from codegen.operators.contexts import entered
 from codegen.operators.control_flow import for_stmt, if_exp, if_stmt, returned, while_stmt
-from codegen.operators.general import run_cond, run_while
+from codegen.operators.general import run_while
+from codegen.operators.tensor_cond import run_cond
 from codegen.operators.joins import each, join, join_end, joined, listed
 from codegen.operators.logical import and_, compare_chain, eq, in_, ne, not_, not_any, not_in, or_, truth
 from codegen.operators.state import del_attr, del_name, ld, st_attr, st_name

@@ -64,11 +64,13 @@ class CondWrites:
             self.targets[key] = (obj, name, source)
             self.before[key] = value
 
-    def changed(self, before: dict, now: dict) -> dict:
-        """The entries of attributes written since `before` (keys -> id of the value, as
-        `general._heap_state` gives them) that this `if` does not carry yet."""
-        return {k: self.ctx.heap.attrs[k] for k, v in now.items()
-                if before.get(k) != v and k not in self.targets and k in self.ctx.heap.attrs}
+    def carry_new(self, before: dict, now: dict):
+        """Raises `WritesInSide` with the attributes written since `before` (keys -> id of the
+        value, as `general._heap_state` gives them) that this `if` does not carry yet."""
+        new = {k: self.ctx.heap.attrs[k] for k, v in now.items()
+               if before.get(k) != v and k not in self.targets and k in self.ctx.heap.attrs}
+        if new:
+            raise WritesInSide(new)
 
     def wrap(self, get_state, set_state, names):
         """State accessors and names with the carried attributes after the variables."""

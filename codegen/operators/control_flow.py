@@ -17,7 +17,8 @@ from codegen.operators.cond_merge import note_argument_choice
 from codegen.operators.context import current
 from codegen.operators.guards import emit_guard
 from codegen.operators.dataset_loops import run_dataset
-from codegen.operators.general import no_writes_inside, run_cond, run_while, state_before
+from codegen.operators.general import no_writes_inside, run_while, state_before
+from codegen.operators.tensor_cond import run_cond
 from codegen.operators.lists import GrowList
 from codegen.operators.logical import as_bool as _as_bool, test_value
 from codegen.operators.numbers import PyNumber, is_computed, python_kind, wide_tensor

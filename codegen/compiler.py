@@ -17,7 +17,7 @@ import weakref
 from profiler import code_key
 
 from codegen import operators
-from codegen.operators.values import BUILDER_CODE, user_globals
+from codegen.operators.values import BUILDER_CODE, BUILDER_PARENT, USER_CELLS, user_globals
 from codegen.lowering.pipeline import transform
 from codegen.syntax.sites import SiteTable
 from codegen.syntax.source import parse_function
@@ -84,18 +84,25 @@ def _compile_builder(node: ast.FunctionDef, filename: str, globals_: dict, fn):
     ast.fix_missing_locations(module)
     namespace = {"__builtins__": builtins}
     exec(compile(module, filename, "exec"), namespace)
-    _register_nested(namespace["__janus_factory__"].__code__, globals_)
+    _register_nested(namespace["__janus_factory__"].__code__, globals_, fn)
     builder = namespace["__janus_factory__"](operators)
     if not free:
         return builder
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    if fn.__code__ not in BUILDER_CODE:     # (a function a builder made closes over the build's cells too)
+        USER_CELLS.update((id(c), c) for c in cells.values())
     cells[JN] = types.CellType(operators)
     closure = tuple(cells.get(n) or types.CellType() for n in builder.__code__.co_freevars)
     return types.FunctionType(builder.__code__, builder.__globals__, builder.__name__, None, closure)
 
 
-def _register_nested(code, globals_):
+def _register_nested(code, globals_, fn, top=True):
+    """Every function the builder defines reads its globals from `globals_`; the functions the
+    lowered code itself defines (lambdas, comprehensions; not the builder) have `fn`, the user's
+    function, as their enclosing one (`values.BUILDER_PARENT`)."""
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             BUILDER_CODE[const] = globals_
-            _register_nested(const, globals_)
+            if not top:
+                BUILDER_PARENT[const] = weakref.ref(fn)
+            _register_nested(const, globals_, fn, top=False)

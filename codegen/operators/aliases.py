@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import collections.abc
 import copy
+import gc
 import inspect
 import types
 
@@ -101,18 +102,48 @@ def note_absent(ctx, obj, name):
     ctx.check("absent", obj, name, True, source.lacks(name), kind=Kind.CONSTANT, expected=True)
 
 
+def outside_copy(ctx, value, source, holder):
+    """The build's copy of the outside list or dict `value` (read from `holder`: (access, holder,
+    name)).  What it holds is outside too, and the copy holds it as such from the start, so no
+    way of reading it (an item, iteration, a reading method, unpacking, `+`, C code given it)
+    reaches the user's own inner lists: each list or dict in it is its own copy (its items
+    re-checked at entry when read, a change to it a deferred write), each other object an
+    outside object.  A tuple in it that holds lists or dicts stops the build (janus keeps no
+    copy of a tuple)."""
+    copy = ctx.heap.shadow(value, source, holder=holder)
+    sh = ctx.heap.by_copy[id(copy)]
+    if sh.exposed or ctx.dry_run:
+        return copy
+    sh.exposed = True
+    for key, item in (list(enumerate(copy)) if type(copy) is list else list(copy.items())):
+        if type(item) in (list, dict):
+            copy[key] = outside_copy(ctx, item, source.item(key), ("item", value, key))
+        else:
+            no_tuple_of_containers(ctx, item, source.item(key))
+            held_outside(ctx, sh, key, item)
+    return copy
+
+
+def no_tuple_of_containers(ctx, value, source):
+    """A tuple from outside that holds lists or dicts (at any depth through tuples): janus keeps
+    no copy of it, so an append to its lists would reach the user's list while the graph is
+    built.  The build stops (the call runs in Python)."""
+    if isinstance(value, tuple) and _holds_containers(value):
+        ctx.fail("outside-container", f"`{source}` is a tuple holding lists or dicts, which janus keeps no copy of",
+                 "keep the lists in a list or dict")
+
+
+def _holds_containers(value, depth=0) -> bool:
+    return depth < 20 and any(type(v) in (list, dict) or (isinstance(v, tuple) and _holds_containers(v, depth + 1))
+                              for v in value)
+
+
 def held_item(ctx, sh, key, value):
-    """What an outside container (copied as `sh`) holds at `key` is outside too.  A list or dict
-    is given as the build's copy of it: its items are re-checked at entry when read
-    (`CFG["scales"][1] = 10` between calls is seen) and a change to it is a deferred write.
-    Another object is an outside object (its attributes read fresh or guarded)."""
-    if sh.holder is None:
-        return value        # (an argument container's items are arguments: the signature feeds them)
-    if sh.real is not None and type(value) in (list, dict) and not ctx.dry_run:
-        if id(value) in ctx.heap.by_copy:
-            return value
-        return ctx.heap.shadow(value, sh.source.item(key), holder=("item", sh.real, key))
-    held_outside(ctx, sh, key, value)
+    """What a copied container (`sh`) gives for `key`: the copies of the lists and dicts an
+    outside container held are already in it (`outside_copy`); a list the call itself put there
+    is the call's own."""
+    if sh.holder is not None and ctx.dry_run:
+        held_outside(ctx, sh, key, value)       # (the machine's scratch runs make no copies)
     return value
 
 
@@ -124,20 +155,55 @@ def held_outside(ctx, sh, key, value):
         ctx.keep.append(value)
 
 
-def read_container(ctx, x, whole=True):
-    """`x`'s contents are read as a whole (iteration, a reading method such as `items`, `values`,
-    `get` or `setdefault`, or `x` passed to a call): a copied outside container then holds the
-    copies of the lists and dicts in it in place of them, so what it hands out is what the build
-    reads and writes, never the user's own list.  (`whole=False`: one item is handed out; the
-    contents are not read.)"""
-    sh = ctx.heap.by_copy.get(id(x))
-    if whole:
-        ctx.heap.mark_read(x)
-    if sh is None or sh.holder is None or sh.exposed:
+_HANDING_OUT = {"values", "items", "get", "pop", "popitem", "setdefault", "copy", "popleft", "__iter__",
+                "__reversed__"}
+
+
+def no_lists_handed_out(ctx, obj, method: str):
+    """`obj.method(...)` (or iteration, `method` "__iter__") of an outside container janus keeps
+    no copy of (an `OrderedDict`, a `defaultdict`, a `deque`) that holds lists or dicts: what it
+    hands out would be the user's own lists, which an append would change while the graph is
+    built.  The build stops (the call runs in Python).  Its items read by key are copied
+    (`state.read_outside`)."""
+    if method not in _HANDING_OUT or not isinstance(obj, CONTAINERS) or id(obj) not in ctx.outside \
+            or id(obj) in ctx.heap.by_copy or ctx.dry_run:
         return
-    sh.exposed = not ctx.dry_run
-    snap = sh.snapshot
-    keys = range(min(len(x), len(snap))) if type(x) is list else [k for k in x if k in snap]
-    for k in keys:
-        if x[k] is snap[k]:
-            x[k] = held_item(ctx, sh, k, x[k])
+    if method == "__iter__" and isinstance(obj, collections.abc.Mapping):
+        return                                  # (its keys)
+    values = obj.values() if isinstance(obj, collections.abc.Mapping) else obj
+    if any(type(v) in (list, dict) for v in values):
+        ctx.fail("outside-container", f"`{ctx.outside[id(obj)]}.{method}` hands out the lists or dicts a "
+                 f"{type(obj).__name__} from outside holds, which janus keeps no copy of",
+                 "use a plain dict or list, or read its items by key")
+
+
+def read_container(ctx, x):
+    """`x`'s contents are read as a whole by Python (iteration, a reading method): a copy's items
+    are checked at entry.  (The lists and dicts it holds are read only where the code reads them.)"""
+    sh = ctx.heap.by_copy.get(id(x))
+    if sh is not None:
+        sh.read = True
+
+
+_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+
+
+def read_deep(ctx, value):
+    """C code reads `value` through and through (`sum(rows, [])`, `str(d)`, `sorted(d.values(),
+    key=len)`, `==`): every copy of an outside list or dict it reaches, through lists, tuples,
+    dicts and dict views, counts as read (its items checked at entry)."""
+    seen, stack = set(), [value]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if type(v) in _VIEWS:
+            stack += gc.get_referents(v)          # (a view refers to its dict)
+            continue
+        if type(v) not in (list, tuple, dict):
+            continue
+        sh = ctx.heap.by_copy.get(id(v))
+        if sh is not None:
+            sh.read = True
+        stack += list(v.values()) if type(v) is dict else list(v)

@@ -10,9 +10,10 @@ successful call, not made on the real object while the graph is built.
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 
-from codegen.assumptions import SCALARS, Kind
+from codegen.assumptions import SCALARS, Kind, Source
 
 
 def read_method(ctx, access: str, holder, name, value: types.MethodType, source):
@@ -24,6 +25,32 @@ def read_method(ctx, access: str, holder, name, value: types.MethodType, source)
         ctx.check(prefix + "bound", holder, name, value.__self__, source.attr("__self__"), kind=Kind.ID_MATCH,
                   expected=value.__self__)
     return value
+
+
+def made_per_read(ctx, holder, name, value, source) -> bool:
+    """`holder.name` is made anew on every read by a descriptor on the class (a method decorated
+    by `@tf.custom_gradient`, which binds a new wrapper each time): its identity is no fact to
+    check.  What decides it is: the object's class, the class's attribute (the descriptor, which
+    the class gives back as itself), and that the object's own `__dict__` lacks the name.  Those
+    are checked at entry (True); False where `value` is no such thing (`source`: the value's)."""
+    cls = type(holder)
+    static = inspect.getattr_static(cls, name, None)
+    if id(holder) not in ctx.outside or static is None or static is value or isinstance(static, (types.FunctionType, property)) or \
+            not hasattr(type(static), "__get__") or hasattr(type(static), "__set__") or \
+            cls.__getattribute__ is not object.__getattribute__ or name in (getattr(holder, "__dict__", None) or ()):
+        return False
+    try:
+        if getattr(cls, name) is not static:
+            return False
+    except AttributeError:
+        return False
+    place = ctx.outside[id(holder)]
+    ctx.check("attr", holder, "__class__", cls, place.attr("__class__"), kind=Kind.ID_MATCH, expected=cls)
+    where = ctx.outside.get(id(cls)) or Source.global_name(cls.__module__, cls.__qualname__)
+    ctx.check("attr", cls, name, static, where.attr(name), kind=Kind.ID_MATCH, expected=static)
+    if hasattr(holder, "__dict__"):
+        ctx.check("owns", holder, name, False, place.owns(name), kind=Kind.CONSTANT, expected=False)
+    return True
 
 
 def register_owner(ctx, f: types.MethodType):

@@ -18,7 +18,7 @@ from codegen.errors import ConversionError, NeedsPythonValue, Reason
 from codegen.operators import call_time, dunders, node_tests
 from codegen.operators.context import current
 from codegen.operators.eager_view import ANSWERS, tensor_attribute, tensor_hasattr, stands_for_eager, ABSENT
-from codegen.operators.aliases import read_container, read_whole
+from codegen.operators.aliases import no_lists_handed_out, read_container, read_deep, read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert, convert_tensor, is_computed
 from codegen.operators.object_access import object_delattr, object_setattr, type_of, vars_of
@@ -68,6 +68,7 @@ def py_iter(x):
     ctx = current()
     read_container(ctx, x)
     read_whole(ctx, x)
+    no_lists_handed_out(ctx, x, "__iter__")
     if is_symbolic(x):
         if x.shape.rank and x.shape[0] is not None:
             return tf.unstack(x)
@@ -117,6 +118,8 @@ def _range(*args):
 
 def _minmax(py, tf_fn):
     def fn(*args, **kwargs):
+        if len(args) == 1 or kwargs:
+            read_deep(current(), args)        # (`max(rows, key=len)` reads the lists in it)
         if len(args) == 2 and not kwargs and (is_symbolic(args[0]) or is_symbolic(args[1])):
             if not all(is_symbolic(a) and a.shape.rank == 0 for a in args):
                 # eager compares with `bool()` of a tensor and returns one of the two objects: a

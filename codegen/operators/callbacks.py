@@ -21,6 +21,7 @@ import inspect
 import threading
 
 import tensorflow as tf
+from tensorflow.python.ops import custom_gradient as custom_gradient_ops
 from tensorflow.python.ops.parallel_for import control_flow_ops as parallel_for
 from tensorflow.python.util import tf_decorator
 
@@ -28,6 +29,7 @@ from codegen.operators.context import current
 from codegen.operators.general import no_writes_inside, state_before
 
 _TENSORFLOW = ("tensorflow", "keras", "tf_keras")
+_DECORATED = "custom_gradient.<locals>.decorated"    # what `tf.custom_gradient` binds a method to
 _PLAIN_TRACERS = (parallel_for.vectorized_map, parallel_for.pfor)    # they trace without AutoGraph
 
 
@@ -156,7 +158,9 @@ def stand_in(ctx, original, run_program, plain=False):
 
 
 def custom_gradient_target(f):
-    """The program's function a `@tf.custom_gradient` decorates, or None."""
+    """The program's function a `@tf.custom_gradient` decorates (bound, for a method), or None."""
+    if type(f) is custom_gradient_ops.Bind and getattr(f._d, "__qualname__", "") == _DECORATED:
+        return f._f                     # (a method: the class holds the decorator, bound per read)
     if not callable(f) or getattr(f, "_tf_decorator", None) is None:
         return None
     decorators, target = tf_decorator.unwrap(f)

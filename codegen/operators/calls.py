@@ -24,7 +24,7 @@ from profiler.library import is_user_function
 from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
 from codegen.operators import callbacks, dunders, library_calls, state
-from codegen.operators.aliases import read_container, read_whole
+from codegen.operators.aliases import no_lists_handed_out, read_container, read_deep, read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import partial_parts, register_owner
 from codegen.operators.builtins import BUILTINS
@@ -46,6 +46,9 @@ from codegen.operators.weak_numbers import WeakNumber, conversion
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add", "discard",
              "appendleft", "extendleft", "popleft", "rotate", "move_to_end",
              "sort", "reverse", "popitem", "__setitem__", "__delitem__"}
+# Methods whose answer compares the items (the lists and dicts in them too)
+_COMPARING = {"index", "count", "remove", "sort", "__contains__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+              "__ge__", "__repr__", "__str__"}
 RECURSION_LIMIT = 64
 
 
@@ -179,7 +182,7 @@ def call(f, /, *args, **kwargs):
         dunders.refuse_user_key(f.__self__ if isinstance(f, types.BuiltinMethodType) else None, a)
         if isinstance(f, types.BuiltinMethodType) and f.__name__ in ("index", "count", "remove"):
             dunders.refuse_user_equality(f.__self__, a)
-        read_container(ctx, a)
+        read_deep(ctx, a)                   # (library or C code reads it through and through)
     check_settings(ctx, f)
     fresh = _new_value_each_call(ctx, f, args)
     library_calls.refuse_copy_of_outside(ctx, f, args)
@@ -289,10 +292,12 @@ def _container_method(ctx, f):
         isinstance(f, types.MethodType) and isinstance(f.__self__, (list, dict, set))) else None
     if owner is not None and f.__name__ not in _MUTATORS:
         read_whole(ctx, owner)      # (an outside container janus keeps no copy of: its contents checked)
+    if owner is not None:
+        no_lists_handed_out(ctx, owner, f.__name__)
     if owner is not None and id(owner) in ctx.heap.by_copy:
-        if f.__name__ == "setdefault":
-            read_container(ctx, owner, whole=False)     # (hands out an item; reads no more than its key)
-        if f.__name__ not in NON_READING_MUTATORS:
+        if f.__name__ in _COMPARING:
+            read_deep(ctx, owner)           # (C code compares the items, the lists in it included)
+        elif f.__name__ not in NON_READING_MUTATORS:
             read_container(ctx, owner)
         else:
             sh = ctx.heap.by_copy[id(owner)]

@@ -9,7 +9,7 @@ import operator
 import numpy as np
 import tensorflow as tf
 
-from codegen.operators.aliases import read_whole
+from codegen.operators.aliases import read_deep, read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators import dunders, node_tests
 from codegen.operators.context import active, current
@@ -31,6 +31,9 @@ def _number_truth(x):
     """The truth of a varying Python number as a boolean tensor."""
     condition = getattr(x, "condition", None)
     return as_bool(x.tensor) if condition is None else condition
+
+
+_CONTAINERS = (list, tuple, dict, type({}.values()), type({}.items()), type({}.keys()))
 
 
 def test_value(x):
@@ -249,7 +252,10 @@ def _eq(a, b):
     if isinstance(a, Pointer) or isinstance(b, Pointer):
         return node_tests.equal(a, b) if isinstance(a, Pointer) else node_tests.equal(b, a)
     found = dunders.compare("__eq__", a, b)
-    return a == b if found is dunders.NOT_USER else found
+    if found is dunders.NOT_USER:
+        _compared(a, b)
+        return a == b
+    return found
 
 
 def _ne(a, b):
@@ -259,7 +265,19 @@ def _ne(a, b):
     if isinstance(a, Pointer) or isinstance(b, Pointer):
         return node_tests.not_equal(a, b) if isinstance(a, Pointer) else node_tests.not_equal(b, a)
     found = dunders.compare("__ne__", a, b)
-    return a != b if found is dunders.NOT_USER else found
+    if found is dunders.NOT_USER:
+        _compared(a, b)
+        return a != b
+    return found
+
+
+def _compared(a, b):
+    """`==` of lists or dicts compares the lists and dicts in them: copies of outside ones count
+    as read (checked at entry)."""
+    ctx = active()
+    if ctx is not None and (type(a) in _CONTAINERS or type(b) in _CONTAINERS):
+        read_deep(ctx, a)
+        read_deep(ctx, b)
 
 
 def _in(item, container):
@@ -269,7 +287,7 @@ def _in(item, container):
         return found
     ctx = active()
     if ctx is not None:             # the answer depends on the contents: checked at entry
-        ctx.heap.mark_read(container)
+        read_deep(ctx, container)
         read_whole(ctx, container)
     return item in container
 

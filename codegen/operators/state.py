@@ -26,11 +26,11 @@ from codegen.assumptions import NUMPY_SCALARS, SCALARS, Kind, Source, check_kind
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
-from codegen.operators.aliases import (CONTAINERS, bound_container, check_key, held_item, note_absent, proxied,
-                                      written_on_class)
+from codegen.operators.aliases import (CONTAINERS, bound_container, check_key, held_item, no_tuple_of_containers,
+                                      note_absent, outside_copy, proxied, written_on_class)
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
-from codegen.operators.bound_methods import read_method
+from codegen.operators.bound_methods import made_per_read, read_method
 from codegen.operators.numbers import PyNumber
 from codegen.operators.printing import not_printed
 from codegen.operators.write_refusals import library_setter, refuse, no_write_in_machine, refusal
@@ -38,7 +38,7 @@ from codegen.operators.shapes import guarded
 from codegen.operators.node_classes import NodeClass
 from codegen.operators.trees import Pointer
 from codegen.operators import call_time, unchanged
-from codegen.operators.values import BUILDER_CODE, EAGER, is_symbolic, user_globals, user_module
+from codegen.operators.values import EAGER, builders_own_cell, is_symbolic, lexical, user_globals, user_module
 
 
 def _note(lst, source):
@@ -123,23 +123,15 @@ def del_item(obj, key):
 
 def _name_holder(name):
     ctx = current()
-    fn = ctx.frame.converted.fn
+    fn = lexical(ctx.frame.converted.fn, name)
     if name in fn.__code__.co_freevars:
         return "closure", fn.__closure__[fn.__code__.co_freevars.index(name)], Source.closure(fn.__qualname__, name)
     return "global", user_globals(fn), Source.global_name(user_module(fn), name)
 
 
-def _builders_own_cell(fn, name):
-    """The cell of `name` when `fn` was made by a builder while tracing: it holds the build's
-    current value of a variable of the function being built (a loop variable, say)."""
-    if fn.__code__ in BUILDER_CODE and name in fn.__code__.co_freevars:
-        return fn.__closure__[fn.__code__.co_freevars.index(name)]
-    return None
-
-
 def st_name(name, value):
     ctx = current()
-    cell = _builders_own_cell(ctx.frame.converted.fn, name)
+    cell = builders_own_cell(ctx.frame.converted.fn, name)
     if cell is not None:
         if value is DELETED:
             del cell.cell_contents
@@ -382,11 +374,15 @@ def read_outside(access, holder, name, value, source):
     if type(value) in (list, dict):
         ctx.check(access, holder, name, value, source, kind=Kind.ID_MATCH, expected=value)
         _note(heap.reads, source)
-        copy = heap.shadow(value, source, holder=(access, holder, name))
-        return copy
+        return outside_copy(ctx, value, source, (access, holder, name))
     if type(value) is set:                   # what the build read of it (`len(S)`, `5 in S`) is checked
         ctx.check(access, holder, name, value, source, kind=Kind.ID_MATCH, expected=value)
         ctx.check_set(access, holder, name, value, source)
+        return value
+    no_tuple_of_containers(ctx, value, source)
+    if access == "attr" and check_kind(value) is Kind.ID_MATCH and made_per_read(ctx, holder, name, value, source):
+        ctx.outside.setdefault(id(value), source)
+        ctx.keep.append(value)
         return value
     ctx.check(access, holder, name, value, source)
     return value
@@ -397,12 +393,14 @@ def ld(name: str):
     ctx = current()
     fn = ctx.frame.converted.fn
     code = fn.__code__
-    cell = _builders_own_cell(fn, name)
+    cell = builders_own_cell(fn, name)
     if cell is not None:
         try:
             return cell.cell_contents
         except ValueError:
             raise NameError(f"free variable '{name}' referenced before assignment in enclosing scope") from None
+    if name not in code.co_freevars and (outer := lexical(fn, name)) is not fn:
+        fn, code = outer, outer.__code__
     if name in code.co_freevars:
         access, holder = "closure", fn.__closure__[code.co_freevars.index(name)]
         source = Source.closure(fn.__qualname__, name)

@@ -24,6 +24,7 @@ from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable as 
 from profiler.library import is_user_code
 
 from codegen.errors import NeedsPythonValue, Reason
+from codegen.operators.aliases import read_deep
 from codegen.operators.context import active
 
 _GRAPH_TENSOR = _tf_ops.SymbolicTensor
@@ -47,6 +48,7 @@ def text_builtin(fn):
             refuse(ctx, fn.__name__)
         if ctx is not None and args:
             _no_own_text(ctx, f"`{fn.__name__}` of", args[0])
+            read_deep(ctx, args[0])     # (the text shows the lists in it: checked at entry)
         return fn(*args, **kwargs)
     return call
 

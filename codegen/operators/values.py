@@ -20,6 +20,34 @@ EAGER = EagerTensor
 # globals of the user's function the builder was made from: the builder itself is compiled in a
 # namespace of its own, and a global the helper names is the user's module's.
 BUILDER_CODE: dict = {}
+# The user's own closure cells a builder shares (`compiler._compile_builder`), by id: a function
+# the builder made that closes over one of them reads outside state there, not a build variable.
+USER_CELLS: dict = {}
+# Code of a function a builder's lowered code defines (a lambda) -> a weak reference to the user
+# function the builder was made from: a name the lambda's source reads from that function's
+# closure is looked up there (the lowered lambda reads it by name, not through a cell of its own).
+BUILDER_PARENT: dict = {}
+
+
+def builders_own_cell(fn, name):
+    """The cell of `name` when `fn` was made by a builder while tracing: it holds the build's
+    current value of a variable of the function being built (a loop variable, say)."""
+    if fn.__code__ in BUILDER_CODE and name in fn.__code__.co_freevars:
+        cell = fn.__closure__[fn.__code__.co_freevars.index(name)]
+        return None if id(cell) in USER_CELLS else cell     # (a cell of the user's: outside state)
+    return None
+
+
+def lexical(fn, name):
+    """The function whose closure `name` is read from for `fn`: `fn` itself, or, for a function
+    a builder's lowered code made (a lambda) that has no cell of that name, the user's function
+    it was written in, where the name is one of its free variables."""
+    while name not in fn.__code__.co_freevars and fn.__code__ in BUILDER_PARENT:
+        parent = BUILDER_PARENT[fn.__code__]()
+        if parent is None or parent is fn:
+            break
+        fn = parent
+    return fn
 
 
 def user_globals(fn) -> dict:

@@ -83,9 +83,25 @@ def ld_item(obj, key):
         return read_outside("item", obj, key, obj[key], ctx.outside[id(obj)].item(key))
     value = obj[key]
     if sh is not None:
+        if _item_fed(ctx, sh, obj, key, value):
+            return read_outside("item", sh.real, key, value, sh.source.item(key))
         sh.read = True
         value = held_item(ctx, sh, key, value)
     return value
+
+
+def _item_fed(ctx, sh, obj, key, value) -> bool:
+    """`lst[i]` (an int `i`) of an outside list's copy that still holds the user's tensor there:
+    the tensor is fed on every call (`self.losses[-1]` of a list the function appends to, which
+    would otherwise need the list's every item unchanged at entry); its dtype and shape are
+    checked, and an empty list fails that check."""
+    if sh.holder is None or sh.real is None or ctx.dry_run or type(obj) is not list or type(key) is not int \
+            or type(value) is not EAGER:
+        return False
+    snap = sh.snapshot
+    if not -len(snap) <= key < len(snap) or snap[key] is not value:
+        return False
+    return key >= 0 or len(obj) == len(snap)      # (a negative index: the same item only at the same length)
 
 
 def _container_write(obj):

@@ -27,6 +27,7 @@ from profiler.library import is_library_module
 
 from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.heap import DELETED
+from codegen.operators import call_time
 from codegen.operators.object_access import object_attrs, set_attrs as _set_attrs, slots as _slots
 from codegen.operators.arrays import NodeArray, PyArray, as_numpy
 from codegen.operators.numbers import PyNumber
@@ -91,6 +92,9 @@ def _flatten(value, tensors: list, heap):
         return template
     if _is_symbolic(value) and heap is not None and value.ref() in heap.arg_tensors:
         return ("arg", heap.arg_tensors[value.ref()])
+    if _is_symbolic(value) and heap is not None and value.ref() in heap.fed_keys:
+        tensors.append(value)                           # the caller's own tensor, read fresh: itself again
+        return ("fed", heap.fed_keys[value.ref()], len(tensors) - 1)
     if _is_symbolic(value) and heap is not None and value.ref() in heap.arg_choices:
         test, if_true, if_false = heap.arg_choices[value.ref()]
         tensors += [value, test]
@@ -262,6 +266,8 @@ def unflatten(template, outs, args=(), kwargs=None, made=None):
         return resolve_real(template[1], args, kwargs)
     if tag == "arg":
         return resolve_path(template[1], args, kwargs)
+    if tag == "fed":
+        return call_time.fed_value(template[1], outs[template[2]])
     if tag == "arg-or":            # the argument the predicate chose, or the tensor the other side made
         path = template[2] if outs[template[1] + 1].numpy() else template[3]
         return outs[template[1]] if path is None else resolve_path(path, args, kwargs)

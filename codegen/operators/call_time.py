@@ -14,6 +14,7 @@ closure runs once per call, as under TensorFlow.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 
 import tensorflow as tf
@@ -23,12 +24,39 @@ from codegen.operators.values import EAGER
 _RECORDED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()     # graph -> {key: closure}
 
 
-def feed(graph, closure, spec: tf.TensorSpec):
-    """`graph.capture_call_time_value(closure, spec)`, recorded for `Feeds`."""
+def feed(graph, closure, spec: tf.TensorSpec, keys: dict | None = None):
+    """`graph.capture_call_time_value(closure, spec)`, recorded for `Feeds`.  `keys`: where the
+    placeholder's key is noted (by its ref), so a result that is the placeholder comes back as
+    the very object the call fed (`fed_value`)."""
     key = object()
-    placeholder = graph.capture_call_time_value(closure, spec, key=key)
-    _RECORDED.setdefault(graph, {})[key] = closure
+
+    def read():
+        value = closure()
+        _fed_now().__setitem__(key, value)     # (this thread's call: the objects it fed, by key)
+        return value
+    placeholder = graph.capture_call_time_value(read, spec, key=key)
+    _RECORDED.setdefault(graph, {})[key] = read
+    if keys is not None:
+        keys[placeholder.ref()] = key
     return placeholder
+
+
+_THREAD = threading.local()
+
+
+def _fed_now() -> dict:
+    found = getattr(_THREAD, "fed", None)
+    if found is None:
+        found = _THREAD.fed = {}
+    return found
+
+
+def fed_value(key, output):
+    """The object this thread's latest call fed for `key` (eager returns the caller's own
+    tensor), or `output`, the graph's copy of it, where none was fed as it is."""
+    value = _fed_now().get(key)
+    return value if value is not None and type(value) is type(output) and value.dtype == output.dtype \
+        and value.shape == output.shape else output
 
 
 class _Fed:

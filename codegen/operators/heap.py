@@ -44,6 +44,7 @@ class Heap:
         self.shadows: dict[int, Shadow] = {}    # id(real or rebuilt) -> Shadow
         self.by_copy: dict[int, Shadow] = {}    # id(copy) -> Shadow
         self.fed: dict[tuple, object] = {}      # (access, id(holder), name) -> placeholder
+        self.fed_keys: dict = {}                # placeholder ref -> its key in `call_time`
         self.arg_tensors: dict = {}             # input placeholder ref -> its path in the arguments
         self.arg_arrays: dict = {}              # the same, of NumPy arguments (the array stand-in itself)
         # tf.cond output ref -> (predicate, argument path if true, if false): a tensor `if` that

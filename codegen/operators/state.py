@@ -251,7 +251,8 @@ def _fed(ctx, access, holder, name, value, source, kind):
             read = (lambda r: lambda: tf.convert_to_tensor(r(), dtype))(read)
         graph = ctx.outer_graph
         with graph.as_default():
-            heap.fed[key] = call_time.feed(graph, read, tf.TensorSpec(shape, dtype))
+            heap.fed[key] = call_time.feed(graph, read, tf.TensorSpec(shape, dtype),
+                                           heap.fed_keys if kind is Kind.TENSOR_MATCH else None)
         expected = (value.dtype, shape)
         ctx.check(access, holder, name, value, source, kind=kind, expected=expected)
         _note(heap.reads, source)
@@ -350,7 +351,8 @@ def read_outside(access, holder, name, value, source):
                         shape[d] = None
                 specs.append((item.dtype, shape))
                 with graph.as_default():
-                    fed.append(call_time.feed(graph, lambda i=i: read()[i], tf.TensorSpec(shape, item.dtype)))
+                    fed.append(call_time.feed(graph, lambda i=i: read()[i], tf.TensorSpec(shape, item.dtype),
+                                              heap.fed_keys))
             heap.fed[key] = tuple(fed)
             ctx.check(access, holder, name, value, source, kind=Kind.TENSORS_MATCH, expected=specs)
             _note(heap.reads, source)

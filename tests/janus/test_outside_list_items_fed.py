@@ -92,8 +92,6 @@ def test_the_caller_changing_the_item_between_calls_is_seen():
     _run(last_then_first, lambda: _Tracker([tf.constant(100.0), tf.constant(50.0)]), between)
 
 
-@pytest.mark.xfail(strict=True, reason="an outside tensor the graph reads fresh (a fed attribute or list item) "
-                   "comes back from the run as a new tensor, not the caller's object (docs/decisions.md)")
 def test_returning_the_item_gives_the_callers_tensor():
     """Eager returns the caller's own tensor object."""
     eager_s, spec_s = _Tracker(), _Tracker()
@@ -114,8 +112,6 @@ def returns_the_attribute(o, x):
     return o.t
 
 
-@pytest.mark.xfail(strict=True, reason="an outside tensor the graph reads fresh (a fed attribute or list item) "
-                   "comes back from the run as a new tensor, not the caller's object (docs/decisions.md)")
 def test_returning_a_tensor_attribute_gives_the_callers_tensor():
     """Eager returns the object's own tensor; it changes every call (so it is fed)."""
     o = _Holder()

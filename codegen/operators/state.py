@@ -85,9 +85,18 @@ def ld_item(obj, key):
     if sh is not None:
         if _item_fed(ctx, sh, obj, key, value):
             return read_outside("item", sh.real, key, value, sh.source.item(key))
-        sh.read = True
+        if not _appended_item(sh, obj, key):
+            sh.read = True
         value = held_item(ctx, sh, key, value)
     return value
+
+
+def _appended_item(sh, obj, key) -> bool:
+    """`lst[-k]` is an item this call appended to the copy of an outside list (its old items
+    still in place): what it is does not depend on what the list held."""
+    snap = sh.snapshot
+    return type(obj) is list and type(key) is int and key < 0 and -key <= len(obj) - len(snap) \
+        and all(a is b for a, b in zip(obj, snap))
 
 
 def _item_fed(ctx, sh, obj, key, value) -> bool:

@@ -119,3 +119,15 @@ def test_returning_a_tensor_attribute_gives_the_callers_tensor():
     for i in range(6):
         o.t = tf.constant([float(i)])
         assert spec(o, tf.constant(1.0)) is o.t, f"call {i}"
+
+
+def newest_after_append(o, x):
+    o.history.append(x * 2.0)
+    return o.history[-1] + 1.0, len(o.history)
+
+
+def test_the_item_just_appended_read_back_keeps_one_graph():
+    """`lst[-1]` right after the call's own append is that item whatever the list held: the list's
+    old items need not be checked, so one graph serves the growing list."""
+    spec = _run(newest_after_append, _Tracker)
+    assert spec.stats()["graphs_built"] <= 2, spec.report()

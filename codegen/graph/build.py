@@ -23,7 +23,7 @@ from profiler.library import is_library_file
 from codegen import faults
 from codegen.assumptions import GUARD_MARK, Kind
 from codegen.errors import ConversionError, JanusError, NeedsPythonValue, Reason, ReplicaSync, StagingError
-from codegen.graph import derivatives, python_calls, random_ops, variable_writes, writeback
+from codegen.graph import derivatives, python_calls, random_ops, template_sharing, variable_writes, writeback
 from codegen.graph.arguments import no_new_variables, register_argument_containers
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.print_order import (order_prints_after_failures, order_python_after_failures,
@@ -164,7 +164,7 @@ class GraphArtifact:
     def commit(self, outs, args, kwargs):
         """After success: apply the writes, replay prints, return the result."""
         n, w = self.n_result, self.n_writes
-        made = {}          # the one object of each template shared between places (see writeback.share)
+        made = {}          # the one object of each template shared between places (see template_sharing.share)
         writeback.apply(self.plan, outs, args, kwargs, made)      # templates index the shared output list
         n_prints = self.n_print_tensors
         replay_prints(self.prints, outs[n + w:n + w + n_prints])
@@ -225,7 +225,7 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
             tensors: list = []
             holder["template"] = writeback.flatten(result, tensors, ctx.heap)
             holder["n"] = len(tensors)
-            holder["template"], holder["plan"] = writeback.share(holder["template"], writeback.plan(ctx, tensors))
+            holder["template"], holder["plan"] = template_sharing.share(holder["template"], writeback.plan(ctx, tensors))
             holder["writes"] = len(tensors) - holder["n"]
         observed = [t for _, ts in ctx.observers for t in ts]
         checked = [tf.stack([pred for pred, _, _ in ctx.deferred_checks])] if ctx.deferred_checks else []

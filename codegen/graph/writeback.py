@@ -58,6 +58,22 @@ def flatten(value, tensors: list, heap):
     return template
 
 
+def _callers_tensor(value, tensors: list, heap):
+    """The template of a graph tensor that stands for a tensor of the caller's: an argument, an
+    outside tensor fed fresh, or the argument a tensor `if` chose; else None."""
+    ref = value.ref()
+    if ref in heap.arg_tensors:
+        return ("arg", heap.arg_tensors[ref])
+    if ref in heap.fed_keys:
+        tensors.append(value)                           # the caller's own tensor, read fresh: itself again
+        return ("fed", heap.fed_keys[ref], len(tensors) - 1)
+    if ref in heap.arg_choices:
+        test, if_true, if_false = heap.arg_choices[ref]
+        tensors += [value, test]
+        return ("arg-or", len(tensors) - 2, if_true, if_false)
+    return None
+
+
 def _entered(heap, value, template):
     """`template`, registered for `value` before its parts are flattened (a part that leads back
     to `value` gets this same template)."""
@@ -90,15 +106,8 @@ def _flatten(value, tensors: list, heap):
         template = _entered(heap, value, ("dict", list(value), parts))
         parts += [flatten(v, tensors, heap) for v in value.values()]
         return template
-    if _is_symbolic(value) and heap is not None and value.ref() in heap.arg_tensors:
-        return ("arg", heap.arg_tensors[value.ref()])
-    if _is_symbolic(value) and heap is not None and value.ref() in heap.fed_keys:
-        tensors.append(value)                           # the caller's own tensor, read fresh: itself again
-        return ("fed", heap.fed_keys[value.ref()], len(tensors) - 1)
-    if _is_symbolic(value) and heap is not None and value.ref() in heap.arg_choices:
-        test, if_true, if_false = heap.arg_choices[value.ref()]
-        tensors += [value, test]
-        return ("arg-or", len(tensors) - 2, if_true, if_false)
+    if _is_symbolic(value) and heap is not None and (found := _callers_tensor(value, tensors, heap)) is not None:
+        return found
     if isinstance(value, tf.Variable):
         return ("const", value)                 # the variable itself (its parts are itself again)
     if isinstance(value, tf.__internal__.CompositeTensor):
@@ -327,84 +336,6 @@ def _make_shared(template, outs, args, kwargs, made):
     else:      # (a tuple in a cycle is made inside it first: that one is kept)
         new = made.setdefault(slot, unflatten(inner, outs, args, kwargs, made))
     return new
-
-
-_SHAREABLE = {"list", "tuple", "namedtuple", "dict", "subclass", "object", "composite", "either", "method",
-              "collection"}
-
-
-def _parts(template) -> list:
-    tag = template[0]
-    if tag in ("list", "tuple"):
-        return template[1]
-    if tag in ("namedtuple", "dict", "composite", "collection"):
-        return template[2]
-    if tag == "object":
-        return list(template[2].values())
-    if tag == "subclass":
-        return template[3]
-    if tag == "method":
-        return [template[2]]
-    return []
-
-
-def share(template, plan_entries: list):
-    """`template` and `plan_entries` with every template that stands for one object in several
-    places (flatten gave it to each) marked `("shared", slot, [template])`; as they are when
-    nothing is shared (the common case pays nothing after the run)."""
-    counts: dict = {}
-    roots = [template] + [t for entry in plan_entries for t in _entry_templates(entry)]
-    stack = list(reversed(roots))
-    while stack:
-        t = stack.pop()
-        counts[id(t)] = n = counts.get(id(t), 0) + 1
-        if n == 1:
-            stack += _parts(t)
-    shared = {key for key, n in counts.items() if n > 1}
-    if not shared:
-        return template, plan_entries
-    done: dict = {}
-
-    def mark(t):
-        if id(t) in done:
-            return done[id(t)]
-        if id(t) in shared and (t[0] in _SHAREABLE or (t[0] == "tensor" and t[2] is not None)):
-            box: list = []
-            done[id(t)] = new = ("shared", len(done), box)
-            box.append(_with_parts(t, [mark(p) for p in _parts(t)]))
-            return new
-        done[id(t)] = new = _with_parts(t, [mark(p) for p in _parts(t)])
-        return new
-    return mark(template), [_entry_with(entry, mark) for entry in plan_entries]
-
-
-def _with_parts(template, parts):
-    tag = template[0]
-    if tag in ("list", "tuple"):
-        return (tag, parts)
-    if tag in ("namedtuple", "dict", "composite", "collection"):
-        return (tag, template[1], parts)
-    if tag == "object":
-        return (tag, template[1], dict(zip(template[2], parts)))
-    if tag == "subclass":
-        return (tag, template[1], template[2], parts)
-    if tag == "method":
-        return (tag, template[1], parts[0])
-    return template
-
-
-def _entry_templates(entry) -> list:
-    if entry[0] == "dict":
-        return list(entry[2].values())
-    return [entry[-1]] if entry[0] not in ("extend", "replace") else [entry[2]]
-
-
-def _entry_with(entry, mark):
-    if entry[0] == "dict":
-        return (entry[0], entry[1], {k: mark(t) for k, t in entry[2].items()}, entry[3])
-    if entry[0] in ("extend", "replace"):
-        return (entry[0], entry[1], mark(entry[2]))
-    return (*entry[:-1], mark(entry[-1]))
 
 
 def plan(ctx, tensors: list) -> list:

@@ -19,6 +19,7 @@ from profiler.library import is_library_module
 
 from codegen.assumptions import Check, Kind, lacks
 from codegen.operators.heap import DELETED
+from codegen.operators.values import EAGER
 
 CONTAINERS = (collections.abc.MutableMapping, collections.abc.MutableSequence)
 
@@ -207,3 +208,25 @@ def read_deep(ctx, value):
         if sh is not None:
             sh.read = True
         stack += list(v.values()) if type(v) is dict else list(v)
+
+
+def appended_item(sh, obj, key) -> bool:
+    """`lst[-k]` is an item this call appended to the copy of an outside list (its old items
+    still in place): what it is does not depend on what the list held."""
+    snap = sh.snapshot
+    return type(obj) is list and type(key) is int and key < 0 and -key <= len(obj) - len(snap) \
+        and all(a is b for a, b in zip(obj, snap))
+
+
+def item_fed(ctx, sh, obj, key, value) -> bool:
+    """`lst[i]` (an int `i`) of an outside list's copy that still holds the user's tensor there:
+    the tensor is fed on every call (`self.losses[-1]` of a list the function appends to, which
+    would otherwise need the list's every item unchanged at entry); its dtype and shape are
+    checked, and an empty list fails that check."""
+    if sh.holder is None or sh.real is None or ctx.dry_run or type(obj) is not list or type(key) is not int \
+            or type(value) is not EAGER:
+        return False
+    snap = sh.snapshot
+    if not -len(snap) <= key < len(snap) or snap[key] is not value:
+        return False
+    return key >= 0 or len(obj) == len(snap)      # (a negative index: the same item only at the same length)

@@ -26,8 +26,8 @@ from codegen.assumptions import NUMPY_SCALARS, SCALARS, Kind, Source, check_kind
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
-from codegen.operators.aliases import (CONTAINERS, bound_container, check_key, held_item, no_tuple_of_containers,
-                                      note_absent, outside_copy, proxied, written_on_class)
+from codegen.operators.aliases import (CONTAINERS, appended_item, bound_container, check_key, held_item, item_fed,
+                                      no_tuple_of_containers, note_absent, outside_copy, proxied, written_on_class)
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import made_per_read, read_method
@@ -83,34 +83,12 @@ def ld_item(obj, key):
         return read_outside("item", obj, key, obj[key], ctx.outside[id(obj)].item(key))
     value = obj[key]
     if sh is not None:
-        if _item_fed(ctx, sh, obj, key, value):
+        if item_fed(ctx, sh, obj, key, value):
             return read_outside("item", sh.real, key, value, sh.source.item(key))
-        if not _appended_item(sh, obj, key):
+        if not appended_item(sh, obj, key):
             sh.read = True
         value = held_item(ctx, sh, key, value)
     return value
-
-
-def _appended_item(sh, obj, key) -> bool:
-    """`lst[-k]` is an item this call appended to the copy of an outside list (its old items
-    still in place): what it is does not depend on what the list held."""
-    snap = sh.snapshot
-    return type(obj) is list and type(key) is int and key < 0 and -key <= len(obj) - len(snap) \
-        and all(a is b for a, b in zip(obj, snap))
-
-
-def _item_fed(ctx, sh, obj, key, value) -> bool:
-    """`lst[i]` (an int `i`) of an outside list's copy that still holds the user's tensor there:
-    the tensor is fed on every call (`self.losses[-1]` of a list the function appends to, which
-    would otherwise need the list's every item unchanged at entry); its dtype and shape are
-    checked, and an empty list fails that check."""
-    if sh.holder is None or sh.real is None or ctx.dry_run or type(obj) is not list or type(key) is not int \
-            or type(value) is not EAGER:
-        return False
-    snap = sh.snapshot
-    if not -len(snap) <= key < len(snap) or snap[key] is not value:
-        return False
-    return key >= 0 or len(obj) == len(snap)      # (a negative index: the same item only at the same length)
 
 
 def _container_write(obj):

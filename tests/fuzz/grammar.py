@@ -98,6 +98,7 @@ class Box:
         self.items = []
         self.ws = [0.5, 2.0]
         self.hist = {"a": [], "b": [1.0]}       # a dict of lists: its reading methods hand out its lists
+        self.losses = [tf.constant(1.0)]        # a list of tensors read by index, appended to
         self.layers = [Layer(), Layer()]
         self.v = tf.Variable(0.0)
         self.tree = Node(1, Node(2.5), Node(3, Node(4)))
@@ -212,6 +213,17 @@ def scaled(v, by=2.0, *, shift=0.5):            # defaults the mutations replace
 
 def fscale(v, f=1.0):                           # a keyword named like janus's own call operator's
     return v * f
+
+
+def make_scaler():                               # a factory: the function it makes reads its dict
+    cfg = {"k": 2.0}
+
+    def by_cfg(v):
+        return v * cfg["k"]
+    return cfg, by_cfg
+
+
+SCALER_CFG, by_cfg = make_scaler()
 
 
 def logged(fn):                                  # a decorator of the usual kind: its wrapper's code runs
@@ -719,6 +731,15 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "for hv in box.hist.values():\n    hv.append(k)\nk = k + len(box.hist['a'])",
         lambda: "box.hist.setdefault('c', []).append(s)\ns = s + len(box.hist.get('c'))",
         lambda: "t = t + sum(hv[-1] for hk, hv in box.hist.items() if hv)",
+        # Attributes written on the sides of a tensor `if`, one side or both.
+        lambda: "if tf.reduce_sum(t) > 0.0:\n    box.n += 1\nelse:\n    box.t = box.t + 1.0",
+        lambda: "if tf.reduce_sum(x) > 1.0:\n    box.n = box.n + k",
+        # The newest item of a list of tensors, read by index before or after this call's append.
+        lambda: "t = t + tf.cast(box.losses[-1], t.dtype)\nbox.losses.append(tf.reduce_sum(x))",
+        lambda: "box.losses.append(tf.reduce_sum(x))\nt = t * tf.cast(box.losses[-1], t.dtype)",
+        # A function a factory made, reading the factory's dict; a lambda calling it.
+        lambda: "t = by_cfg(t)",
+        lambda: "t = tf.map_fn(lambda e: by_cfg(e), t)",
         # The program's functions that TensorFlow calls back: they read globals again on every
         # call, and print only where eager's call runs them.
         lambda: "t = tf.map_fn(lambda e: e * CONF['scale'], t)",
@@ -926,7 +947,8 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "SHOWN.v = 5", "Shown.seen += 1", "box.lazy = None",
              "box.dense.activation = tf.nn.relu", "box.dense.use_bias = False", "CONF['scale'] = 3.0", "TABLE['x'] = 1",
              "scaled.__defaults__ = (3.0,)", "scaled.__kwdefaults__['shift'] = -1.0",
-             "CONF['extra'] = 1.0", "box.hist['a'].append(5)", "box.hist['b'] = [2.0]"]
+             "CONF['extra'] = 1.0", "box.hist['a'].append(5)", "box.hist['b'] = [2.0]",
+             "box.losses.append(tf.constant(2.5))", "box.losses[-1] = tf.constant(-1.0)", "SCALER_CFG['k'] = 3.0"]
 
 
 # How the caller differentiates the call's result by `x`: not at all, or through derivatives

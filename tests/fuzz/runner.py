@@ -89,6 +89,7 @@ def _same_text(a: str, b: str) -> bool:
 def _state(module, box):
     return {"box.n": box.n, "box.t": box.t, "box.v": box.v.read_value(), "box.emb": box.emb.read_value(), "box.items": list(box.items),
             "box.hist": {hk: list(hv) for hk, hv in getattr(box, "hist", {}).items()},   # (older programs lack it)
+            "box.losses": list(getattr(box, "losses", [])),
             "LOG": list(module.LOG), "LIMIT": list(module.LIMIT), "CAP": module.Node.CAP,
             "remember": [type(v).__name__ for v in module.remember.__defaults__[0]],
             "TABLE": dict(module.TABLE), "CONF": dict(module.CONF), "COUNT": module.COUNT, "Counter.n": module.Counter.n,
@@ -117,7 +118,7 @@ def _mutate(mutation: str, module, box):
         exec(mutation, {"box": box, "tf": tf, "np": module.np, "LOG": module.LOG, "TABLE": module.TABLE,
                         "Node": module.Node, "Stale": module.Stale, "Doubling": module.Doubling,
                         "Plus": module.Plus, "SHOWN": module.SHOWN, "Shown": module.Shown, "CONF": module.CONF,
-                        "scaled": module.scaled})
+                        "scaled": module.scaled, "SCALER_CFG": getattr(module, "SCALER_CFG", {})})
     except Exception as exc:              # noqa: BLE001 - compared between the two sides
         return type(exc)
     return None

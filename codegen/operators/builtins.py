@@ -70,6 +70,7 @@ def py_iter(x):
     read_whole(ctx, x)
     no_lists_handed_out(ctx, x, "__iter__")
     if is_symbolic(x):
+        ctx.refuse_plain_truth("iterating a tensor")
         if x.shape.rank and x.shape[0] is not None:
             return tf.unstack(x)
         current().fail("dynamic-iteration", "iterating a tensor of unknown length in Python code",
@@ -89,6 +90,7 @@ def _len(x):
     ctx.heap.mark_read(x)
     read_whole(ctx, x)
     if is_symbolic(x):
+        ctx.refuse_plain_truth("`len()` of a tensor")
         n = x.shape[0] if x.shape.rank else None
         return n if n is not None else tf.shape(x)[0]
     return len(x)
@@ -111,6 +113,8 @@ def _outside_length(ctx, sh):
 
 
 def _range(*args):
+    if any(is_symbolic(a) for a in args):
+        current().refuse_plain_truth("`range()` of a tensor")
     if any(is_symbolic(a) or isinstance(a, PyNumber) for a in args):
         return TensorRange(*args)
     return range(*args)
@@ -121,6 +125,7 @@ def _minmax(py, tf_fn):
         if len(args) == 1 or kwargs:
             read_deep(current(), args)        # (`max(rows, key=len)` reads the lists in it)
         if len(args) == 2 and not kwargs and (is_symbolic(args[0]) or is_symbolic(args[1])):
+            current().refuse_plain_truth(f"`{py.__name__}()` of tensors")
             if not all(is_symbolic(a) and a.shape.rank == 0 for a in args):
                 # eager compares with `bool()` of a tensor and returns one of the two objects: a
                 # Python number or the tensor, by the values (a non-scalar tensor raises)

@@ -54,7 +54,10 @@ def call_with(ctx, f, args, kwargs, is_program, run):
     elif f is tf.custom_gradient and len(args) == 1 and not kwargs and is_program(args[0]):
         return custom_gradient(ctx, args[0], is_program, run)
     else:
-        plain = f in _PLAIN_TRACERS or (f is tf.function and kwargs.get("autograph", True) is False)
+        # True: TensorFlow traces the functions without AutoGraph; False: `tf.function` converts
+        # them (a tensor `if` works again inside); None: as where the call is
+        plain = True if f in _PLAIN_TRACERS else (kwargs.get("autograph", True) is False) if f is tf.function \
+            else None
         args, kwargs = with_stand_ins(ctx, args, kwargs, is_program, run, plain)
     with _held_by_layers(ctx, f, is_program, run):
         out = f(*args, **kwargs)
@@ -98,10 +101,10 @@ def _held_from_outside(ctx, layer, name, value):
         ctx.keep.append(value)
 
 
-def with_stand_ins(ctx, args, kwargs, is_program, run, plain=False):
+def with_stand_ins(ctx, args, kwargs, is_program, run, plain=None):
     """`args` and `kwargs` with each function of the program among them (or in a list, tuple or
     dict among them, as `tf.switch_case` and `tf.case` take them) replaced by its stand-in
-    (`plain`: one TensorFlow traces without AutoGraph)."""
+    (`plain`: see `stand_in`)."""
     def swap(v, depth):
         if callable(v) and not isinstance(v, type) and is_program(v):
             return stand_in(ctx, v, run, plain)
@@ -115,24 +118,26 @@ def with_stand_ins(ctx, args, kwargs, is_program, run, plain=False):
     return tuple(swap(a, 2) for a in args), {k: swap(v, 2) for k, v in kwargs.items()}
 
 
-def stand_in(ctx, original, run_program, plain=False):
+def stand_in(ctx, original, run_program, plain=None):
     """What TensorFlow calls in place of the program's `original`: its converted code, inlined
     into the graph being built, with Python's signature (TensorFlow reads it: `variables` of a
-    custom gradient, a Keras `Lambda`'s `training`).  `plain`: TensorFlow traces `original`
-    without AutoGraph (`ctx.plain_traces` counts the runs under way)."""
+    custom gradient, a Keras `Lambda`'s `training`).  `plain`: True where TensorFlow traces
+    `original` without AutoGraph (`ctx.plain_traces` counts the runs under way), False where a
+    `tf.function` converts it (no such run counts inside it), None as where it is called."""
     building, home = threading.get_ident(), tf.compat.v1.get_default_graph()
 
     def run(*args, **kwargs):
         if threading.get_ident() != building or current() is not ctx:
             ctx.foreign_callbacks += 1          # after the build, or on TensorFlow's own thread
             return original(*args, **kwargs)
-        if plain:
-            ctx.plain_traces += 1
-            try:
-                return _run(*args, **kwargs)
-            finally:
-                ctx.plain_traces -= 1
-        return _run(*args, **kwargs)
+        if plain is None:
+            return _run(*args, **kwargs)
+        was = ctx.plain_traces
+        ctx.plain_traces = was + 1 if plain else 0
+        try:
+            return _run(*args, **kwargs)
+        finally:
+            ctx.plain_traces = was
 
     def _run(*args, **kwargs):
         if tf.compat.v1.get_default_graph() is home:

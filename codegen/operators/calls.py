@@ -34,7 +34,7 @@ from codegen.operators.eager_view import ABSENT, stands_for_eager, tensor_attrib
 from codegen.operators.object_access import bound_setattr
 from codegen.operators.gradients import UnknownConnectivity, checked_gradient
 from codegen.operators.heap import NON_READING_MUTATORS
-from codegen.operators.library_settings import check_settings
+from codegen.operators.library_settings import check_settings, no_stale_reads
 from codegen.operators.lists import GrowList
 from codegen.operators.outside_calls import NOT_CONVERTED, try_call
 from codegen.operators.printing import not_printed
@@ -184,6 +184,7 @@ def call(f, /, *args, **kwargs):
             dunders.refuse_user_equality(f.__self__, a)
         read_deep(ctx, a)                   # (library or C code reads it through and through)
     check_settings(ctx, f)
+    no_stale_reads(ctx, f, args, kwargs)
     fresh = _new_value_each_call(ctx, f, args)
     library_calls.refuse_copy_of_outside(ctx, f, args)
     foreign = library_calls.foreign(f)

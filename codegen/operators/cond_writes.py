@@ -97,11 +97,22 @@ class CondWrites:
 
     def settle(self, test):
         """After the `tf.cond`: an attribute only one side wrote, which the call had not written
-        before, is written back only where that side ran."""
-        ctx = self.ctx
+        before (or had written only where an earlier tensor `if`'s side ran), is written back only
+        where a writing side ran: the predicates are outputs of the graph."""
+        ctx, heap = self.ctx, self.ctx.heap
         for key in self.keys:
-            one_side = self.wrote[True] ^ self.wrote[False]
-            if key not in one_side or key in self.attrs_before:
+            earlier = heap.cond_writes.get(key)
+            if earlier is not None and earlier[0] is not self.before[key]:
+                earlier = None                  # (written unconditionally since that `if`)
+            if key in self.attrs_before and earlier is None:
+                continue                        # written before the `if`: written whichever side runs
+            value = heap.attrs[key][2]
+            if key in self.wrote[True] and key in self.wrote[False]:
+                heap.cond_writes.pop(key, None)
+                continue
+            if key not in self.wrote[True] and key not in self.wrote[False]:
+                if earlier is not None:         # (the earlier `if`'s write passes through)
+                    heap.cond_writes[key] = (value, earlier[1], earlier[2])
                 continue
             if ctx.general_depth or ctx.in_machine or ctx.dry_run:
                 if not isinstance(self.before[key], _NUMBERS):
@@ -109,6 +120,9 @@ class CondWrites:
                              "inside another branch or loop: janus cannot leave the caller's object there",
                              "write it on both sides, or after the branch")
                 continue
-            value = ctx.heap.attrs[key][2]
             if is_symbolic(value) or isinstance(value, PyNumber):
-                ctx.heap.cond_writes[key] = (value, tf.cast(test, tf.bool), key in self.wrote[True])
+                ran = tf.cast(test, tf.bool)
+                ran = ran if key in self.wrote[True] else tf.logical_not(ran)
+                if earlier is not None:
+                    ran = tf.logical_or(ran, earlier[1] if earlier[2] else tf.logical_not(earlier[1]))
+                heap.cond_writes[key] = (value, ran, True)

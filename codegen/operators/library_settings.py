@@ -40,6 +40,29 @@ def check_settings(ctx, f):
     _walk(ctx, owner, source, _DEPTH)
 
 
+def no_stale_reads(ctx, f, args, kwargs):
+    """Library code reads objects' attributes as they are, and a write the call made to one is
+    still deferred (`opt.beta_1 = b`, then `opt.apply_gradients(...)` would use the old `b`):
+    where the library object's own code names a written attribute, or an object written is
+    handed to library code (`operator.attrgetter("k")(o)`), the build stops (the call runs in
+    Python)."""
+    if not ctx.heap.attrs:
+        return
+    written: dict = {}
+    for (oid, name), entry in ctx.heap.attrs.items():
+        written.setdefault(oid, []).append(entry[1])
+    owner = getattr(f, "__self__", None) if isinstance(f, (types.MethodType, types.BuiltinMethodType)) else (
+        f if not isinstance(f, _NOT_OBJECTS) else None)
+    names = [n for n in written.get(id(owner), ()) if n in _library_names(type(owner))] if owner is not None else []
+    handed = [a for a in (*args, *kwargs.values()) if id(a) in written and not isinstance(a, _NOT_OBJECTS)]
+    if names or handed:
+        obj, name = (owner, names[0]) if names else (handed[0], written[id(handed[0])][0])
+        where = ctx.outside.get(id(obj))
+        ctx.fail("stale-library-read", f"`{where.attr(name) if where is not None else name}` is written in this call "
+                 "and library code reads the object: janus writes it only after the run",
+                 "pass the value to the library call instead of setting the attribute first")
+
+
 def _walk(ctx, obj, source, depth):
     if len(ctx.settings_checked) >= _LIMIT or id(obj) in ctx.settings_checked:
         return

@@ -136,6 +136,12 @@ def st_name(name, value):
     ctx = current()
     cell = builders_own_cell(ctx.frame.converted.fn, name)
     if cell is not None:
+        if ctx.general_depth and not ctx.dry_run:
+            # (a nested helper's `nonlocal` write inside a tf.cond side, a loop body or a function
+            # TensorFlow traces happens once per trace, not once per side taken or round)
+            ctx.fail("write-in-tf.cond", f"`{name}`, a variable of an enclosing function, is rebound by a nested "
+                     "function inside a tensor `if`, a tensor loop or a function TensorFlow traces",
+                     "return the new value from the nested function and assign it")
         if value is DELETED:
             del cell.cell_contents
         else:

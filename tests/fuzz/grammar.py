@@ -737,6 +737,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         # The newest item of a list of tensors, read by index before or after this call's append.
         lambda: "t = t + tf.cast(box.losses[-1], t.dtype)\nbox.losses.append(tf.reduce_sum(x))",
         lambda: "box.losses.append(tf.reduce_sum(x))\nt = t * tf.cast(box.losses[-1], t.dtype)",
+        # A nested helper rebinding the function's own local, called on one side of a tensor `if`.
+        lambda: "def bump():\n    nonlocal k\n    k += 1\nif tf.reduce_sum(t) > 0.0:\n    bump()",
         # A function a factory made, reading the factory's dict; a lambda calling it.
         lambda: "t = by_cfg(t)",
         lambda: "t = tf.map_fn(lambda e: by_cfg(e), t)",

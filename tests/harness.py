@@ -74,6 +74,36 @@ def assert_same_outcome(eager, spec):
     assert eprint == jprint, f"printed text differs:\neager: {eprint!r}\njanus: {jprint!r}"
 
 
+def compare_call(fn, spec, *args, **kwargs):
+    """One call of `fn` and of its speculated `spec` with the same arguments: the same result or
+    exception, and the same printed text."""
+    assert_same_outcome(run_capturing(fn, args, kwargs), run_capturing(spec, args, kwargs))
+
+
+def compare_on_states(fn, make, xs, between=None, graph_runs=True, state=vars):
+    """`fn(state, x)` eagerly and speculated on two equal states from `make()`, one `x` per
+    call; `between(state, i)` changes both before call `i`.  Each call gives the same result
+    (or exception) and leaves `state(...)` the same; `graph_runs`: graphs ran.  Returns the
+    speculated function and its state."""
+    eager_s, spec_s = make(), make()
+    spec = janus.speculate(fn)
+    for i, x in enumerate(xs):
+        if between is not None:
+            between(eager_s, i)
+            between(spec_s, i)
+        (ek, ev), _ = run_capturing(fn, (eager_s, x))
+        (jk, jv), _ = run_capturing(spec, (spec_s, x))
+        assert ek == jk, f"call {i}: eager {ek}s {ev!r}, janus {jk}s {jv!r}"
+        if ek == "raise":
+            assert type(ev) is type(jv) and str(ev) == str(jv), f"call {i}: eager raised {ev!r}, janus {jv!r}"
+        else:
+            assert_same(ev, jv, f"call {i}")
+        assert_same(state(eager_s), state(spec_s), f"state after call {i}")
+    if graph_runs:
+        assert spec.stats()["graph_runs"] > 0, spec.report()
+    return spec, spec_s
+
+
 def differential(fn, calls, mode="speculative", **options):
     """Run every call eagerly and speculated; returns the SpeculativeFunction for stats."""
     spec = janus.speculate(fn, **options)

@@ -1,33 +1,13 @@
 """Realistic user programs whose own functions TensorFlow calls back (`tf.map_fn`, `tf.cond`,
 `tf.while_loop`, `tf.scan`, `tf.switch_case`, `@tf.custom_gradient`, Keras layers), compared
 with eager call by call: values, dtypes, Python types, printed text and Python state."""
-import contextlib
-import io
-
 import tensorflow as tf
 
 import janus
-from tests.harness import assert_same
+from tests.harness import compare_call
 
 
-def _outcome(fn, *args, **kwargs):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        try:
-            result = ("return", fn(*args, **kwargs))
-        except Exception as exc:  # noqa: BLE001 - compared below
-            result = ("raise", exc)
-    return result, out.getvalue()
-
-
-def _compare(fn, spec, *args, **kwargs):
-    ((ek, ev), eprinted), ((jk, jv), jprinted) = _outcome(fn, *args, **kwargs), _outcome(spec, *args, **kwargs)
-    assert ek == jk, f"eager {ek}s {ev!r}, janus {jk}s {jv!r}"
-    if ek == "raise":
-        assert type(ev) is type(jv) and str(ev) == str(jv), f"eager raised {ev!r}, janus {jv!r}"
-    else:
-        assert_same(ev, jv)
-    assert eprinted == jprinted, f"printed text differs:\neager: {eprinted!r}\njanus: {jprinted!r}"
+_compare = compare_call
 
 
 # -- a Keras layer pools each example with tf.map_fn, reading a config dict it holds ----------

@@ -1,33 +1,13 @@
 """Speculated functions that are closures made by factories, and the functions they define,
 compared with eager call by call: values, dtypes, Python types, printed text and the state
 held in closure cells."""
-import contextlib
-import io
-
 import tensorflow as tf
 
 import janus
-from tests.harness import assert_same
+from tests.harness import compare_call
 
 
-def _outcome(fn, *args, **kwargs):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        try:
-            result = ("return", fn(*args, **kwargs))
-        except Exception as exc:  # noqa: BLE001 - compared below
-            result = ("raise", exc)
-    return result, out.getvalue()
-
-
-def _compare(fn, spec, *args, **kwargs):
-    ((ek, ev), eprinted), ((jk, jv), jprinted) = _outcome(fn, *args, **kwargs), _outcome(spec, *args, **kwargs)
-    assert ek == jk, f"eager {ek}s {ev!r}, janus {jk}s {jv!r}"
-    if ek == "raise":
-        assert type(ev) is type(jv) and str(ev) == str(jv), f"eager raised {ev!r}, janus {jv!r}"
-    else:
-        assert_same(ev, jv)
-    assert eprinted == jprinted, f"printed text differs:\neager: {eprinted!r}\njanus: {jprinted!r}"
+_compare = compare_call
 
 
 # -- a helper the function defines rebinds one of its locals (`nonlocal`) in tensor control flow

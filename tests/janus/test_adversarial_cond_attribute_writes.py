@@ -7,33 +7,10 @@ import pytest
 import tensorflow as tf
 
 import janus
-from tests.harness import assert_same
+from tests.harness import assert_same, compare_on_states
 
 
-def _compare(fn, make, xs, graph_runs=True, between=None, state=vars):
-    eager_s, spec_s = make(), make()
-    spec = janus.speculate(fn)
-    for i, x in enumerate(xs):
-        if between is not None:
-            between(eager_s, i)
-            between(spec_s, i)
-        try:
-            want = ("return", fn(eager_s, x))
-        except Exception as exc:        # noqa: BLE001 - compared below
-            want = ("raise", type(exc), str(exc))
-        try:
-            got = ("return", spec(spec_s, x))
-        except Exception as exc:        # noqa: BLE001 - compared below
-            got = ("raise", type(exc), str(exc))
-        assert want[0] == got[0], f"call {i}: eager {want}, janus {got}"
-        if want[0] == "return":
-            assert_same(want[1], got[1], f"call {i}")
-        else:
-            assert want[1:] == got[1:], f"call {i}"
-        assert_same(state(eager_s), state(spec_s), f"state after call {i}")
-    if graph_runs:
-        assert spec.stats()["graph_runs"] > 0, spec.report()
-    return spec, spec_s
+_compare = compare_on_states
 
 
 _LOSSES = [tf.constant([v]) for v in (3.0, 2.0, 2.5, 1.0, 1.5, 1.7, 1.9, 0.5, 0.7, 0.6)]

@@ -8,24 +8,10 @@ import pytest
 import tensorflow as tf
 
 import janus
-from tests.harness import assert_same
+from tests.harness import assert_same, compare_on_states
 
 
-def _compare(fn, make, xs, between=None, graph_runs=True):
-    """Calls `fn(state, x)` eagerly and speculated on two equal states, one `x` per call;
-    `between(state, i)` changes both states before call `i`."""
-    eager_s, spec_s = make(), make()
-    spec = janus.speculate(fn)
-    for i, x in enumerate(xs):
-        if between is not None:
-            between(eager_s, i)
-            between(spec_s, i)
-        want, got = fn(eager_s, x), spec(spec_s, x)
-        assert_same(want, got, f"call {i}")
-        assert_same(vars(eager_s), vars(spec_s), f"state after call {i}")
-    if graph_runs:
-        assert spec.stats()["graph_runs"] > 0
-    return spec
+_compare = compare_on_states
 
 
 def _rows():

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 import janus
-from tests.harness import assert_same
+from tests.harness import assert_same, compare_on_states
 
 
 class _Tracker:
@@ -43,27 +43,7 @@ _XS = [tf.constant([float(v), 1.0]) for v in (3, 1, 2, 0, 4, 1, 2, 5)]
 
 
 def _run(fn, make, between=None):
-    eager_s, spec_s = make(), make()
-    spec = janus.speculate(fn)
-    for i, x in enumerate(_XS):
-        if between is not None:
-            between(eager_s, i)
-            between(spec_s, i)
-        try:
-            want = ("return", fn(eager_s, x))
-        except Exception as exc:        # noqa: BLE001 - compared below
-            want = ("raise", type(exc), str(exc))
-        try:
-            got = ("return", spec(spec_s, x))
-        except Exception as exc:        # noqa: BLE001 - compared below
-            got = ("raise", type(exc), str(exc))
-        assert want[0] == got[0], f"call {i}: eager {want}, janus {got}"
-        if want[0] == "return":
-            assert_same(want[1], got[1], f"call {i}")
-        else:
-            assert want[1:] == got[1:], f"call {i}"
-        assert_same(eager_s.history, spec_s.history, f"state after call {i}")
-    return spec
+    return compare_on_states(fn, make, _XS, between, graph_runs=False)[0]
 
 
 @pytest.mark.parametrize("fn", [compare_to_last, last_then_first, pop_then_last, append_then_last],

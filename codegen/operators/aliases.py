@@ -19,7 +19,6 @@ from profiler.library import is_library_module
 
 from codegen.assumptions import Check, Kind, lacks
 from codegen.operators.heap import DELETED
-from codegen.operators.values import EAGER
 
 CONTAINERS = (collections.abc.MutableMapping, collections.abc.MutableSequence)
 
@@ -218,15 +217,20 @@ def appended_item(sh, obj, key) -> bool:
         and all(a is b for a, b in zip(obj, snap))
 
 
+_KEYS = (str, int, float, bool, tuple, bytes, type(None))
+
+
 def item_fed(ctx, sh, obj, key, value) -> bool:
-    """`lst[i]` (an int `i`) of an outside list's copy that still holds the user's tensor there:
-    the tensor is fed on every call (`self.losses[-1]` of a list the function appends to, which
-    would otherwise need the list's every item unchanged at entry); its dtype and shape are
-    checked, and an empty list fails that check."""
-    if sh.holder is None or sh.real is None or ctx.dry_run or type(obj) is not list or type(key) is not int \
-            or type(value) is not EAGER:
+    """`d[k]` or `lst[i]` (a Python key) of an outside container's copy that still holds the
+    user's item there: the item is read like an outside attribute, from the user's container on
+    every call (a tensor fed fresh, a Python value checked by itself, a list or dict copied),
+    instead of requiring the container's every item unchanged at entry (`self.losses[-1]` of a
+    list the call appends to; `VOCAB["w7"]` of a large dict)."""
+    if sh.holder is None or sh.real is None or ctx.dry_run or type(key) not in _KEYS:
         return False
-    snap = sh.snapshot
-    if not -len(snap) <= key < len(snap) or snap[key] is not value:
+    snap, held = sh.snapshot, ctx.heap.real_of(value)
+    if type(obj) is dict:
+        return key in snap and snap[key] is held
+    if type(obj) is not list or type(key) is not int or not -len(snap) <= key < len(snap) or snap[key] is not held:
         return False
     return key >= 0 or len(obj) == len(snap)      # (a negative index: the same item only at the same length)

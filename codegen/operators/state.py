@@ -84,7 +84,7 @@ def ld_item(obj, key):
     value = obj[key]
     if sh is not None:
         if item_fed(ctx, sh, obj, key, value):
-            return read_outside("item", sh.real, key, value, sh.source.item(key))
+            return read_outside("item", sh.real, key, sh.snapshot[key], sh.source.item(key))
         if not appended_item(sh, obj, key):
             sh.read = True
         value = held_item(ctx, sh, key, value)

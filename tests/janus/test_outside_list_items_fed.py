@@ -111,3 +111,25 @@ def test_the_item_just_appended_read_back_keeps_one_graph():
     old items need not be checked, so one graph serves the growing list."""
     spec = _run(newest_after_append, _Tracker)
     assert spec.stats()["graphs_built"] <= 2, spec.report()
+
+
+VOCAB = {f"w{i}": [i, i + 1] for i in range(2000)}
+
+
+def one_word(x):
+    return x * VOCAB["w7"][1]
+
+
+def test_one_key_of_a_large_global_dict_is_checked_by_itself():
+    """`VOCAB["w7"][1]` reads one key: another key changing between calls is no reason to build
+    again, and a change to the key read is seen (eager: x * 8, then x * 9)."""
+    spec = janus.speculate(one_word)
+    for i in range(8):
+        if i == 4:
+            VOCAB["w3"] = [0, 0]
+        if i == 6:
+            VOCAB["w7"][1] = 9
+        x = tf.constant(float(i))
+        assert_same(one_word(x), spec(x), f"call {i}")
+    assert spec.stats()["graphs_built"] <= 2, spec.report()
+    VOCAB["w7"][1] = 8

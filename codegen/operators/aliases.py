@@ -177,14 +177,6 @@ def no_lists_handed_out(ctx, obj, method: str):
                  "use a plain dict or list, or read its items by key")
 
 
-def read_container(ctx, x):
-    """`x`'s contents are read as a whole by Python (iteration, a reading method): a copy's items
-    are checked at entry.  (The lists and dicts it holds are read only where the code reads them.)"""
-    sh = ctx.heap.by_copy.get(id(x))
-    if sh is not None:
-        sh.read = True
-
-
 _VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 
 

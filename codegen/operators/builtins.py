@@ -18,7 +18,7 @@ from codegen.errors import ConversionError, NeedsPythonValue, Reason
 from codegen.operators import call_time, dunders, node_tests
 from codegen.operators.context import current
 from codegen.operators.eager_view import ANSWERS, tensor_attribute, tensor_hasattr, stands_for_eager, ABSENT
-from codegen.operators.aliases import no_lists_handed_out, read_container, read_deep, read_whole
+from codegen.operators.aliases import no_lists_handed_out, read_deep, read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, convert, convert_tensor, is_computed
 from codegen.operators.object_access import object_delattr, object_setattr, type_of, vars_of
@@ -66,7 +66,7 @@ def py_iter(x):
     if (found := dunders.iterate(x)) is not dunders.NOT_USER:
         x = found
     ctx = current()
-    read_container(ctx, x)
+    ctx.heap.mark_read(x)
     read_whole(ctx, x)
     no_lists_handed_out(ctx, x, "__iter__")
     if is_symbolic(x):

@@ -24,7 +24,7 @@ from profiler.library import is_user_function
 from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
 from codegen.operators import callbacks, dunders, library_calls, state
-from codegen.operators.aliases import no_lists_handed_out, read_container, read_deep, read_whole
+from codegen.operators.aliases import no_lists_handed_out, read_deep, read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import partial_parts, register_owner
 from codegen.operators.builtins import BUILTINS
@@ -299,7 +299,7 @@ def _container_method(ctx, f):
         if f.__name__ in _COMPARING:
             read_deep(ctx, owner)           # (C code compares the items, the lists in it included)
         elif f.__name__ not in NON_READING_MUTATORS:
-            read_container(ctx, owner)
+            ctx.heap.mark_read(owner)
         else:
             sh = ctx.heap.by_copy[id(owner)]
             no_write_in_machine(ctx, sh.source)

@@ -22,6 +22,12 @@ def _xs(n=6):
     return [tf.constant(float(i)) for i in range(n)]
 
 
+def _checked_vars(o):
+    """`vars(o)`, after checking it holds no graph tensor anywhere."""
+    _no_graph_tensor(vars(o))
+    return vars(o)
+
+
 def _no_graph_tensor(value, path="state"):
     if isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
@@ -71,14 +77,7 @@ def test_an_inner_list_reached_through_a_new_container_grows_on_every_call(fn):
     """`min(rows, key=len)`, `[*rows]`, `rows + []`, `rows * 1`, `{**d}`, `d | {}` hold the caller's
     own inner lists, so appending to what they give appends to the caller's list on every call
     (eager: one more item per call, all EagerTensors)."""
-    eager_s, spec_s = _rows(), _rows()
-    spec = janus.speculate(fn)
-    for i, x in enumerate(_xs()):
-        want, got = fn(eager_s, x), spec(spec_s, x)
-        _no_graph_tensor(vars(spec_s), f"state after call {i}")
-        assert_same(want, got, f"call {i}")
-        assert_same(vars(eager_s), vars(spec_s), f"state after call {i}")
-    assert spec.stats()["graph_runs"] > 0
+    _compare(fn, _rows, _xs(), graph_runs=True, state=_checked_vars)
 
 
 def grow_rows(o, i):
@@ -178,13 +177,7 @@ def _pairs():
 def test_a_list_inside_an_outside_tuple_grows_on_every_call(fn):
     """An attribute tuple holds lists (`self.pair = ([], [1.0])`); the function appends each
     call's tensor to them: eager's lists grow by one EagerTensor per call."""
-    eager_s, spec_s = _pairs(), _pairs()
-    spec = janus.speculate(fn)
-    for i, x in enumerate(_xs()):
-        want, got = fn(eager_s, x), spec(spec_s, x)
-        _no_graph_tensor(vars(spec_s), f"state after call {i}")
-        assert_same(want, got, f"call {i}")
-        assert_same(vars(eager_s), vars(spec_s), f"state after call {i}")
+    _compare(fn, _pairs, _xs(), graph_runs=False, state=_checked_vars)
 
 
 PAIR = ([], [1.0])
@@ -232,13 +225,7 @@ def _default():
 def test_the_lists_of_an_outside_dict_subclass_grow_on_every_call(fn, make):
     """`self.hist` is an `OrderedDict` / `defaultdict(list)` of lists; the function appends each
     call's tensor through `values()` or `get()`: eager's lists grow by one EagerTensor per call."""
-    eager_s, spec_s = make(), make()
-    spec = janus.speculate(fn)
-    for i, x in enumerate(_xs()):
-        want, got = fn(eager_s, x), spec(spec_s, x)
-        _no_graph_tensor(vars(spec_s), f"state after call {i}")
-        assert_same(want, got, f"call {i}")
-        assert_same(vars(eager_s), vars(spec_s), f"state after call {i}")
+    _compare(fn, make, _xs(), graph_runs=False, state=_checked_vars)
 
 
 class _Obj:

@@ -13,6 +13,7 @@ its `keras.Model` subclass, and changes on every call, is in none of Keras's, an
 the program reads it, by the program's converted code)."""
 from __future__ import annotations
 
+import functools
 import types
 
 import numpy as np
@@ -24,6 +25,8 @@ from codegen.assumptions import SCALARS
 
 _DEPTH = 2
 _LIMIT = 64
+_REACH = 3          # levels below what library code is given
+_REACH_LIMIT = 256
 _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType)
 _NOT_OBJECTS = (type, types.ModuleType, *_FUNCTIONS, types.MethodType, tf.Tensor, tf.Variable, np.ndarray,
                 list, tuple, dict, set)
@@ -42,25 +45,80 @@ def check_settings(ctx, f):
 
 def no_stale_reads(ctx, f, args, kwargs):
     """Library code reads objects' attributes as they are, and a write the call made to one is
-    still deferred (`opt.beta_1 = b`, then `opt.apply_gradients(...)` would use the old `b`):
-    where the library object's own code names a written attribute, or an object written is
-    handed to library code (`operator.attrgetter("k")(o)`), the build stops (the call runs in
-    Python)."""
+    still deferred (`opt.beta_1 = b`, then `opt.apply_gradients(...)` would use the old `b`).
+    The build stops (the call runs in Python) where library code can reach a written attribute:
+    one its own classes' code names, on the object whose method runs or on a library object it
+    holds (a `Sequential`'s layers); or any written attribute of what it is given, or of what
+    that holds (`operator.attrgetter("a.k")(o)`, `copy.deepcopy([o])`)."""
     if not ctx.heap.attrs:
         return
-    written: dict = {}
-    for (oid, name), entry in ctx.heap.attrs.items():
-        written.setdefault(oid, []).append(entry[1])
     owner = getattr(f, "__self__", None) if isinstance(f, (types.MethodType, types.BuiltinMethodType)) else (
         f if not isinstance(f, _NOT_OBJECTS) else None)
-    names = [n for n in written.get(id(owner), ()) if n in _library_names(type(owner))] if owner is not None else []
-    handed = [a for a in (*args, *kwargs.values()) if id(a) in written and not isinstance(a, _NOT_OBJECTS)]
-    if names or handed:
-        obj, name = (owner, names[0]) if names else (handed[0], written[id(handed[0])][0])
-        where = ctx.outside.get(id(obj))
-        ctx.fail("stale-library-read", f"`{where.attr(name) if where is not None else name}` is written in this call "
-                 "and library code reads the object: janus writes it only after the run",
-                 "pass the value to the library call instead of setting the attribute first")
+    written = _written(ctx)
+    found = _reach_written(written, [owner], named=True) if owner is not None else None
+    _refuse_stale(ctx, found or _reach_written(written, [*args, *kwargs.values()], named=False))
+
+
+def no_stale_reads_of(ctx, value):
+    """`no_stale_reads` for a value library code is given to read through (`repr(o)`)."""
+    if ctx.heap.attrs:
+        _refuse_stale(ctx, _reach_written(_written(ctx), [value], named=False))
+
+
+def _written(ctx) -> dict:
+    written: dict = {}
+    for obj, name, *_ in ctx.heap.attrs.values():
+        written.setdefault(id(obj), []).append(name)
+    return written
+
+
+def _refuse_stale(ctx, found):
+    if found is None:
+        return
+    obj, name = found
+    where = ctx.outside.get(id(obj))
+    ctx.fail("stale-library-read", f"`{where.attr(name) if where is not None else name}` is written in this call "
+             "and library code reads the object: janus writes it only after the run",
+             "pass the value to the library call instead of setting the attribute first")
+
+
+def _reach_written(written: dict, roots: list, named: bool):
+    """The first (object, attribute) written in this call that library code given `roots` can
+    read: objects, their attributes and the items of lists, tuples and dicts they hold, up to
+    `_REACH` levels and `_REACH_LIMIT` values.  `named`: only attributes the object's library
+    classes name in their code count (the library runs its own methods on what it holds);
+    otherwise every one (code given an object may read any attribute of it)."""
+    seen: set = set()
+    level = list(roots)
+    for _ in range(_REACH + 1):
+        below: list = []
+        for value in level:
+            if id(value) in seen or len(seen) >= _REACH_LIMIT:
+                continue
+            seen.add(id(value))
+            names = written.get(id(value), ())
+            hit = [n for n in names if n in _library_names(type(value))] if named and names else names
+            if hit:
+                return value, hit[0]
+            below.extend(_held(value))
+        level = below
+    return None
+
+
+def _held(value) -> list:
+    """What library code reading `value` reaches from it."""
+    if isinstance(value, (list, tuple)):
+        return list(value) if len(value) <= 64 else []
+    if isinstance(value, dict):
+        return list(value.values()) if len(value) <= 64 else []
+    if isinstance(value, functools.partial):
+        return [value.func, *value.args, *value.keywords.values()]
+    if isinstance(value, types.MethodType):
+        return [] if is_user_function(value.__func__) else [value.__self__]
+    if not _is_object(value):
+        return []
+    return [v for k, v in vars(value).items()
+            if isinstance(v, (list, tuple, dict)) or (_is_object(v) and not k.startswith("__"))]
 
 
 def _walk(ctx, obj, source, depth):

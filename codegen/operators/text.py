@@ -26,6 +26,7 @@ from profiler.library import is_user_code
 from codegen.errors import NeedsPythonValue, Reason
 from codegen.operators.aliases import read_deep
 from codegen.operators.context import active
+from codegen.operators.library_settings import no_stale_reads_of
 
 _GRAPH_TENSOR = _tf_ops.SymbolicTensor
 _TEXT_OF_VALUE = (_GRAPH_TENSOR, _Variable)     # a variable's text, read in a graph, has no value either
@@ -49,6 +50,7 @@ def text_builtin(fn):
         if ctx is not None and args:
             _no_own_text(ctx, f"`{fn.__name__}` of", args[0])
             read_deep(ctx, args[0])     # (the text shows the lists in it: checked at entry)
+            no_stale_reads_of(ctx, args[0])
         return fn(*args, **kwargs)
     return call
 

@@ -42,9 +42,6 @@ def set_slope_then_read_it_by_a_dotted_attrgetter(h, a):
 
 @pytest.mark.parametrize("fn", [set_slope_then_call_the_sequential, set_slope_then_call_a_partial_of_the_layer,
                                 set_slope_then_read_it_by_a_dotted_attrgetter], ids=lambda f: f.__name__)
-@pytest.mark.xfail(strict=True, reason="library code reaching an object the call wrote through another object (a "
-                   "Sequential holding the layer, a partial, a dotted attrgetter) reads the attribute before janus's "
-                   "deferred write (docs/decisions.md)")
 def test_library_code_reaching_a_written_attribute_indirectly_sees_the_new_value(fn):
     """The call sets `negative_slope` of a LeakyReLU layer, then library code reads it through an
     object that holds the layer (a Sequential containing it, a `functools.partial` of it, a dotted
@@ -107,8 +104,6 @@ def set_k_then_deepcopy_the_list_holding_it(h, a):
 
 @pytest.mark.parametrize("fn", [set_k_then_repr_the_list_holding_it, set_k_then_deepcopy_the_list_holding_it],
                          ids=lambda f: f.__name__)
-@pytest.mark.xfail(strict=True, reason="a written object handed to library code inside a list (`repr`, "
-                   "`copy.deepcopy` of the list) is read before janus's deferred write (docs/decisions.md)")
 def test_library_code_given_a_list_holding_a_written_object_sees_the_new_value(fn):
     """The call sets `k` of a dataclass, then hands a list holding it to library code (`repr`,
     `copy.deepcopy`): eager gives this call's value (`'[_Cfg(k=a)]'`, `2a`), every call."""

@@ -13,12 +13,14 @@ its `keras.Model` subclass, and changes on every call, is in none of Keras's, an
 the program reads it, by the program's converted code)."""
 from __future__ import annotations
 
+import dis
 import functools
 import types
 
 import numpy as np
 import tensorflow as tf
 
+from profiler import versions
 from profiler.library import is_library_module, is_user_function
 
 from codegen.assumptions import SCALARS
@@ -149,13 +151,19 @@ _NAMES: dict = {}
 
 
 def _library_names(cls) -> frozenset:
-    """The names the code of `cls`'s library classes mentions (attribute and global names)."""
+    """The attribute names the library classes of `cls` can read on their object: their own
+    members, names their code reads on its first argument (`self.rate`, also in nested functions),
+    stores on any object (`layer.built = True`: the library's own attributes, also read through
+    other names such as `for layer in self._flatten_layers()`), and strings it holds (`getattr(self,
+    "name")`).  A name their code reads only on other objects (`config.mode`) or as a global does
+    not count: a program's own `self.mode` on its `keras.Model` is not read by Keras."""
     names = _NAMES.get(cls)
     if names is None:
         found: set = set()
         for klass in cls.__mro__:
             if klass is object or _is_user_class(klass):
                 continue
+            found.update(vars(klass))
             for member in vars(klass).values():
                 for fn in _functions(member):
                     _code_names(fn.__code__, found)
@@ -178,8 +186,24 @@ def _functions(member):
     return [member] if isinstance(member, types.FunctionType) else []
 
 
-def _code_names(code, found: set):
-    found.update(code.co_names)
+def _code_names(code, found: set, receivers: frozenset = frozenset({"self"})):
+    ops = versions.current()
+    if code.co_argcount:
+        receivers = receivers | {code.co_varnames[0]}
+    before = None
+    for ins in dis.get_instructions(code):
+        if ins.opname in (ops.store_attr, "DELETE_ATTR"):
+            found.add(ins.argval)
+        elif ins.opname in (ops.load_attr, ops.load_method) and before is not None and \
+                before.opname.startswith(("LOAD_FAST", "LOAD_DEREF")) and _names_receiver(before.argval, receivers):
+            found.add(ins.argval)
+        before = ins
     for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            _code_names(const, found)
+        if isinstance(const, str) and const.isidentifier():
+            found.add(const)
+        elif isinstance(const, types.CodeType):
+            _code_names(const, found, receivers)
+
+
+def _names_receiver(argval, receivers) -> bool:
+    return any(a in receivers for a in argval) if isinstance(argval, tuple) else argval in receivers

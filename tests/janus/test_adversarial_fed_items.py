@@ -66,9 +66,6 @@ def count_mode_then_call_the_model(m, x):
     return m(x) * float(m.mode)
 
 
-@pytest.mark.xfail(strict=True, reason="the stale-read check takes every name Keras's code mentions (globals and "
-                   "methods too) for an attribute it reads: `self.mode` written, then `self(x)`, runs in Python "
-                   "(docs/decisions.md)")
 def test_a_model_counting_an_attribute_keras_never_reads_then_calling_itself_runs_as_a_graph():
     """A keras.Model subclass increments `self.mode` (a name Keras's own code uses only as a
     local or keyword, never as an attribute of the model) and then calls itself: eager returns

@@ -29,6 +29,7 @@ _DEPTH = 2
 _LIMIT = 64
 _REACH = 3          # levels below what library code is given
 _REACH_LIMIT = 256
+_ONLY_HOLD = (functools.partial, iter)     # (library code that keeps what it is given, reading nothing)
 _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType)
 _NOT_OBJECTS = (type, types.ModuleType, *_FUNCTIONS, types.MethodType, tf.Tensor, tf.Variable, np.ndarray,
                 list, tuple, dict, set)
@@ -52,7 +53,7 @@ def no_stale_reads(ctx, f, args, kwargs):
     one its own classes' code names, on the object whose method runs or on a library object it
     holds (a `Sequential`'s layers); or any written attribute of what it is given, or of what
     that holds (`operator.attrgetter("a.k")(o)`, `copy.deepcopy([o])`)."""
-    if not ctx.heap.attrs:
+    if not ctx.heap.attrs or any(f is h for h in _ONLY_HOLD):
         return
     owner = getattr(f, "__self__", None) if isinstance(f, (types.MethodType, types.BuiltinMethodType)) else (
         f if not isinstance(f, _NOT_OBJECTS) else None)
@@ -113,8 +114,8 @@ def _held(value) -> list:
         return list(value) if len(value) <= 64 else []
     if isinstance(value, dict):
         return list(value.values()) if len(value) <= 64 else []
-    if isinstance(value, functools.partial):
-        return [value.func, *value.args, *value.keywords.values()]
+    if isinstance(value, functools.partial):            # (the program's function, called back, is converted)
+        return [] if _is_program_code(value.func) else [value.func, *value.args, *value.keywords.values()]
     if isinstance(value, types.MethodType):
         return [] if is_user_function(value.__func__) else [value.__self__]
     if not _is_object(value):
@@ -140,6 +141,10 @@ def _walk(ctx, obj, source, depth):
             for i, item in enumerate(value):
                 if _is_object(item):
                     _walk(ctx, item, source.attr(name).item(i), depth - 1)
+
+
+def _is_program_code(f) -> bool:
+    return is_user_function(f.__func__ if isinstance(f, types.MethodType) else f)
 
 
 def _is_object(value) -> bool:

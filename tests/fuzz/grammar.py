@@ -106,6 +106,9 @@ class Box:
         self.lazy = None                        # a variable made on the call that finds it None
         self.dense = tf.keras.layers.Dense(2, kernel_initializer="ones")    # library code reads its settings
         self.dense.build((None, 1))
+        self.act = tf.keras.layers.LeakyReLU(negative_slope=0.5)            # read by library code through
+        self.seq = tf.keras.Sequential([self.act])                          # the Sequential holding it
+        self.seq.build((None, 2))
 
     @property
     def scaled(self):
@@ -723,6 +726,11 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
                  "box.lazy.assign_add(tf.ones([2]))\nt = t + tf.cast(tf.reduce_sum(box.lazy), t.dtype)"),
         lambda: "t = t + tf.cast(tf.reduce_sum(box.dense(tf.reshape(tf.cast(t, tf.float32)[:1], [1, 1]) - 3.0)), t.dtype)",
         lambda: "t = t * CONF['scale']",
+        # An attribute of a layer written, then read by library code holding the layer, or by
+        # library code given a list holding it.
+        lambda: ("box.act.negative_slope = 0.1 * (abs(k) % 4)\n"
+                 "t = t + tf.cast(tf.reduce_sum(box.seq(tf.reshape(tf.cast(t, tf.float32)[:2], [1, -1]) - 1.0)), t.dtype)"),
+        lambda: "box.act.negative_slope = 0.25\nk = k + len(repr([box.act.negative_slope, box.ws]))",
         lambda: "t = fscale(t, f=0.5)",
         # A shallow copy of the box shares its list and reads its attributes of this call.
         lambda: "copy.copy(box).items.append(k)\nk = k + copy.copy(box).n",
@@ -950,7 +958,8 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.dense.activation = tf.nn.relu", "box.dense.use_bias = False", "CONF['scale'] = 3.0", "TABLE['x'] = 1",
              "scaled.__defaults__ = (3.0,)", "scaled.__kwdefaults__['shift'] = -1.0",
              "CONF['extra'] = 1.0", "box.hist['a'].append(5)", "box.hist['b'] = [2.0]",
-             "box.losses.append(tf.constant(2.5))", "box.losses[-1] = tf.constant(-1.0)", "SCALER_CFG['k'] = 3.0"]
+             "box.losses.append(tf.constant(2.5))", "box.losses[-1] = tf.constant(-1.0)", "SCALER_CFG['k'] = 3.0",
+             "box.act.negative_slope = 0.05"]
 
 
 # How the caller differentiates the call's result by `x`: not at all, or through derivatives

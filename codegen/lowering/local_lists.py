@@ -28,8 +28,8 @@ _CONVERTING = ("stack", "constant", "convert_to_tensor", "cast", "reduce_sum", "
 
 
 # Keywords that keep a converting call converting the list as eager converts it (`dtype_hint`
-# would change what the list's Python floats become; `tf.stack(xs, axis=1)` reads the items).
-_KEYWORDS = {"stack": {"name"}, "constant": {"dtype", "name"}, "convert_to_tensor": {"dtype", "name"}}
+# would change what the list's Python floats become).
+_KEYWORDS = {"stack": {"name", "axis"}, "constant": {"dtype", "name"}, "convert_to_tensor": {"dtype", "name"}}
 
 
 def _converting_call(node) -> bool:

@@ -223,6 +223,8 @@ def call(f, /, *args, **kwargs):
             ctx.fail("list-conversion", "tf.constant of a list a loop grows, other than of Python floats",
                      "use tf.stack")        # (eager's tf.constant of a list of scalar tensors raises)
         return args[0].__tf_tensor__(args[1] if len(args) == 2 else kwargs.get("dtype"))  # as eager converts it
+    if f is tf.stack and args and isinstance(args[0], GrowList):
+        return args[0].stacked(*args[1:], **kwargs)
     if f is tf.constant and args and isinstance(args[0], PyArray):
         return args[0].constant(*args[1:], **kwargs)
     if isinstance(f, types.MethodType) and isinstance(f.__self__, tf.GradientTape) and f.__name__ == "gradient":

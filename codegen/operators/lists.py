@@ -157,6 +157,17 @@ class GrowList:
             _guard_not_empty(rows)
         return out
 
+    def stacked(self, axis=0, name="stack"):
+        """`tf.stack(items, axis)` of the list: its rows (stacked on axis 0) with that axis moved
+        where `axis` puts it, the same values as stacking the items there."""
+        rows = tf.convert_to_tensor(self, name=name)
+        rank = rows.shape.rank
+        if not isinstance(axis, int) or rank is None or not -rank <= axis < rank:
+            current().fail("list-conversion", f"tf.stack of a list a loop grows on axis {axis!r}",
+                           "stack on an axis within the items' rank")      # (eager raises as it does)
+        axis %= rank
+        return rows if axis == 0 else tf.transpose(rows, [*range(1, axis + 1), 0, *range(axis + 1, rank)])
+
     def _refused(self, *_):
         current().fail("list-use", "a list a loop over a tensor grows is used where Python needs its items",
                        "keep such lists to append, len, reversed, for and TensorFlow calls")

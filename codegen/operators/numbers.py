@@ -167,10 +167,11 @@ def _arith(name, op, a, b):
                      "float64", computed)
         if name == "truediv" and both_int:
             x, y = tf.cast(x, tf.float64), tf.cast(y, tf.float64)
-        _require(ok, f"divisor of `{name}` is not zero", computed)
+        if isinstance(b, PyNumber) or not b:        # (a constant divisor that is not 0 needs no guard)
+            _require(ok, f"divisor of `{name}` is not zero", computed)
         if name != "truediv" and not both_int:         # Python's from fmod, not floor(x / y)
             return PyNumber(float_divmod(x, y)[name == "mod"], float, computed)
-        if name != "truediv" and both_int and computed:   # (-2**63 // -1 leaves int64)
+        if name != "truediv" and both_int and computed and (isinstance(b, PyNumber) or b == -1):   # (-2**63 // -1)
             _require(tf.logical_or(tf.not_equal(x, x.dtype.min), tf.not_equal(y, -1)), "int `//` and `%` stay "
                      "inside int64", computed)
         if name == "truediv":

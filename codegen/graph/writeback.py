@@ -350,11 +350,21 @@ def plan(ctx, tensors: list) -> list:
             ctx.check_length(sh)
         copy, snap = sh.copy, sh.snapshot
         if type(copy) is list:
-            prefix = len(copy) >= len(snap) and all(heap.real_of(a) is b for a, b in zip(copy, snap))
+            same = [heap.real_of(a) is b for a, b in zip(copy, snap)]
+            prefix = len(copy) >= len(snap) and all(same)
             if prefix and len(copy) == len(snap):
                 continue
             if prefix and not sh.read:
                 out.append(("extend", sh, flatten(copy[len(snap):], tensors, heap)))
+            elif len(copy) >= len(snap) and not (sh.read or sh.mutated) and all(
+                    kept or i in sh.assigned for i, kept in enumerate(same)):
+                # Items assigned by index (and appends): written back by index, at the same length.
+                if sh.holder is not None:
+                    ctx.check_length(sh)
+                out.append(("dict", sh, {i: flatten(copy[i], tensors, heap) for i, kept in enumerate(same)
+                                         if not kept}, []))
+                if len(copy) > len(snap):
+                    out.append(("extend", sh, flatten(copy[len(snap):], tensors, heap)))
             else:
                 if sh.holder is not None:
                     ctx.check_items(sh)        # the new contents depend on the old ones

@@ -209,6 +209,28 @@ def appended_item(sh, obj, key) -> bool:
         and all(a is b for a, b in zip(obj, snap))
 
 
+def assign_item(sh, obj, key) -> bool:
+    """Record `obj[key] = v` on the copy of an outside dict, or of a list at an int index, as an
+    assignment written back by key (the list's other items need not be the build's: its length
+    is checked at entry); False for another key (a slice), which needs the contents the build saw."""
+    if type(obj) is dict:
+        sh.assigned.add(key)
+        return True
+    if type(obj) is list and type(key) is int and -len(obj) <= key < len(obj):
+        sh.assigned.add(key % len(obj))
+        return True
+    return False
+
+
+def own_item(sh, obj, key) -> bool:
+    """`lst[i]` of an outside list's copy is an item this call assigned or appended, its old
+    items in their places (only appends and item assignments so far): the call's own value."""
+    if type(obj) is not list or type(key) is not int or sh.mutated or not -len(obj) <= key < len(obj):
+        return False
+    index = key % len(obj)
+    return index >= len(sh.snapshot) or index in sh.assigned
+
+
 _KEYS = (str, int, float, bool, tuple, bytes, type(None))
 
 

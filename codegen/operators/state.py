@@ -26,8 +26,9 @@ from codegen.assumptions import NUMPY_SCALARS, SCALARS, Kind, Source, check_kind
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
 from codegen.operators.failing_ops import calls_python
-from codegen.operators.aliases import (CONTAINERS, appended_item, bound_container, check_key, held_item, item_fed,
-                                      no_tuple_of_containers, note_absent, outside_copy, proxied, written_on_class)
+from codegen.operators.aliases import (CONTAINERS, appended_item, assign_item, bound_container, check_key, held_item,
+                                      item_fed, no_tuple_of_containers, note_absent, outside_copy, own_item, proxied,
+                                      written_on_class)
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import made_per_read, read_method
@@ -85,7 +86,7 @@ def ld_item(obj, key):
     if sh is not None:
         if item_fed(ctx, sh, obj, key, value):
             return read_outside("item", sh.real, key, sh.snapshot[key], sh.source.item(key))
-        if not appended_item(sh, obj, key):
+        if not appended_item(sh, obj, key) and not own_item(sh, obj, key):
             sh.read = True
         value = held_item(ctx, sh, key, value)
     return value
@@ -108,10 +109,8 @@ def st_item(obj, key, value):
     if sh is not None:
         no_write_in_machine(current(), sh.source)
         _note(current().heap.writes, sh.source.item(key) if not hasattr(key, "dtype") else sh.source.any_item())
-        if type(obj) is dict and not hasattr(key, "dtype"):
-            sh.assigned.add(key)        # written back even when the value is the one it had at build time
-        else:
-            sh.mutated = True           # `lst[i] = v` needs the list the build saw
+        if hasattr(key, "dtype") or not assign_item(sh, obj, key):
+            sh.mutated = True           # `lst[a:b] = v` needs the list the build saw
     obj[key] = value
 
 

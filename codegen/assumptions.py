@@ -33,6 +33,7 @@ class Kind(enum.Enum):
     ITEMS_MATCH = "a container has this type and length and holds the very same items"
     LENGTH_MATCH = "a container has this length (only its length was read)"
     TENSORS_MATCH = "a tuple of tensors with these dtypes and shapes"
+    LIST_TENSORS_MATCH = "a list of tensors with these dtypes and shapes (its tensors fed per call)"
     ARRAY_MATCH = "a NumPy array read from outside has this dtype and shape (its values are fed per call)"
     ID_MATCH = "a global, closure cell, object or attribute is this very object"
     # in-graph guards, AssertOps that fail the run

@@ -90,14 +90,18 @@ class Relaxations:
         return notes
 
     def _widen_state(self, check, now) -> list[str]:
-        if check.kind in (Kind.TENSOR_MATCH, Kind.TENSORS_MATCH, Kind.ARRAY_MATCH):
+        if check.kind is Kind.LIST_TENSORS_MATCH and type(now) is list and len(now) != len(check.expected) \
+                and check.source not in self.state_lengths:
+            self.state_lengths.add(check.source)        # (a growing list: read by identity, items by index)
+            return [f"len({check.source}) varies; the list is read as the same list"]
+        if check.kind in (Kind.TENSOR_MATCH, Kind.TENSORS_MATCH, Kind.LIST_TENSORS_MATCH, Kind.ARRAY_MATCH):
             if check.kind is Kind.ARRAY_MATCH:
                 pairs = [(check.source, tf.convert_to_tensor(now), (tf.as_dtype(check.expected[0]),
                                                                     check.expected[1]))] \
                     if isinstance(now, np.ndarray) else []
             elif check.kind is Kind.TENSOR_MATCH:
                 pairs = [(check.source, now, check.expected)]
-            elif type(now) is tuple and len(now) == len(check.expected):
+            elif type(now) in (tuple, list) and len(now) == len(check.expected):
                 pairs = [(check.source.item(i), v, e) for i, (v, e) in enumerate(zip(now, check.expected))]
             else:
                 pairs = []

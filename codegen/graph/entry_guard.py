@@ -123,8 +123,9 @@ def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:
         return text
     if kind is Kind.LENGTH_MATCH:
         return f"len({access}) == {expected}"
-    if kind is Kind.TENSORS_MATCH:
-        parts = [f"type({access}) is tuple and len({access}) == {len(expected)}"]
+    if kind in (Kind.TENSORS_MATCH, Kind.LIST_TENSORS_MATCH):
+        container = "tuple" if kind is Kind.TENSORS_MATCH else "list"
+        parts = [f"type({access}) is {container} and len({access}) == {len(expected)}"]
         parts += [_value_check(src, Kind.TENSOR_MATCH, f"{access}[{i}]", e) for i, e in enumerate(expected)]
         return " and ".join(parts)
     if kind is Kind.ARRAY_MATCH:
@@ -282,7 +283,7 @@ def _generate(sig: Signature, checks, used, followed, ordered_kwargs) -> _GuardT
         src.consts["distinct"] = _distinct
         src.require(f"distinct(({', '.join(src.containers)},))",
                     "ALIASING no list or dict is passed twice among the arguments")
-    outside = []
+    outside, fed_lists = [], []
     for check in checks:
         access = src.const(check.holder, "H") + check_access(check)
         if check.access == "absent":
@@ -292,6 +293,16 @@ def _generate(sig: Signature, checks, used, followed, ordered_kwargs) -> _GuardT
         if type(check.expected) in (list, dict) and check.kind in (Kind.ID_MATCH, Kind.ITEMS_MATCH,
                                                                     Kind.LENGTH_MATCH):
             outside.append(access)
+        if check.kind is Kind.LIST_TENSORS_MATCH:
+            fed_lists.append(access)
+    fed_lists = [a for a in fed_lists if a not in outside]      # (one whose identity is checked is as any other)
+    if fed_lists:
+        # A list of tensors read without its identity checked stands for itself alone in the graph.
+        src.consts["distinct"], src.consts["disjoint"] = _distinct, _disjoint
+        others = outside + src.containers
+        src.require(f"distinct(({', '.join(fed_lists)},))" + (
+            f" and disjoint(({', '.join(fed_lists)},), ({', '.join(others)},))" if others else ""),
+                    "ALIASING a list of tensors read item by item is no other list or dict the graph reads")
     if src.containers and outside:
         # The graph copies an argument container and an outside one separately: the very same
         # list passed as an argument and read as a global would be two lists in the graph.

@@ -26,6 +26,7 @@ import tensorflow as tf
 from profiler.library import is_library_module
 
 from codegen.errors import ConversionError, Reason, StagingError
+from codegen.operators.fed_lists import check_identities
 from codegen.operators.heap import DELETED
 from codegen.operators import call_time
 from codegen.operators.object_access import object_attrs, set_attrs as _set_attrs, slots as _slots
@@ -47,6 +48,7 @@ def flatten(value, tensors: list, heap):
         return _flatten(value, tensors, heap)
     sh = heap.by_copy.get(id(value))
     if sh is not None:
+        sh.identity = True              # (it comes back as the user's list: `fed_lists`)
         return ("real", sh)
     if type(value) in _ATOMS:
         return ("const", value)
@@ -342,7 +344,9 @@ def plan(ctx, tensors: list) -> list:
     heap = ctx.heap
     out = []
     for sh in list(heap.shadows.values()):
-        if (sh.read or sh.mutated) and sh.holder is not None:
+        if sh.fed:
+            pass                        # (its tensors are fed; `fed_lists` checks what else it needs)
+        elif (sh.read or sh.mutated) and sh.holder is not None:
             # The write-back is the difference from the contents the build saw: the call must
             # start from them (a mutation other than appends and item assignments depends on them).
             ctx.check_items(sh)
@@ -359,14 +363,14 @@ def plan(ctx, tensors: list) -> list:
             elif len(copy) >= len(snap) and not (sh.read or sh.mutated) and all(
                     kept or i in sh.assigned for i, kept in enumerate(same)):
                 # Items assigned by index (and appends): written back by index, at the same length.
-                if sh.holder is not None:
+                if sh.holder is not None and not sh.fed:
                     ctx.check_length(sh)
                 out.append(("dict", sh, {i: flatten(copy[i], tensors, heap) for i, kept in enumerate(same)
                                          if not kept}, []))
                 if len(copy) > len(snap):
                     out.append(("extend", sh, flatten(copy[len(snap):], tensors, heap)))
             else:
-                if sh.holder is not None:
+                if sh.holder is not None and not sh.fed:
                     ctx.check_items(sh)        # the new contents depend on the old ones
                 out.append(("replace", sh, flatten(list(copy), tensors, heap)))
         else:
@@ -386,6 +390,7 @@ def plan(ctx, tensors: list) -> list:
     for holder, access, name, value, source in heap.names.values():
         template = ("deleted",) if value is DELETED else flatten(value, tensors, heap)
         out.append((access, holder, name, template))
+    check_identities(ctx, {id(entry[1]) for entry in out if entry[0] in ("extend", "replace", "dict")})
     return out
 
 

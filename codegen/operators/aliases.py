@@ -112,7 +112,7 @@ def outside_copy(ctx, value, source, holder):
     copy of a tuple)."""
     copy = ctx.heap.shadow(value, source, holder=holder)
     sh = ctx.heap.by_copy[id(copy)]
-    if sh.exposed or ctx.dry_run:
+    if sh.exposed or sh.fed or ctx.dry_run:
         return copy
     sh.exposed = True
     for key, item in (list(enumerate(copy)) if type(copy) is list else list(copy.items())):
@@ -240,7 +240,7 @@ def item_fed(ctx, sh, obj, key, value) -> bool:
     every call (a tensor fed fresh, a Python value checked by itself, a list or dict copied),
     instead of requiring the container's every item unchanged at entry (`self.losses[-1]` of a
     list the call appends to; `VOCAB["w7"]` of a large dict)."""
-    if sh.holder is None or sh.real is None or ctx.dry_run or type(key) not in _KEYS:
+    if sh.holder is None or sh.real is None or sh.fed or ctx.dry_run or type(key) not in _KEYS:
         return False
     snap, held = sh.snapshot, ctx.heap.real_of(value)
     if type(obj) is dict:

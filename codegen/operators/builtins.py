@@ -17,6 +17,7 @@ import tensorflow as tf
 from codegen.errors import ConversionError, NeedsPythonValue, Reason
 from codegen.operators import call_time, dunders, node_tests
 from codegen.operators.context import current
+from codegen.operators.fed_lists import identity_of
 from codegen.operators.eager_view import ANSWERS, tensor_attribute, tensor_hasattr, stands_for_eager, ABSENT
 from codegen.operators.aliases import no_lists_handed_out, read_deep, read_whole
 from codegen.operators.arrays import PyArray
@@ -293,6 +294,7 @@ def _id(value):
     """`id(node)` of a tree node stand-in would be the stand-in's: the build stops."""
     if isinstance(value, Pointer):
         node_tests.refuse_protocol("id")
+    identity_of(current(), value)
     return id(value)
 
 

@@ -32,6 +32,8 @@ class Shadow:
     mutated: bool = False        # changed by more than appends and dict item assignments
     assigned: set = dataclasses.field(default_factory=set)   # dict keys assigned (written even if unchanged)
     exposed: bool = False        # the lists and dicts it holds were swapped for their copies
+    fed: bool = False            # a list of tensors fed item by item (`fed_lists`)
+    identity: bool = False       # its identity matters to the build (`fed_lists.identity_of`)
 
 
 class Heap:

@@ -13,6 +13,7 @@ from codegen.operators.aliases import read_deep, read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators import dunders, node_tests
 from codegen.operators.context import active, current
+from codegen.operators.fed_lists import identity_of
 from codegen.operators.numbers import PyNumber, is_computed
 from codegen.operators.tensor_truth import evaluated_anyway, short_circuit, tensor_bool
 from codegen.operators.node_classes import NodeClass
@@ -188,6 +189,7 @@ def not_any(*flags):
 
 def _is(a, b):
     refuse_undefined(a, b)
+    identity_of(active(), a, b)
     if a is not b and any(is_symbolic(v) and v.ref() in current().heap.arg_choices for v in (a, b)):
         current().fail("identity-of-branch-value", "`is` on a tensor a tensor `if` chose: eager's answer depends "
                        "on the side taken", "compare values, or test the branch's condition")

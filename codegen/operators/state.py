@@ -29,6 +29,7 @@ from codegen.operators.failing_ops import calls_python
 from codegen.operators.aliases import (CONTAINERS, appended_item, assign_item, bound_container, check_key, held_item,
                                       item_fed, no_tuple_of_containers, note_absent, outside_copy, own_item, proxied,
                                       written_on_class)
+from codegen.operators.fed_lists import fed_list, fed_tuple
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import made_per_read, read_method
@@ -329,26 +330,7 @@ def read_outside(access, holder, name, value, source):
     if type(value) is EAGER:
         return _fed(ctx, access, holder, name, value, source, Kind.TENSOR_MATCH)
     if type(value) is tuple and 0 < len(value) <= 16 and all(type(v) is EAGER for v in value):
-        # A tuple of tensors (an LSTM's (h, c)): each element is fed fresh, like a tensor.
-        key = (access, id(holder), name)
-        if key not in heap.fed:
-            read = outside_reader(access, holder, name)
-            graph = ctx.outer_graph
-            specs = []
-            fed = []
-            for i, item in enumerate(value):
-                shape = item.shape.as_list()
-                for d in ctx.relaxed_state_dims.get(source.item(i), ()):
-                    if d < len(shape):
-                        shape[d] = None
-                specs.append((item.dtype, shape))
-                with graph.as_default():
-                    fed.append(call_time.feed(graph, lambda i=i: read()[i], tf.TensorSpec(shape, item.dtype),
-                                              heap.fed_keys))
-            heap.fed[key] = tuple(fed)
-            ctx.check(access, holder, name, value, source, kind=Kind.TENSORS_MATCH, expected=specs)
-            _note(heap.reads, source)
-        return heap.fed[key]
+        return fed_tuple(ctx, access, holder, name, value, source, outside_reader(access, holder, name))
     numpy = type(value) in NUMPY_SCALARS
     if (type(value) in (int, float) or numpy) and ctx.relaxed_state_scalars.get(source) == scalar_dtype(type(value)) \
             and not subnormal(value):
@@ -381,6 +363,9 @@ def read_outside(access, holder, name, value, source):
         return value
     if isinstance(value, types.MethodType):     # (a method patched on the instance or the class is seen)
         return read_method(ctx, access, holder, name, value, source)
+    if type(value) is list and (fed := fed_list(ctx, access, holder, name, value, source,
+                                                outside_reader(access, holder, name))) is not None:
+        return fed
     if type(value) in (list, dict):
         ctx.check(access, holder, name, value, source, kind=Kind.ID_MATCH, expected=value)
         _note(heap.reads, source)

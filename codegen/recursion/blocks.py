@@ -33,6 +33,7 @@ from codegen.recursion.kinds import as_eager, kind_guard, result_kind, return_ki
 from codegen.recursion.mixed import checked_result, either_kinds, has_mixed, outputs_with_bits, speculated, unmixed
 from codegen.recursion.mixed import known_tensors, resolve as resolve_mixed
 from codegen.recursion.rows import run_rows
+from codegen.recursion.sequences import refuse_list_writes
 from codegen.recursion.frame_specs import Spec, exposed_reads, infer_specs, leaves, pack
 from codegen.recursion.frames import Widened, cast_all, is_tensors, table_layout, wrap
 from codegen.syntax.analysis import assigned_names
@@ -139,6 +140,8 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
               and all(c[i] is a for c in calls)}
     statics = {key: shared[cls] for key, cls in cycle.invariant.items()
                if cls in shared and type(shared[cls]) in _SCALARS}
+    refuse_list_writes(cycle, {}, {}, shared=[key for key, cls in cycle.invariant.items()
+                                              if cls in shared and _holds_list(shared[cls])])
     specs, returns, stateful, mixed = infer_specs(ctx, cycle, entry, calls[0], statics)
     shared = {cls: tf.nest.map_structure(Widened.of, value) for cls, value in shared.items()}
     for key, cls in cycle.invariant.items():
@@ -163,6 +166,10 @@ def build_machine(ctx, cycle, entry, calls, kind=None) -> Machine:
     return Machine(ctx, cycle, entry, len(calls), specs, returns, stateful, index, leaf_specs,
                    leaves(returns[entry]), elementwise, kinds=kinds, post=post,
                    kind=result, ptypes=ptypes, mixed=tables, tensors=tensors)
+
+
+def _holds_list(value) -> bool:
+    return type(value) is list or (type(value) is tuple and any(_holds_list(v) for v in value))
 
 
 def _known_tensors(ctx, cycle, entry, calls, specs, returns) -> set:

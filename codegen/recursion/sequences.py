@@ -44,23 +44,43 @@ def refuse_sequences(cycle, key, old, new):
                           "frames and a tuple in others", "return (and pass) the same kind of sequence on every path")
 
 
-_LIST_WRITES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
+_LIST_WRITES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
+                          "setdefault", "popitem", "add", "discard"})
 
 
-def refuse_list_writes(cycle, specs, returns):
-    """Refuse a cycle whose frames hold lists where its code may change a list in place: each
-    frame reads its lists back as new objects, so a change would not reach another frame's (or
-    another name's) view of the same list, as it does in eager."""
-    if not any(any(_sequence_kinds(s)) for s in [*specs.values(), *returns.values()]):
+def refuse_list_writes(cycle, specs, returns, shared=()):
+    """Refuse a cycle whose frames hold lists (or share one list every call passes along,
+    `shared`) where its code may change a list in place: each frame reads its lists back as new
+    objects, so a change would not reach another frame's (or another name's, or the caller's)
+    view of the same list, as it does in eager."""
+    if not shared and not any(any(_sequence_kinds(s)) for s in [*specs.values(), *returns.values()]):
         return
     for f, cf in cycle.functions.items():
-        held = {v for (g, v), s in specs.items() if g is f and any(_sequence_kinds(s))}
-        for node in ast.walk(cf.node):
-            if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) or (
-                    isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in _LIST_WRITES) or (
-                    isinstance(node, ast.AugAssign) and not (isinstance(node.target, ast.Name)
-                                                             and node.target.id not in held)):
-                raise unsupported("recursion", cf.filename, node, "a recursive function whose frames hold lists "
-                                  "changes a list (or another container) in place",
-                                  "build a new list (`r + [x]`), or hold tuples")
+        held = {v for (g, v), s in specs.items() if g is f and any(_sequence_kinds(s))} | {
+            p for (g, p) in shared if g is f}
+        node = _list_write(cf.node, held)
+        if node is not None:
+            raise unsupported("recursion", cf.filename, node, "a recursive function whose frames hold lists "
+                              "changes a list (or another container) in place",
+                              "build a new list (`r + [x]`), or hold tuples")
+
+
+def _list_write(tree, held):
+    """The first node of `tree` (as written, or as lowered to janus's operators) that may change
+    a container in place (`held`: names of lists)."""
+    return next((node for node in ast.walk(tree) if _writes(node, held)), None)
+
+
+def _writes(node, held) -> bool:
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return True
+    if isinstance(node, ast.AugAssign):
+        return not (isinstance(node.target, ast.Name) and node.target.id not in held)
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    name, args = node.func.attr, node.args
+    if name in _LIST_WRITES or name in ("st_item", "del_item"):      # (`lst.append(x)`, `jn.st_item(d, k, v)`)
+        return True
+    if name == "ld_attr" and len(args) == 2 and isinstance(args[1], ast.Constant):
+        return args[1].value in _LIST_WRITES                     # (`jn.call(jn.ld_attr(lst, 'append'), x)`)
+    return name == "inplace" and len(args) >= 2 and isinstance(args[1], ast.Name) and args[1].id in held

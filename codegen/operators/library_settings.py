@@ -13,6 +13,7 @@ its `keras.Model` subclass, and changes on every call, is in none of Keras's, an
 the program reads it, by the program's converted code)."""
 from __future__ import annotations
 
+import collections
 import dis
 import functools
 import types
@@ -27,7 +28,7 @@ from codegen.assumptions import SCALARS
 
 _DEPTH = 2
 _LIMIT = 64
-_REACH = 3          # levels below what library code is given
+_REACH = 6          # levels below what library code is given
 _REACH_LIMIT = 256
 _ONLY_HOLD = (functools.partial, iter)     # (library code that keeps what it is given, reading nothing)
 _FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType)
@@ -79,6 +80,10 @@ def _refuse_stale(ctx, found):
     if found is None:
         return
     obj, name = found
+    if name is None:
+        ctx.fail("stale-library-read", f"library code is given objects this call wrote attributes of, through more "
+                 f"than {_REACH} levels or {_REACH_LIMIT} values: janus writes them only after the run",
+                 "pass the values to the library call instead of setting the attributes first")
     where = ctx.outside.get(id(obj))
     ctx.fail("stale-library-read", f"`{where.attr(name) if where is not None else name}` is written in this call "
              "and library code reads the object: janus writes it only after the run",
@@ -87,41 +92,69 @@ def _refuse_stale(ctx, found):
 
 def _reach_written(written: dict, roots: list, named: bool):
     """The first (object, attribute) written in this call that library code given `roots` can
-    read: objects, their attributes and the items of lists, tuples and dicts they hold, up to
-    `_REACH` levels and `_REACH_LIMIT` values.  `named`: only attributes the object's library
-    classes name in their code count (the library runs its own methods on what it holds);
-    otherwise every one (code given an object may read any attribute of it)."""
+    read: objects, what their attributes and slots hold, and the items (and keys) of the lists,
+    tuples, dicts, sets and deques they hold, up to `_REACH` levels and `_REACH_LIMIT` objects.
+    `named`: only attributes the object's library classes name in their code count (the library
+    runs its own methods on what it holds); otherwise every one (code given an object may read
+    any attribute of it).  Where the bounds leave unread a value no library object holds,
+    (that value, None): the walk cannot tell.  (A library object's insides, beyond the bounds,
+    are taken to hold nothing the call wrote.)"""
     seen: set = set()
-    level = list(roots)
+    level = [(value, False) for value in roots]         # (a value, whether a library object holds it)
     for _ in range(_REACH + 1):
         below: list = []
-        for value in level:
-            if id(value) in seen or len(seen) >= _REACH_LIMIT:
+        for value, in_library in level:
+            if id(value) in seen:
+                continue
+            if len(seen) >= _REACH_LIMIT:
+                if not in_library:
+                    return value, None
                 continue
             seen.add(id(value))
             names = written.get(id(value), ())
             hit = [n for n in names if n in _library_names(type(value))] if named and names else names
             if hit:
                 return value, hit[0]
-            below.extend(_held(value))
+            inside = in_library or (_is_object(value) and not _is_user_class(type(value)))
+            below.extend((v, inside) for v in _held(value))
         level = below
-    return None
+    return next(((v, None) for v, in_library in level if not in_library and id(v) not in seen), None)
+
+
+_CONTAINERS = (list, tuple, set, frozenset, collections.deque)
 
 
 def _held(value) -> list:
-    """What library code reading `value` reaches from it."""
-    if isinstance(value, (list, tuple)):
-        return list(value) if len(value) <= 64 else []
-    if isinstance(value, dict):
-        return list(value.values()) if len(value) <= 64 else []
-    if isinstance(value, functools.partial):            # (the program's function, called back, is converted)
-        return [] if _is_program_code(value.func) else [value.func, *value.args, *value.keywords.values()]
-    if isinstance(value, types.MethodType):
-        return [] if is_user_function(value.__func__) else [value.__self__]
-    if not _is_object(value):
+    """What library code reading `value` reaches from it that may hold attributes."""
+    if isinstance(value, _CONTAINERS):
+        items = value
+    elif isinstance(value, dict):
+        items = [*value.keys(), *value.values()]
+    elif isinstance(value, functools.partial):            # (the program's function, called back, is converted)
+        items = [] if _is_program_code(value.func) else [value.func, *value.args, *value.keywords.values()]
+    elif isinstance(value, types.MethodType):
+        items = [] if is_user_function(value.__func__) else [value.__self__]
+    else:
+        items = [v for k, v in vars(value).items() if not k.startswith("__")] if _is_object(value) else []
+        items += _slot_values(value)
+    return [v for v in items if isinstance(v, (*_CONTAINERS, dict, functools.partial, types.MethodType))
+            or _is_object(v) or _slot_values(v)]
+
+
+def _slot_values(value) -> list:
+    """What the `__slots__` of `value`'s class (and its bases) hold."""
+    if isinstance(value, _NOT_OBJECTS) or type(value) in SCALARS:
         return []
-    return [v for k, v in vars(value).items()
-            if isinstance(v, (list, tuple, dict)) or (_is_object(v) and not k.startswith("__"))]
+    names = [n for klass in type(value).__mro__ for n in _slots_of(klass)]
+    return [v for n in names if (v := getattr(value, n, _MISSING)) is not _MISSING]
+
+
+def _slots_of(klass) -> tuple:
+    slots = vars(klass).get("__slots__", ())
+    return (slots,) if isinstance(slots, str) else tuple(n for n in slots if n not in ("__dict__", "__weakref__"))
+
+
+_MISSING = object()
 
 
 def _walk(ctx, obj, source, depth):

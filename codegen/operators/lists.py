@@ -165,6 +165,8 @@ class GrowList:
         if not isinstance(axis, int) or rank is None or not -rank <= axis < rank:
             current().fail("list-conversion", f"tf.stack of a list a loop grows on axis {axis!r}",
                            "stack on an axis within the items' rank")      # (eager raises as it does)
+        if axis != 0:
+            _guard_not_empty(rows)              # (eager's tf.stack reads the first item for any other axis)
         axis %= rank
         return rows if axis == 0 else tf.transpose(rows, [*range(1, axis + 1), 0, *range(axis + 1, rank)])
 

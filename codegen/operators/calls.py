@@ -155,6 +155,16 @@ def _own_property(obj, name: str):
     return found.fget, instance
 
 
+def _grown_list_tensor(ctx, f, args, kwargs):
+    """`tf.constant` or `tf.stack` of a list a loop over a tensor grows (carried as one tensor)."""
+    if f is tf.stack:
+        return args[0].stacked(*args[1:], **kwargs)
+    if args[0].kind is not float or len(args) > 2 or set(kwargs) - {"dtype", "name"}:
+        ctx.fail("list-conversion", "tf.constant of a list a loop grows, other than of Python floats",
+                 "use tf.stack")        # (eager's tf.constant of a list of scalar tensors raises)
+    return args[0].__tf_tensor__(args[1] if len(args) == 2 else kwargs.get("dtype"))  # as eager converts it
+
+
 def call(f, /, *args, **kwargs):
     refuse_undefined(*args, *kwargs.values())
     f = unwrap(f)
@@ -218,13 +228,8 @@ def call(f, /, *args, **kwargs):
             return converted
     if type(getattr(f, "__self__", None)) not in (list, dict, set) and not _keeps_numbers(f):
         args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
-    if f is tf.constant and args and isinstance(args[0], GrowList):
-        if args[0].kind is not float or len(args) > 2 or set(kwargs) - {"dtype", "name"}:
-            ctx.fail("list-conversion", "tf.constant of a list a loop grows, other than of Python floats",
-                     "use tf.stack")        # (eager's tf.constant of a list of scalar tensors raises)
-        return args[0].__tf_tensor__(args[1] if len(args) == 2 else kwargs.get("dtype"))  # as eager converts it
-    if f is tf.stack and args and isinstance(args[0], GrowList):
-        return args[0].stacked(*args[1:], **kwargs)
+    if (f is tf.constant or f is tf.stack) and args and isinstance(args[0], GrowList):
+        return _grown_list_tensor(ctx, f, args, kwargs)
     if f is tf.constant and args and isinstance(args[0], PyArray):
         return args[0].constant(*args[1:], **kwargs)
     if isinstance(f, types.MethodType) and isinstance(f.__self__, tf.GradientTape) and f.__name__ == "gradient":

@@ -127,6 +127,8 @@ def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:
         container = "tuple" if kind is Kind.TENSORS_MATCH else "list"
         parts = [f"type({access}) is {container} and len({access}) == {len(expected)}"]
         parts += [_value_check(src, Kind.TENSOR_MATCH, f"{access}[{i}]", e) for i, e in enumerate(expected)]
+        if getattr(expected, "others", ()):
+            parts.append(f"id({access}) not in {src.const(frozenset(map(id, expected.others)), 'O')}")
         return " and ".join(parts)
     if kind is Kind.ARRAY_MATCH:
         dtype, shape = expected

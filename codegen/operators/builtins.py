@@ -295,6 +295,9 @@ def _id(value):
     if isinstance(value, Pointer):
         node_tests.refuse_protocol("id")
     identity_of(current(), value)
+    if is_symbolic(value):
+        current().fail("identity-of-tensor", "`id()` of a tensor in a graph: eager's is a new tensor's on every "
+                       "call (or the caller's), the graph's one object's", "this call runs in Python")
     return id(value)
 
 

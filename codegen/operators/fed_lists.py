@@ -14,6 +14,8 @@ object), takes `is` or `id()` of it, or reaches it another way too (`writeback.p
 `identity_of`)."""
 from __future__ import annotations
 
+import dataclasses
+
 import tensorflow as tf
 
 from codegen.assumptions import Check, Kind
@@ -88,10 +90,25 @@ def identity_of(ctx, *values):
             sh.identity = True
 
 
+class FedSpecs(tuple):
+    """The (dtype, shape) of a fed list's tensors; `others`: the lists and dicts the graph copies
+    (as the very objects the entry guard keeps them), none of which the fed list may be."""
+    others: tuple = ()
+
+
 def check_identities(ctx, written: set):
-    """The identity checks the fed lists need after the build (`written`: ids of the shadows the
-    write-back changes)."""
-    for sh in ctx.heap.shadows.values():
-        if sh.fed and (sh.identity or id(sh) in written):
-            access, holder, name = sh.holder
+    """The checks the fed lists need after the build (`written`: ids of the shadows the write-back
+    changes): by identity where the build depends on it, else that the list is none of the other
+    lists and dicts the graph copies (a list an outside dict holds, which the call appends to)."""
+    shadows = ctx.heap.shadows.values()
+    for sh in shadows:
+        if not sh.fed:
+            continue
+        access, holder, name = sh.holder
+        if sh.identity or id(sh) in written:
             ctx.check(access, holder, name, sh.real, sh.source, kind=Kind.ID_MATCH, expected=sh.real)
+            continue
+        key = ("items", id(holder), name)
+        specs = FedSpecs(ctx.checks[key].expected)
+        specs.others = tuple(o.real for o in shadows if not o.fed and o.real is not None)
+        ctx.checks[key] = dataclasses.replace(ctx.checks[key], expected=specs)

@@ -190,6 +190,10 @@ def not_any(*flags):
 def _is(a, b):
     refuse_undefined(a, b)
     identity_of(active(), a, b)
+    if a is not b and is_symbolic(a) and is_symbolic(b) and _fed_input(a) and _fed_input(b):
+        current().fail("identity-of-fed-tensors", "`is` between two tensors the call is given (arguments, or "
+                       "read from outside): the same tensor may come in twice, where the graph has two inputs",
+                       "compare values, or keep the tensor once")
     if a is not b and any(is_symbolic(v) and v.ref() in current().heap.arg_choices for v in (a, b)):
         current().fail("identity-of-branch-value", "`is` on a tensor a tensor `if` chose: eager's answer depends "
                        "on the side taken", "compare values, or test the branch's condition")
@@ -206,6 +210,11 @@ def _is(a, b):
     if isinstance(a, Pointer) or isinstance(b, Pointer):
         return node_tests.identical(a, b) if isinstance(a, Pointer) else node_tests.identical(b, a)
     return a is b
+
+
+def _fed_input(t) -> bool:
+    heap = current().heap
+    return t.ref() in heap.fed_keys or t.ref() in heap.arg_tensors
 
 
 def eq(a, b):

@@ -109,6 +109,7 @@ class Box:
         self.act = tf.keras.layers.LeakyReLU(negative_slope=0.5)            # read by library code through
         self.seq = tf.keras.Sequential([self.act])                          # the Sequential holding it
         self.seq.build((None, 2))
+        self.acc = [tf.zeros([2]), tf.ones([2])]                            # a list of tensors, fed item by item
 
     @property
     def scaled(self):
@@ -731,6 +732,10 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: ("box.act.negative_slope = 0.1 * (abs(k) % 4)\n"
                  "t = t + tf.cast(tf.reduce_sum(box.seq(tf.reshape(tf.cast(t, tf.float32)[:2], [1, -1]) - 1.0)), t.dtype)"),
         lambda: "box.act.negative_slope = 0.25\nk = k + len(repr([box.act.negative_slope, box.ws]))",
+        # A list of tensors on the box: replaced, assigned by index, returned into the result.
+        lambda: "box.acc = [a * 0.5 + tf.cast(tf.reduce_sum(t), tf.float32) for a in box.acc]",
+        lambda: "box.acc[0] = box.acc[0] + 1.0\nt = t + tf.cast(tf.reduce_sum(box.acc[-1]), t.dtype)",
+        lambda: "t = t + tf.cast(tf.add_n(box.acc)[0], t.dtype)\nk = k + (box.acc is box.items)",
         lambda: "t = fscale(t, f=0.5)",
         # A shallow copy of the box shares its list and reads its attributes of this call.
         lambda: "copy.copy(box).items.append(k)\nk = k + copy.copy(box).n",
@@ -959,7 +964,8 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "scaled.__defaults__ = (3.0,)", "scaled.__kwdefaults__['shift'] = -1.0",
              "CONF['extra'] = 1.0", "box.hist['a'].append(5)", "box.hist['b'] = [2.0]",
              "box.losses.append(tf.constant(2.5))", "box.losses[-1] = tf.constant(-1.0)", "SCALER_CFG['k'] = 3.0",
-             "box.act.negative_slope = 0.05"]
+             "box.act.negative_slope = 0.05", "box.acc = [tf.ones([2]), tf.zeros([2])]", "box.items = box.acc",
+             "box.acc.append(tf.ones([2]))", "box.acc[1] = tf.constant([3.0, 4.0])"]
 
 
 # How the caller differentiates the call's result by `x`: not at all, or through derivatives

@@ -4,7 +4,8 @@ what the caller holds between calls the way a program may (aliasing, a new list,
 other shapes) and compares every call with eager."""
 import tensorflow as tf
 
-from tests.harness import compare_on_states
+import janus
+from tests.harness import assert_same, compare_on_states, run_capturing
 
 _XS = [tf.constant([1.0, 2.0]) * float(i + 1) for i in range(9)]
 
@@ -59,17 +60,22 @@ def _new_list(h, i):
         h.acc = [tf.constant([float(i), 0.0]), tf.constant([0.0, float(i)])]
 
 
+def _same_objects(fn, between, same):
+    """`fn` eagerly and speculated on two holders changed alike by `between`: after each call
+    `same(holder, result)` holds on both."""
+    eager_h, spec_h = _Holder(), _Holder()
+    spec = janus.speculate(fn)
+    for i, x in enumerate(_XS):
+        between(eager_h, i)
+        between(spec_h, i)
+        assert same(eager_h, fn(eager_h, x))
+        assert same(spec_h, spec(spec_h, x)), spec.report()
+    assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
 def test_a_returned_list_is_the_callers_own_list_on_every_call():
     """Eager returns the very list `h.acc` holds; the caller swaps in a new list now and then."""
-    eager_h, spec_h = _Holder(), _Holder()
-    import janus
-    spec = janus.speculate(return_the_list)
-    for i, x in enumerate(_XS):
-        _new_list(eager_h, i)
-        _new_list(spec_h, i)
-        assert return_the_list(eager_h, x) is eager_h.acc
-        assert spec(spec_h, x) is spec_h.acc, spec.report()
-    assert spec.stats()["graph_runs"] > 0, spec.report()
+    _same_objects(return_the_list, _new_list, lambda h, r: r is h.acc)
 
 
 def store_the_list(h, x):
@@ -105,16 +111,7 @@ def _fresh_items(h, i):
 
 def test_an_item_stored_is_the_callers_own_tensor():
     """Eager appends the very tensor `h.acc[0]` to `log`; the caller puts new tensors in."""
-    eager_h, spec_h = _Holder(), _Holder()
-    import janus
-    spec = janus.speculate(read_first_item_identity)
-    for i, x in enumerate(_XS):
-        _fresh_items(eager_h, i)
-        _fresh_items(spec_h, i)
-        read_first_item_identity(eager_h, x)
-        spec(spec_h, x)
-        assert spec_h.log[-1] is spec_h.acc[0], spec.report()
-    assert spec.stats()["graph_runs"] > 0, spec.report()
+    _same_objects(read_first_item_identity, _fresh_items, lambda h, r: h.log[-1] is h.acc[0])
 
 
 def _reshaped(h, i):
@@ -166,8 +163,6 @@ def pass_as_argument_too(h, lst, x):
 
 def test_the_fed_list_passed_as_an_argument_too():
     """`f(h, h.acc, x)` on some calls: eager's append to the argument is seen by the sum."""
-    import janus
-    from tests.harness import assert_same, run_capturing
     eager_h, spec_h = _Holder(), _Holder()
     spec = janus.speculate(pass_as_argument_too)
     for i, x in enumerate(_XS):

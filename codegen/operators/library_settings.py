@@ -24,7 +24,7 @@ import tensorflow as tf
 from profiler import versions
 from profiler.library import is_library_module, is_user_function
 
-from codegen.assumptions import SCALARS
+from codegen.assumptions import SCALARS, Kind
 
 _DEPTH = 2
 _LIMIT = 64
@@ -112,7 +112,8 @@ def _reach_written(written: dict, roots: list, named: bool):
                 continue
             seen.add(id(value))
             names = written.get(id(value), ())
-            hit = [n for n in names if n in _library_names(type(value))] if named and names else names
+            by_name = named and not (in_library and _is_user_class(type(value)))   # (its code run by the library)
+            hit = [n for n in names if n in _library_names(type(value))] if by_name and names else names
             if hit:
                 return value, hit[0]
             inside = in_library or (_is_object(value) and not _is_user_class(type(value)))
@@ -157,23 +158,45 @@ def _slots_of(klass) -> tuple:
 _MISSING = object()
 
 
-def _walk(ctx, obj, source, depth):
+def _walk(ctx, obj, source, depth, held=False):
+    """`held`: a library object holds `obj`.  An object of the program's own class that a library
+    object holds (the program's RNN cell in `keras.layers.RNN`) has its code run by the library
+    as it is, not converted: every public setting of it counts."""
     if len(ctx.settings_checked) >= _LIMIT or id(obj) in ctx.settings_checked:
         return
     ctx.settings_checked.add(id(obj))
+    own = _is_user_class(type(obj))
     mentioned = _library_names(type(obj))
     for name, value in list(vars(obj).items()):
+        public = not name.startswith("_") and (name in mentioned or (held and own))
         if type(value) in SCALARS or isinstance(value, _FUNCTIONS):
-            if not name.startswith("_") and name in mentioned:
+            if public:
                 ctx.check("attr", obj, name, value, source.attr(name))
+        elif public and _plain_setting(value):      # (`pool_size = (2,)`, a Lambda's `arguments`)
+            ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.CONSTANT,
+                      expected=dict(value) if type(value) is dict else value)
         elif depth and _is_object(value) and not name.startswith("_"):
             ctx.check("attr", obj, name, value, source.attr(name))         # the very object
-            _walk(ctx, value, source.attr(name), depth - 1)
+            _walk(ctx, value, source.attr(name), depth - 1, held or not own)
         elif depth and isinstance(value, (list, tuple)) and 0 < len(value) <= 64 and any(map(_is_object, value)):
             ctx.check("attr", obj, name, value, source.attr(name))         # the very items
             for i, item in enumerate(value):
                 if _is_object(item):
-                    _walk(ctx, item, source.attr(name).item(i), depth - 1)
+                    _walk(ctx, item, source.attr(name).item(i), depth - 1, held or not own)
+
+
+def _plain_setting(value, depth=0) -> bool:
+    """A tuple of Python scalars (or of such tuples), or a small dict of them by str keys: a
+    setting compared by value at entry."""
+    if type(value) in SCALARS:
+        return depth > 0
+    if depth > 3:
+        return False
+    if type(value) is tuple:
+        return len(value) <= 16 and all(_plain_setting(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return len(value) <= 16 and all(type(k) is str and _plain_setting(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def _is_program_code(f) -> bool:

@@ -299,11 +299,12 @@ def _generate(sig: Signature, checks, used, followed, ordered_kwargs) -> _GuardT
             fed_lists.append(access)
     fed_lists = [a for a in fed_lists if a not in outside]      # (one whose identity is checked is as any other)
     if fed_lists:
-        # A list of tensors read without its identity checked stands for itself alone in the graph.
+        # A list of tensors read without its identity checked stands for itself alone in the graph:
+        # no other such list, no argument container (the outside containers the graph copies are
+        # in its own check, `fed_lists.FedSpecs.others`).
         src.consts["distinct"], src.consts["disjoint"] = _distinct, _disjoint
-        others = outside + src.containers
         src.require(f"distinct(({', '.join(fed_lists)},))" + (
-            f" and disjoint(({', '.join(fed_lists)},), ({', '.join(others)},))" if others else ""),
+            f" and disjoint(({', '.join(fed_lists)},), ({', '.join(src.containers)},))" if src.containers else ""),
                     "ALIASING a list of tensors read item by item is no other list or dict the graph reads")
     if src.containers and outside:
         # The graph copies an argument container and an outside one separately: the very same

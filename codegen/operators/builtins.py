@@ -294,7 +294,7 @@ def _id(value):
     """`id(node)` of a tree node stand-in would be the stand-in's: the build stops."""
     if isinstance(value, Pointer):
         node_tests.refuse_protocol("id")
-    identity_of(current(), value)
+    identity_of(current().heap, value)
     if is_symbolic(value):
         current().fail("identity-of-tensor", "`id()` of a tensor in a graph: eager's is a new tensor's on every "
                        "call (or the caller's), the graph's one object's", "this call runs in Python")

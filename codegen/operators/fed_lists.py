@@ -80,12 +80,10 @@ def _fed_items(ctx, value, source, read) -> tuple[list, list]:
     return specs, fed
 
 
-def identity_of(ctx, *values):
+def identity_of(heap, *values):
     """`is` or `id()` taken of `values`: a fed list among them is checked by identity too."""
-    if ctx is None:
-        return
     for v in values:
-        sh = ctx.heap.by_copy.get(id(v))
+        sh = heap.by_copy.get(id(v))
         if sh is not None:
             sh.identity = True
 

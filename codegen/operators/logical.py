@@ -189,8 +189,10 @@ def not_any(*flags):
 
 def _is(a, b):
     refuse_undefined(a, b)
-    identity_of(active(), a, b)
-    if a is not b and is_symbolic(a) and is_symbolic(b) and _fed_input(a) and _fed_input(b):
+    ctx = active()
+    if ctx is not None:
+        identity_of(ctx.heap, a, b)
+    if a is not b and is_symbolic(a) and is_symbolic(b) and _fed_input(ctx.heap, a) and _fed_input(ctx.heap, b):
         current().fail("identity-of-fed-tensors", "`is` between two tensors the call is given (arguments, or "
                        "read from outside): the same tensor may come in twice, where the graph has two inputs",
                        "compare values, or keep the tensor once")
@@ -212,8 +214,7 @@ def _is(a, b):
     return a is b
 
 
-def _fed_input(t) -> bool:
-    heap = current().heap
+def _fed_input(heap, t) -> bool:
     return t.ref() in heap.fed_keys or t.ref() in heap.arg_tensors
 
 

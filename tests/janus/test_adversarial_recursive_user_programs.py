@@ -88,18 +88,26 @@ def memo_encode(node):
     return tf.tanh(memo_encode(node.left) + memo_encode(node.right))
 
 
-@pytest.mark.xfail(strict=True, reason="an attribute None on every node is taken for a child column, so "
-                   "`return node.cached` is typed as a node (docs/decisions.md)")
-def test_a_memo_attribute_that_is_none_on_every_node_keeps_a_graph_that_runs():
+def _memo_tree():
+    return CachedNode(CachedNode(v=1.0), CachedNode(CachedNode(v=2.0), CachedNode(v=3.0)))
+
+
+def test_a_memo_attribute_that_is_none_on_every_node_gives_eagers_values():
     """A tree encoder that returns `node.cached` where a node holds a cached value; on these
     trees no node does (`cached` is None everywhere), so eager computes tanh(2 + tanh(4 + 6))
-    on every call.  The values stay eager's, and a graph should run without raising."""
+    on every call, and so must every call of the speculated function."""
     spec = janus.speculate(memo_encode)
-
-    def tree():
-        return CachedNode(CachedNode(v=1.0), CachedNode(CachedNode(v=2.0), CachedNode(v=3.0)))
-
     for _ in range(8):
-        assert float(spec(tree())) == float(memo_encode(tree()))
+        assert float(spec(_memo_tree())) == float(memo_encode(_memo_tree()))
+
+
+@pytest.mark.xfail(strict=True, reason="an attribute None on every node is taken for a child column, so "
+                   "`return node.cached` is typed as a node and the function runs in Python (a missed "
+                   "speed-up; values are checked by the test above; docs/decisions.md)")
+def test_a_memo_attribute_that_is_none_on_every_node_keeps_a_graph_that_runs():
+    """The same encoder should run as a graph, without fallbacks."""
+    spec = janus.speculate(memo_encode)
+    for _ in range(8):
+        spec(_memo_tree())
     stats = spec.stats()
     assert stats["graph_runs"] > 0 and stats["fallbacks"] == 0, spec.report()

@@ -25,6 +25,7 @@ from codegen.assumptions import GUARD_MARK, Kind
 from codegen.errors import ConversionError, JanusError, NeedsPythonValue, Reason, ReplicaSync, StagingError
 from codegen.graph import derivatives, python_calls, random_ops, template_sharing, variable_writes, writeback
 from codegen.graph.arguments import no_new_variables, register_argument_containers
+from codegen.graph.direct_call import DirectCall
 from codegen.graph.entry_guard import compile_entry_guard
 from codegen.graph.print_order import (order_prints_after_failures, order_python_after_failures,
                                       order_python_among_variables, order_writes_after_failures)
@@ -78,6 +79,7 @@ class GraphArtifact:
     checks_at: int = -1               # the output holding the outcomes of the checks XLA would drop
     check_texts: list = dataclasses.field(default_factory=list)   # their messages, read after an XLA run
     feeds: Feeds | None = None        # how the values read at the call are made (None: TensorFlow's way)
+    _direct: DirectCall | None = None  # the concrete function's kernel call (`run`)
 
     @property
     def xla_hint(self) -> str:
@@ -141,7 +143,7 @@ class GraphArtifact:
                     # flat inputs, in order (saves TensorFlow's argument binding, ~50 us a call).
                     feeds = self.feeds.values() if self.feeds is not None and tf.executing_eagerly() \
                         else self.concrete.captured_inputs
-                    outs = self.concrete._call_flat(inputs, feeds)
+                    outs = self._direct_call(inputs, feeds)
                 else:
                     outs = self.concrete(*inputs)
             if self.check_texts:
@@ -153,6 +155,14 @@ class GraphArtifact:
                 self._snapshot.restore(saved)
             raise
         return list(outs) if isinstance(outs, (list, tuple)) else [outs]
+
+    def _direct_call(self, inputs, feeds):
+        """The graph's flat outputs: its kernel called directly where nothing records it."""
+        direct = self._direct
+        if direct is None or direct.concrete is not self.concrete:
+            direct = self._direct = DirectCall(self.concrete)
+        outs = direct([*inputs, *feeds])
+        return self.concrete._call_flat(inputs, feeds) if outs is None else outs
 
     def undo(self, saved):
         """Restore what `snapshot_variables` saved (a run treated as failed after it ran)."""

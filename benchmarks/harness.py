@@ -184,6 +184,14 @@ def run_workload(wl: Workload, quick: bool, progress: Progress, ways=WAYS) -> Re
         sys.setrecursionlimit(saved)
 
 
+def _ordered(ways: list, r: int) -> list:
+    """The ways in the order repetition `r` runs them: in turn forwards and backwards, so that
+    no way always runs right after the same one.  (A graph called right after eager's
+    repetition finds TensorFlow's threads parked and its caches cold, and pays for it on its
+    first calls; in the order eager, janus, symbolic, janus would pay it on every repetition.)"""
+    return list(ways) if r % 2 == 0 else list(reversed(ways))
+
+
 def _run_workload(wl, quick, progress, ways):
     import janus
     import tensorflow as tf
@@ -255,8 +263,8 @@ def _run_workload(wl, quick, progress, ways):
             fail(way, exc, "warm-up")
             progress.step(f"{wl.name}: {WAY_LABELS[way]} failed", steps_per_way)
         res.warmup_seconds[way] = time.perf_counter() - start
-    for _ in range(reps):                              # timed repetitions, ways interleaved
-        for way in list(reps_of):
+    for r in range(reps):                              # timed repetitions, ways interleaved
+        for way in _ordered(list(reps_of), r):
             try:
                 start = time.perf_counter()
                 out = reps_of[way]()

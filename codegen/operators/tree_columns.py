@@ -27,6 +27,24 @@ def fed(array: np.ndarray):
     return _EagerTensor(array, ctx.device_name, None)
 
 
+def fed_shared(key, make):
+    """The tensor `fed(make())` for a column that repeats between calls (the class column of a
+    one-class tree of n nodes, the root row of a one-tree forest), made once per `key` and
+    device: tensors are immutable, so calls can share one."""
+    if _EagerTensor is None or not tf.executing_eagerly():
+        return fed(make())
+    key = (key, _context.context().device_name)
+    tensor = _SHARED.get(key)
+    if tensor is None:
+        if len(_SHARED) >= 1024:
+            _SHARED.clear()
+        tensor = _SHARED[key] = fed(make())
+    return tensor
+
+
+_SHARED: dict = {}
+
+
 def column_tensor(col, values, index, pointers, has_presence):
     """The tensor of one attribute column from its `values`, or None if they do not fit it (a
     child column's values are appended to `pointers`)."""

@@ -23,7 +23,8 @@ from codegen.operators.values import EAGER
 from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER, NUMBER_COLUMNS as _NUMBER_COLUMNS,
                                              NUMPY_TYPES as _NUMPY, PYTHON_TYPES as _PYTHON, acyclic as _acyclic,
                                              LACKS as _LACKS, column_tensor as _column, empty_column as _empty,
-                                             pointer_tensor as _pointers, number_dtype as _number_dtype, fed, held_exactly)
+                                             pointer_tensor as _pointers, number_dtype as _number_dtype, fed, fed_shared,
+                                             held_exactly)
 from codegen.operators.tree_walk import (NODE_CLASSES as _NODE_CLASSES, Walk, class_value, is_node, shadowed,
                                          unplain_reads, walk)
 from codegen.operators.weak_numbers import WeakNumber
@@ -217,7 +218,9 @@ def flatten_forest(roots, schema: Schema, used=None, followed=None):
     columns = _columns(found, schema, used, followed)
     if columns is None:
         return None
-    columns.append(fed(np.array([found.index[id(r)] for r in roots], np.int32)))
+    rows = tuple(found.index[id(r)] for r in roots)
+    columns.append(fed_shared(("rows", rows), lambda: np.array(rows, np.int32)) if len(rows) == 1
+                   else fed(np.array(rows, np.int32)))
     return columns
 
 
@@ -303,7 +306,8 @@ def _has_any(found: Walk, classes: set, names) -> bool:
 def _class_column(order, classes):
     """Each node's index in the schema's classes."""
     if len(classes) == 1:
-        return fed(np.zeros(len(order), np.int32))      # (tf.zeros costs four times as much)
+        n = len(order)                                  # (tf.zeros costs four times as much)
+        return fed_shared(("zeros", n), lambda: np.zeros(n, np.int32))
     ids = {c: i for i, c in enumerate(classes)}
     return fed(np.array([ids[type(node)] for node in order], np.int32))
 

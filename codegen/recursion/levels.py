@@ -155,9 +155,10 @@ def run(m: Machine, calls, limit) -> list:
     every_root = tf.stack([tf.cast(args[at].index, tf.int32) for args in calls])
     roots = every_root if none_chain is None else tf.boolean_mask(every_root, every_root >= 0)
     route = _route(m, shape, n)
-    calling = tf.reduce_any(tf.stack([tf.equal(route, r) for r, (_, chain) in enumerate(shape.routes)
-                                      if chain is None] + [tf.zeros([n], tf.bool)]), 0)
-    children = _children(m, shape, calling, n)
+    to_calls = [r for r, (_, chain) in enumerate(shape.routes) if chain is None]
+    calling = tf.equal(route, to_calls[0]) if len(to_calls) == 1 else tf.reduce_any(
+        tf.stack([tf.equal(route, r) for r in to_calls] + [tf.zeros([n], tf.bool)]), 0)
+    children = _children(m, shape, tables, calling, n)
     reached, level, walked = _schedule(shape, tables, roots, calling, children, n, none_chain is not None)
     # Row n holds the result of a call on None (a child or a root that is None), where the
     # recursion starts with `if node is None:` and its chain (see `_none_chain`).
@@ -225,23 +226,29 @@ def _route(m: Machine, shape: _Shape, n):
     tests: dict = {}
     route = tf.fill([n], -1)
     for r, (path, _) in enumerate(shape.routes):
-        mask = tf.ones([n], tf.bool)
+        mask = None                     # (every node reaches the first test)
         for i, (block, outcome) in enumerate(path):
             key = (block.id, tuple((b.id, o) for b, o in path[:i]))
             if key not in tests:
-                idx = _where(mask)
+                idx = tf.range(n) if mask is None else _where(mask)
                 test = tf.broadcast_to(tf.cast(_direct(m, shape, block, idx), tf.bool), tf.shape(idx))
-                tests[key] = tf.scatter_nd(tf.expand_dims(idx, 1), test, [n])
-            mask = tf.logical_and(mask, tests[key] if outcome else tf.logical_not(tests[key]))
-        route = tf.where(mask, r, route)
+                tests[key] = test if mask is None else tf.scatter_nd(tf.expand_dims(idx, 1), test, [n])
+            taken = tests[key] if outcome else tf.logical_not(tests[key])
+            mask = taken if mask is None else tf.logical_and(mask, taken)
+        route = tf.where(tf.ones([n], tf.bool) if mask is None else mask, r, route)
     return route
 
 
-def _children(m: Machine, shape: _Shape, calling, n) -> list:
+def _children(m: Machine, shape: _Shape, tables, calling, n) -> list:
     """Per call of the group, the node each calling node passes (-1 for the other nodes)."""
+    at = shape.cf.params.index(shape.param)
+    columns = tables.columns
+    names = [call.args[at].attr for call in shape.group.term.calls]
+    if all(name in columns and columns[name][0].pointer and name + "?" not in columns for name in names):
+        # Every call passes a child column that every node has: the column itself, where the node calls.
+        return [tf.where(calling, columns[name][1], -1) for name in names]
     idx = _where(calling)
     term = _direct(m, shape, shape.group, idx)
-    at = shape.cf.params.index(shape.param)
     return [tf.tensor_scatter_nd_update(tf.fill([n], -1), tf.expand_dims(idx, 1),
                                         tf.broadcast_to(tf.cast(args[at].index, tf.int32), tf.shape(idx)))
             for args in term]

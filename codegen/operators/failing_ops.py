@@ -176,7 +176,8 @@ def unused_failing(graph, outputs) -> list:
     memo: dict = {}
     traced = _TRACED_ONLY.get(graph, ())
     leaves = [t for op in may_fail_through(graph) if op.name not in traced for t in op.outputs
-              if t.dtype not in (tf.resource, tf.variant) and not t.consumers() and t.ref() not in used]
+              if t.dtype not in (tf.resource, tf.variant) and not t.consumers() and t.ref() not in used
+              and not _safe_loop_variable(t, memo)]
     if not leaves:
         return []
     covered = ancestors_of([t.op for t in outputs if isinstance(t, tf.Tensor) and t.graph is graph])
@@ -190,6 +191,19 @@ def unused_failing(graph, outputs) -> list:
         else:
             clean |= seen
     return kept
+
+
+def _safe_loop_variable(t, memo) -> bool:
+    """Whether `t` is a loop's variable whose body computes it with no op that may fail (a
+    counter, a value passed through unchanged): dropping it drops no failure."""
+    if t.op.type not in ("While", "StatelessWhile"):
+        return False
+    bodies = body_graphs(t.op, ("body",))
+    if not bodies or len(bodies[0].outputs) != len(t.op.outputs):
+        return False
+    body = bodies[0]
+    names = ancestors_of([body.outputs[t.value_index].op])
+    return not any(may_fail(op, memo) for op in body.get_operations() if op.name in names)
 
 
 def ancestors_of(ops) -> set:

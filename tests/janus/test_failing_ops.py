@@ -258,8 +258,16 @@ def unused_gather_in_a_branch_in_a_loop(x, i):
     return x
 
 
+def unused_loop_variable_that_may_fail(x, i):
+    j, picked, scale = tf.constant(0), tf.constant(0.0), tf.reduce_sum(x)
+    while j < 2:
+        picked = tf.gather(x, i + j)          # a loop variable nothing reads after the loop
+        j += 1                                # (and `scale` passes through unchanged)
+    return x * scale
+
+
 @pytest.mark.parametrize("fn", [unused_gather_in_a_branch, unused_gather_in_a_loop,
-                                unused_gather_in_a_branch_in_a_loop])
+                                unused_gather_in_a_branch_in_a_loop, unused_loop_variable_that_may_fail])
 def test_an_unused_failing_op_inside_a_tf_cond_or_loop_still_raises(fn):
     calls = [(X * s, tf.constant(i)) for s, i in [(1, 0), (-1, 0), (1, 0), (-1, 0), (1, 0), (-1, 1), (1, 5), (1, 0),
                                                  (-1, 9), (1, 1), (1, 7), (1, 0)]]

@@ -15,8 +15,8 @@ disagree.  The keys are stable (`SCHEMA` is bumped when one changes meaning):
     segments      null, or {breaks: [{kind, where, explanation, hint}], parts: [report of each segment,
                   with "lines": [first, last]]}: the function runs as graph segments with Python at
                   the breaks (`janus.segmented`)
-    graphs        cached graphs, newest first: {op_count, build_ms, inputs: [{path, kind, dtype, shape}],
-                  assumptions: [ids]}
+    graphs        cached graphs, newest first: {op_count, build_ms, executor (which TensorFlow executor
+                  runs it, and the timings that chose it), inputs: [{path, kind, dtype, shape}], assumptions: [ids]}
     assumptions   every assumption a build made: {id, kind, guard ("entry" | "in-graph"), source,
                   expected (repr), where, failures, status ("holds" | "relaxed" | "failed" |
                   "failed-kept": an EXACT or RESULT_KIND guard that failed for a call but stays)}
@@ -88,7 +88,7 @@ def report_data(fn) -> dict:
         "segments": None if seg is None else {
             "breaks": [r.to_dict() for r in seg.breaks],
             "parts": [dict(report_data(spec), lines=list(part.lines)) for part, spec in seg.segments]},
-        "graphs": [{"op_count": int(g.op_count), "build_ms": round(g.build_seconds * 1e3, 3),
+        "graphs": [{"op_count": int(g.op_count), "build_ms": round(g.build_seconds * 1e3, 3), "executor": g.executor,
                     "inputs": [_leaf(leaf) for leaf in g.signature.leaves],
                     "assumptions": [a.id for a in g.assumptions]} for g in fn.graphs],
         "assumptions": [_assumption(fn, key, a) for key, a in fn.assumption_info.items()],
@@ -135,6 +135,7 @@ def render_data(d: dict) -> str:
             specs = ", ".join(f"{x['path']}: {x['dtype']}{x['shape'] if x['shape'] is not None else '[?]'}"
                               if x["kind"] == "tensor" else f"{x['path']}: {x['kind']}" for x in g["inputs"])
             lines.append(f"    [{i}] {g['op_count']} ops, built in {g['build_ms']:.0f} ms; inputs: {specs}")
+            lines.append(f"        runs on the {g['executor']}")
     if d["assumptions"]:
         lines.append("  assumptions:")
         for a in d["assumptions"]:

@@ -158,11 +158,15 @@ class GraphArtifact:
 
     def _direct_call(self, inputs, feeds):
         """The graph's flat outputs: its kernel called directly where nothing records it."""
-        direct = self._direct
-        if direct is None or direct.concrete is not self.concrete:
-            direct = self._direct = DirectCall(self.concrete)
-        outs = direct([*inputs, *feeds])
+        if self._direct is None or self._direct.concrete is not self.concrete:     # (XLA may replace it)
+            self._direct = DirectCall(self.concrete, variants=not self.python_ops and self.xla != "on")
+        outs = self._direct([*inputs, *feeds])
         return self.concrete._call_flat(inputs, feeds) if outs is None else outs
+
+    @property
+    def executor(self) -> str:
+        """Which TensorFlow executor runs the graph where no tape records it, and why."""
+        return "default executor (no run yet)" if self._direct is None else self._direct.executor
 
     def undo(self, saved):
         """Restore what `snapshot_variables` saved (a run treated as failed after it ran)."""

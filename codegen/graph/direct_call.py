@@ -8,11 +8,16 @@ of a 700 us call.  `call` makes the same kernel call the way TensorFlow makes it
 (the context's call options, a cancellation context where one is active, error
 messages interpolated, resource outputs given their handle data), and answers
 None wherever TensorFlow's own path is needed: a tape or accumulator is active,
-eager execution is off, or TensorFlow's internals are not the ones expected.
+eager execution is off, or TensorFlow's internals are not the ones expected.  The same
+call can run the graph's single-threaded variant, on the runs where
+`codegen.graph.executors` tries it or chose it.
 """
 from __future__ import annotations
 
 import itertools
+import time
+
+from codegen.graph import executors
 
 try:                                # (TensorFlow's internals; any change leaves the public path)
     from tensorflow.python.eager import cancellation, context, execute, record
@@ -24,10 +29,13 @@ except ImportError:                 # pragma: no cover - another TensorFlow
 
 
 class DirectCall:
-    """The kernel call of one concrete function (built once per graph)."""
+    """The kernel call of one concrete function (built once per graph).  `variants`: whether
+    the single-threaded executor may run it (`codegen.graph.executors`; not for a graph that
+    calls Python or compiles with XLA)."""
 
-    def __init__(self, concrete):
-        self.concrete, self.ok = concrete, False
+    def __init__(self, concrete, variants: bool = True):
+        self.concrete, self.ok, self.choice = concrete, False, None
+        self.variants = variants
         if execute is None:
             return
         try:
@@ -42,6 +50,13 @@ class DirectCall:
         except (AttributeError, TypeError):
             self.ok = False
 
+    @property
+    def executor(self) -> str:
+        """Which executor runs the graph, and why (for reports)."""
+        if self.choice is not None:
+            return self.choice.note
+        return "default executor" if self.variants else "default executor (the graph calls Python or uses XLA)"
+
     def __call__(self, args: list):
         """The flat outputs of running the function on `args` (inputs, then captures), or None
         when TensorFlow's own call path must run it."""
@@ -50,13 +65,51 @@ class DirectCall:
         ctx = context.context()
         if not ctx.executing_eagerly() or PossibleTapeGradientTypes(args) != POSSIBLE_GRADIENT_TYPES_NONE:
             return None
-        attrs = tuple(itertools.chain(*ctx.function_call_options.as_attrs().items()))
+        options = ctx.function_call_options.as_attrs()
+        single, phase = self._plan(ctx, options)
+        if single and not executors.RUNNING.acquire(blocking=False):
+            single, phase = False, None          # (another thread's run holds the executor)
+        start = time.perf_counter()
+        if not single:
+            outs = self._run(ctx, self.name, options, args)
+        else:
+            try:
+                outs = self._run(ctx, self.choice.variant_name, dict(options, executor_type=executors.SINGLE), args)
+            except Exception as exc:         # noqa: BLE001 - re-raised unless the executor refused the graph
+                if "Single-threaded executor" not in str(exc):
+                    raise
+                # (it refuses when it is created, before any kernel runs: running the call again is safe)
+                self.choice.refuse(str(exc).split("\n")[0][:200])
+                return self._run(ctx, self.name, options, args)
+            finally:
+                executors.RUNNING.release()
+        if phase is not None:
+            self.choice.record(single, phase, time.perf_counter() - start)
+        return outs
+
+    def _plan(self, ctx, options) -> tuple[bool, str | None]:
+        """Whether this run uses the single-threaded executor, and what its time counts for."""
+        if not self.variants or options.get("executor_type"):     # (an executor the program chose stands)
+            return False, None
+        if self.choice is None:
+            self.choice = executors.Choice()
+        single, phase = self.choice.next_run()
+        if single and self.choice.variant_name is None:       # (made when first needed)
+            found = executors.variant(ctx, self.name)
+            if found.startswith("no:"):
+                self.choice.refuse(found[3:].strip())
+                return False, None
+            self.choice.variant_name = found
+        return single, phase
+
+    def _run(self, ctx, name, options, args):
+        attrs = tuple(itertools.chain(*options.items()))
         cancel = cancellation.context()
         with InterpolateRuntimeError(self.atomic):
             if cancel is None:
-                outs = execute.execute(self.name, num_outputs=self.n_out, inputs=args, attrs=attrs, ctx=ctx)
+                outs = execute.execute(name, num_outputs=self.n_out, inputs=args, attrs=attrs, ctx=ctx)
             else:
-                outs = execute.execute_with_cancellation(self.name, num_outputs=self.n_out, inputs=args,
+                outs = execute.execute_with_cancellation(name, num_outputs=self.n_out, inputs=args,
                                                          attrs=attrs, ctx=ctx, cancellation_manager=cancel)
         for i, data in self.handle_data:
             handle_data_util.set_handle_data(outs[i], data.shape_inference)

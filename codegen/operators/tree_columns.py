@@ -45,6 +45,17 @@ def fed_shared(key, make):
 _SHARED: dict = {}
 
 
+def fed_rows(rows: tuple):
+    """The root rows of a forest; a one-tree forest's (its root is row 0) is made once."""
+    make = lambda: np.array(rows, np.int32)      # noqa: E731
+    return fed_shared(("rows", rows), make) if len(rows) == 1 else fed(make())
+
+
+def fed_zeros(n: int):
+    """The class column of a one-class tree of `n` nodes (`tf.zeros` costs four times as much)."""
+    return fed_shared(("zeros", n), lambda: np.zeros(n, np.int32))
+
+
 def column_tensor(col, values, index, pointers, has_presence):
     """The tensor of one attribute column from its `values`, or None if they do not fit it (a
     child column's values are appended to `pointers`)."""

@@ -23,8 +23,8 @@ from codegen.operators.values import EAGER
 from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER, NUMBER_COLUMNS as _NUMBER_COLUMNS,
                                              NUMPY_TYPES as _NUMPY, PYTHON_TYPES as _PYTHON, acyclic as _acyclic,
                                              LACKS as _LACKS, column_tensor as _column, empty_column as _empty,
-                                             pointer_tensor as _pointers, number_dtype as _number_dtype, fed, fed_shared,
-                                             held_exactly)
+                                             pointer_tensor as _pointers, number_dtype as _number_dtype, fed, fed_rows,
+                                             fed_zeros, held_exactly)
 from codegen.operators.tree_walk import (NODE_CLASSES as _NODE_CLASSES, Walk, class_value, is_node, shadowed,
                                          unplain_reads, walk)
 from codegen.operators.weak_numbers import WeakNumber
@@ -216,12 +216,7 @@ def flatten_forest(roots, schema: Schema, used=None, followed=None):
     is one row), then the row of each root; None if they do not fit (`used`, `followed`: `flatten`)."""
     found = _walk(roots, schema)
     columns = _columns(found, schema, used, followed)
-    if columns is None:
-        return None
-    rows = tuple(found.index[id(r)] for r in roots)
-    columns.append(fed_shared(("rows", rows), lambda: np.array(rows, np.int32)) if len(rows) == 1
-                   else fed(np.array(rows, np.int32)))
-    return columns
+    return None if columns is None else columns + [fed_rows(tuple(found.index[id(r)] for r in roots))]
 
 
 def _columns(found: Walk, schema: Schema, used=None, followed=None):
@@ -306,8 +301,7 @@ def _has_any(found: Walk, classes: set, names) -> bool:
 def _class_column(order, classes):
     """Each node's index in the schema's classes."""
     if len(classes) == 1:
-        n = len(order)                                  # (tf.zeros costs four times as much)
-        return fed_shared(("zeros", n), lambda: np.zeros(n, np.int32))
+        return fed_zeros(len(order))
     ids = {c: i for i, c in enumerate(classes)}
     return fed(np.array([ids[type(node)] for node in order], np.int32))
 

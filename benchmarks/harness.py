@@ -42,10 +42,12 @@ def _janus_counters(speculated):
 
 
 def _unsettled(speculated, rep, outputs):
-    """Runs one more janus repetition; True if it still profiled, built or failed a guard."""
+    """Runs one more janus repetition; True if it still profiled, built, failed a guard or was
+    still timing the executors of a graph (see the README's reports)."""
     before = _janus_counters(speculated)
     outputs.append(flatten(rep()))
-    return _janus_counters(speculated) != before
+    return _janus_counters(speculated) != before or any(
+        g["executor"].startswith("trying") for f in speculated for g in f.report(format="json")["graphs"])
 
 
 @dataclass
@@ -67,6 +69,7 @@ class Workload:
     requires: tuple = ()                           # importable modules needed (from the `bench` extra)
     warmup: int = PROFILE_RUNS + 1                 # repetitions before timing (janus gets more if unsettled)
     reps: int = 5                                  # timed repetitions (full run)
+    max_extra_warmup: int = MAX_EXTRA_WARMUP       # janus warm-up repetitions at most while it settles
     recursion_limit: int | None = None             # Python recursion limit while this workload runs
     tf_function_recursion_limit: int | None = None  # ... while tf.function traces (its recursion is unbounded)
 
@@ -250,7 +253,7 @@ def _run_workload(wl, quick, progress, ways):
             sys.setrecursionlimit(limit)
             if way == "janus":                         # until janus settles: no new profile, build or failure
                 extra, hits = 0, sum(f.stats()["cache_hits"] for f in speculated)
-                limit = 1 if quick else MAX_EXTRA_WARMUP
+                limit = 1 if quick else wl.max_extra_warmup
                 while extra < limit and _unsettled(speculated, rep, outputs[way]):
                     extra += 1
                     progress.step(f"{wl.name}: janus extra warm-up", 0)

@@ -112,6 +112,11 @@ def _flatten(value, tensors: list, heap):
         return found
     if isinstance(value, tf.Variable):
         return ("const", value)                 # the variable itself (its parts are itself again)
+    if isinstance(value, tf.data.Dataset):
+        raise ConversionError(Reason(
+            "dataset-leaves", "", f"a {type(value).__name__} made in the graph leaves the function (returned or "
+            "stored): packed again from the graph's output it would be another class (TensorFlow's variant "
+            "dataset), whose type and repr differ from eager's", "build the dataset outside the speculated function"))
     if isinstance(value, tf.__internal__.CompositeTensor):
         # SparseTensor, RaggedTensor, ...: its component tensors leave the graph, and the value
         # is packed again from them after the run.

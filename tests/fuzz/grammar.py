@@ -737,6 +737,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "box.acc[0] = box.acc[0] + 1.0\nt = t + tf.cast(tf.reduce_sum(box.acc[-1]), t.dtype)",
         lambda: "t = t + tf.cast(tf.add_n(box.acc)[0], t.dtype)\nk = k + (box.acc is box.items)",
         lambda: "t = fscale(t, f=0.5)",
+        # A dataset made in the call and stored: its class (and repr) as eager's.
+        lambda: "box.ds = tf.data.Dataset.from_tensor_slices(tf.reshape(tf.cast(t, tf.float32), [-1])[:2])",
         # A shallow copy of the box shares its list and reads its attributes of this call.
         lambda: "copy.copy(box).items.append(k)\nk = k + copy.copy(box).n",
         # The lists a dict on the box holds, reached through its reading methods: appends and

@@ -92,6 +92,7 @@ def _state(module, box):
             "box.losses": list(getattr(box, "losses", [])),
             "box.act": getattr(getattr(box, "act", None), "negative_slope", None),
             "box.acc": list(getattr(box, "acc", [])),
+            "box.ds": repr(getattr(box, "ds", None)),
             "LOG": list(module.LOG), "LIMIT": list(module.LIMIT), "CAP": module.Node.CAP,
             "remember": [type(v).__name__ for v in module.remember.__defaults__[0]],
             "TABLE": dict(module.TABLE), "CONF": dict(module.CONF), "COUNT": module.COUNT, "Counter.n": module.Counter.n,

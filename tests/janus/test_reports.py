@@ -67,7 +67,7 @@ def test_json_report_round_trips_with_documented_keys():
                          "state", "fallbacks", "instances", "segments"}
     assert data["schema"] == SCHEMA and data["function"] == "sign_branch" and data["file"] == HERE
     assert set(data["time_ms"]) == {"graph", "eager", "profile", "build", "segmented", "total"}
-    assert set(data["graphs"][0]) == {"op_count", "build_ms", "inputs", "assumptions"}
+    assert set(data["graphs"][0]) == {"op_count", "build_ms", "executor", "inputs", "assumptions"}
     assert data["graphs"][0]["inputs"] == [{"path": "args[0]", "kind": "tensor", "dtype": "float32", "shape": [3]}]
     everything = janus.report(format="json")
     assert json.loads(json.dumps(everything)) == everything

@@ -287,15 +287,15 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
 def _refuse_what_a_graph_cannot_repeat(ctx, artifact, filename):
     """The build fails where every run of the graph could not do what eager does on every call:
     outside state read after a `tf.py_function` (no check runs after one; code is let be), and
-    a seeded stateful random op (`codegen.graph.random_ops`)."""
+    a seeded stateful random op, a table or queue the call makes (`codegen.graph.random_ops`)."""
     late = [r for r in ctx.outside_reads.values() if r.when != "early" and not r.code]
     if (late or artifact.unchanged_arguments) and not artifact.replays_python:
         raise StagingError(Reason("python-state", late[0].where if late else filename,
                                   f"`{late[0].source if late else 'an argument'}` is read after a tf.py_function "
                                   "call, whose Python may change it while the graph runs",
                                   "use tf.numpy_function, or pass it as an argument"))
-    if why := random_ops.seeded(artifact.concrete.graph):
-        raise StagingError(Reason("seeded-random", filename, why, random_ops.HINT))
+    if found := random_ops.unrepeatable(artifact.concrete.graph):
+        raise StagingError(Reason(found[0], filename, found[1], found[2]))
 
 
 def _watched_reads(ctx, sig: Signature, filename: str) -> tuple:

@@ -45,6 +45,11 @@ _REFUSED = {"Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Ex
 # the default executor.  In the graph itself, they run on the caller's thread.
 _WAITS = ("If", "While", "Case", "PartitionedCall", "SymbolicGradient", "RemoteCall", "MapDefun", "Iterator",
           "Dataset", "Queue", "Barrier", "Stage", "Recv", "Collective", "Nccl", "Xla", "TPU")
+# Ops whose kernel in a functional body differs from the one eager and the lowered graph run:
+# oneDNN rewrites them in a graph, not in a body run on its own (a 1x8 `MatMul`, a `matvec`, a
+# batched `MatMul`, `Softmax` round differently there, measured).  A body holding one keeps the
+# default executor, as janus gives eager's bits.
+_REWRITTEN = ("MatMul", "Softmax", "Conv", "Einsum", "BatchNorm", "Pool", "LRN", "Quantize", "Mkl", "Fused")
 _SUFFIX = "_janus_single"
 # One single-threaded run at a time in the process.  That executor runs an `If` or `While` by
 # holding its thread (a pool thread) until the body, run on another pool thread, is done: two
@@ -61,7 +66,9 @@ def pool_threads() -> int:
     n = tf.config.threading.get_inter_op_parallelism_threads()
     if n > 0:
         return n
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    env = os.environ.get("TF_NUM_INTEROP_THREADS", "")       # (read by TensorFlow when the pool is made)
+    return min(cores, int(env)) if env.strip().isdigit() and int(env) > 0 else cores
 
 
 def variant(ctx, name: str):
@@ -105,6 +112,8 @@ def _collect(ctx, name: str, seen: dict, order: list, top: bool = False):
             return f"no: {node.op} runs only on the default executor"
         if not top and any(word in node.op for word in _WAITS):
             return f"no: a body holds {node.op}, which may wait for TensorFlow's thread pool"
+        if not top and any(word in node.op for word in _REWRITTEN):
+            return f"no: a body holds {node.op}, which a body run on its own computes with another kernel"
         for attr in _BODIES.get(node.op, ()):
             value = node.attr.get(attr)
             funcs = [] if value is None else ([value.func] if value.HasField("func") else list(value.list.func))

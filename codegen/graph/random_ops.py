@@ -1,4 +1,5 @@
-"""Seeded stateful random ops, which a graph cannot give eager's numbers for.
+"""Ops whose state a graph's kernel keeps from run to run, where eager starts it anew: seeded
+stateful random ops, and tables and queues the call makes.
 
 Eager keeps one kernel per (global seed, op seed) and continues its sequence from call to call;
 with only the global seed set, each eager call takes a new op seed.  A graph's op has a kernel
@@ -24,3 +25,33 @@ def seeded(graph) -> str:
             return (f"a seeded stateful random op ({node.op}, from tf.random with a seed or after "
                     "tf.random.set_seed) continues eager's sequence from call to call; a graph's starts again")
     return ""
+
+
+# Resources made by an op in the graph itself (not lifted out of the function): the op's kernel
+# makes one on the graph's first run and hands the same one to every later run, where eager
+# makes a new one on every call (a `MutableHashTable` built in the call would keep the keys an
+# earlier call inserted).
+KERNEL_HELD = frozenset({"MutableHashTableV2", "MutableHashTableOfTensorsV2", "MutableDenseHashTableV2",
+                         "HashTableV2", "FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2",
+                         "PriorityQueueV2", "Barrier", "ConditionalAccumulator", "SparseConditionalAccumulator"})
+
+
+def kernel_held(graph) -> str:
+    """The first op of `graph` (or of a body) that makes a resource its kernel keeps, described;
+    "" if there is none."""
+    graph_def = graph.as_graph_def()
+    for node in [*graph_def.node, *(n for f in graph_def.library.function for n in f.node_def)]:
+        if node.op in KERNEL_HELD:
+            return (f"the call makes a table or queue ({node.op}): a graph's kernel makes it once and keeps "
+                    "it, with its contents, for every later run, where eager makes a new one per call")
+    return ""
+
+
+def unrepeatable(graph):
+    """(kind, explanation, hint) of the first op of `graph` whose kernel keeps state eager starts
+    anew on every call; None if there is none."""
+    if why := seeded(graph):
+        return "seeded-random", why, HINT
+    if why := kernel_held(graph):
+        return "kernel-state", why, "make the table or queue outside the function, and pass it in"
+    return None

@@ -4,16 +4,18 @@ by timing both on the graph's first direct runs.
 The default executor hands ready ops to a thread pool and waits for the pool to finish.  On a
 graph of a few hundred small ops (one tree's inference) those hand-offs cost a third of the
 run, and more when the pool's threads have gone to sleep (after a stretch of eager code).
-The single-threaded executor runs every kernel on the caller's thread, one after another in
-topological order: the same kernels on the same inputs, so the same values.  Where a graph
-holds large independent ops (a batch's gradients), the pool is faster.  So janus measures.
+The single-threaded executor runs every kernel on one thread, one after another in topological
+order, with no hand-offs.  Where a graph holds large independent ops (a batch's gradients), the
+pool is faster.  So janus measures.
 
 The single-threaded executor refuses TensorFlow's low-level control flow (`Switch`, `Merge`,
 `Enter`, ...), into which the default executor lowers every `If`, `While` and `Case`.  The
 variant it runs is therefore a copy of the graph's function definitions, renamed, with every
-such op, in the graph and in every body it runs, marked to stay functional.  A definition
-holding an op the single-threaded executor refuses (reference types, sends and receives,
-collectives) or one that calls Python has no variant.
+such op, in the graph and in every body it runs, marked to stay functional.  The graph's own
+ops run the kernels they run on the default executor; a body run on its own does not get
+oneDNN's, so a body holding an op oneDNN rewrites (`_REWRITTEN`) would round differently, and
+such a graph has no variant, nor has one whose body may wait for the thread pool (`_WAITS`),
+one holding an op the single-threaded executor refuses, or one that calls Python.
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ import threading
 
 import tensorflow as tf
 
+from codegen.operators.failing_ops import BODY_ATTRS
+
 WARM = 2            # direct runs before the trials (a graph's first runs fill caches)
 TRIALS = 5          # counted runs of each executor at most, alternating (the first run of each is not counted)
 EARLY, CLEAR = 3, 0.85      # after EARLY runs of each, a median below CLEAR times the other's decides
@@ -30,19 +34,15 @@ MARGIN = 0.95       # the single-threaded executor is kept when its median is be
 LONG = 0.05         # graphs whose first runs take longer (seconds) keep the default executor untried
 SINGLE = "SINGLE_THREADED_EXECUTOR"
 
-_BODIES = {"While": ("cond", "body"), "StatelessWhile": ("cond", "body"),
-           "If": ("then_branch", "else_branch"), "StatelessIf": ("then_branch", "else_branch"),
-           "Case": ("branches",), "StatelessCase": ("branches",),
-           "PartitionedCall": ("f",), "StatefulPartitionedCall": ("f",)}
 _LOWERED = {"While", "StatelessWhile", "If", "StatelessIf", "Case", "StatelessCase"}
 _REFUSED = {"Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit",
             "NextIteration", "RefNextIteration", "LoopCond", "ControlTrigger", "Send", "Recv", "_Send", "_Recv",
             "_HostSend", "_HostRecv", "PyFunc", "PyFuncStateless", "EagerPyFunc", "VariableV2", "Variable",
             "TemporaryVariable"}
 # Kernels that may wait for other work on TensorFlow's thread pool (they run bodies, read
-# datasets or queues, or receive).  In a body, where the executor may run on a pool thread, one
-# of them could hold that thread while the work it waits for has none left: such a graph keeps
-# the default executor.  In the graph itself, they run on the caller's thread.
+# datasets or queues, or receive).  The single-threaded executor holds its thread while such a
+# kernel waits; in a body, that is a second pool thread held, and with nested bodies the pool
+# can run out: such a graph keeps the default executor.  The graph's own may be any (`RUNNING`).
 _WAITS = ("If", "While", "Case", "PartitionedCall", "SymbolicGradient", "RemoteCall", "MapDefun", "Iterator",
           "Dataset", "Queue", "Barrier", "Stage", "Recv", "Collective", "Nccl", "Xla", "TPU")
 # Ops whose kernel in a functional body differs from the one eager and the lowered graph run:
@@ -114,7 +114,7 @@ def _collect(ctx, name: str, seen: dict, order: list, top: bool = False):
             return f"no: a body holds {node.op}, which may wait for TensorFlow's thread pool"
         if not top and any(word in node.op for word in _REWRITTEN):
             return f"no: a body holds {node.op}, which a body run on its own computes with another kernel"
-        for attr in _BODIES.get(node.op, ()):
+        for attr in BODY_ATTRS.get(node.op, ()):
             value = node.attr.get(attr)
             funcs = [] if value is None else ([value.func] if value.HasField("func") else list(value.list.func))
             for func in funcs:

@@ -164,21 +164,30 @@ def test_threads_sharing_a_function_during_the_trials_get_eagers_values(single_w
     spec = janus.speculate(loop_then_branch)
     for x, n in _calls(4):
         compare_call(loop_then_branch, spec, x, n)
-    errors = []
 
     def worker(offset):
+        for x, n in _calls(30)[offset:]:
+            np.testing.assert_array_equal(loop_then_branch(x, n).numpy(), spec(x, n).numpy())
+    _in_threads(worker, 3)
+    assert spec.stats()["graph_runs"] >= 60, spec.report()
+
+
+def _in_threads(work, n):
+    """Run `work(k)` in `n` threads; fails if one raises or never finishes (a deadlock)."""
+    errors = []
+
+    def guarded(k):
         try:
-            for x, n in _calls(30)[offset:]:
-                np.testing.assert_array_equal(loop_then_branch(x, n).numpy(), spec(x, n).numpy())
+            work(k)
         except Exception as exc:         # noqa: BLE001 - reported below
             errors.append(exc)
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(3)]
+    threads = [threading.Thread(target=guarded, args=(k,), daemon=True) for k in range(n)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a run never finished"
     assert not errors, errors
-    assert spec.stats()["graph_runs"] >= 60, spec.report()
 
 
 def test_a_graph_whose_first_runs_are_long_keeps_the_default_executor_untried(monkeypatch):
@@ -202,21 +211,11 @@ def test_threads_running_a_graph_with_a_tensor_if_on_the_single_threaded_executo
     spec = janus.speculate(branchy)
     for s in (1.0, -1.0, 1.0, -1.0, 1.0):
         compare_call(branchy, spec, x * s)
-    results, errors = {}, []
+    results = {}
 
     def work(k):
-        try:
-            results[k] = [(s, spec(x * s).numpy().tolist()) for s in
-                          (1.0 if (i + k) % 3 else -1.0 for i in range(60))]
-        except Exception as exc:         # noqa: BLE001 - reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "a run never finished"
-    assert not errors, errors
+        results[k] = [(s, spec(x * s).numpy().tolist()) for s in (1.0 if (i + k) % 3 else -1.0 for i in range(60))]
+    _in_threads(work, 4)
     for out in results.values():
         for s, got in out:
             assert got == branchy(x * s).numpy().tolist()

@@ -386,17 +386,22 @@ def plan(ctx, tensors: list) -> list:
                             deleted))
     for key, (obj, name, value, source) in heap.attrs.items():
         template = ("deleted",) if value is DELETED else flatten(value, tensors, heap)
-        written = heap.cond_writes.get(key)
-        if written is not None and written[0] is value:
-            tensors.append(written[1])          # set only where the predicate took the writing side
-            out.append(("attr-if", obj, name, (len(tensors) - 1, written[2]), template))
-        else:
-            out.append(("attr", obj, name, template))
-    for holder, access, name, value, source in heap.names.values():
+        out.append(_maybe_if(heap, tensors, ("attr", key), value, ("attr", obj, name, template)))
+    for key, (holder, access, name, value, source) in heap.names.items():
         template = ("deleted",) if value is DELETED else flatten(value, tensors, heap)
-        out.append((access, holder, name, template))
+        out.append(_maybe_if(heap, tensors, ("name", key), value, (access, holder, name, template)))
     check_identities(ctx, {id(entry[1]) for entry in out if entry[0] in ("extend", "replace", "dict")})
     return out
+
+
+def _maybe_if(heap, tensors, key, value, entry):
+    """The write-back `entry`, or, for a write one side of a tensor `if` made, the entry that
+    makes it only where the predicate took that side (`cond_writes`)."""
+    written = heap.cond_writes.get(key)
+    if written is None or written[0] is not value:
+        return entry
+    tensors.append(written[1])
+    return (entry[0] + "-if", entry[1], entry[2], (len(tensors) - 1, written[2]), entry[3])
 
 
 def apply(plan_entries, outs, args, kwargs, made):
@@ -417,11 +422,11 @@ def apply(plan_entries, outs, args, kwargs, made):
         if kind in ("extend", "replace", "dict"):
             continue
         holder, name, template = entry[1], entry[2], entry[-1]
-        if kind == "attr-if":
+        if kind.endswith("-if"):
             at, side = entry[3]
             if bool(outs[at]) != side:
                 continue                        # the side that leaves the caller's object ran
-            kind = "attr"
+            kind = kind[:-len("-if")]
         if kind == "attr":
             if template[0] == "deleted":
                 delattr(holder, name)

@@ -1,7 +1,8 @@
-"""Attributes of outside objects a tensor `if` writes, carried through its `tf.cond`.
+"""Attributes of outside objects, and globals, a tensor `if` writes, carried through its `tf.cond`.
 
 `if loss < self.best: self.best = loss; self.bad = 0` / `else: self.bad += 1` writes
-attributes of an object from outside the call inside the sides of a `tf.cond`.  TensorFlow
+attributes of an object from outside the call inside the sides of a `tf.cond` (`global count;
+if y > 0: count += 1` writes a global there, carried the same way).  TensorFlow
 traces each side once, whichever side a call takes, so such a write cannot be deferred as it
 stands.  It is carried like a local variable instead: before the `tf.cond` the attribute's value
 is the call's pending write of it or the object's attribute (read as any outside read is); each
@@ -17,96 +18,133 @@ from __future__ import annotations
 import tensorflow as tf
 
 from codegen.operators.numbers import PyNumber
-from codegen.operators.state import ld_attr
+from codegen.operators.state import ld_attr, read_outside
 from codegen.operators.values import UNDEF, is_symbolic
 
 _NUMBERS = (int, float, bool, PyNumber)
+# Where each kind of deferred write lives in the heap, and the index of the value in its entry:
+# attributes [obj, name, value, source]; globals and closure cells [holder, access, name, value, source].
+STORES = {"attr": ("attrs", 2), "name": ("names", 3)}
+
+
+def _entries(heap, store: str) -> dict:
+    return getattr(heap, STORES[store][0])
+
+
+def _value(entry: list, store: str):
+    return entry[STORES[store][1]]
+
+
+def _source(entry: list, store: str):
+    return entry[-1]
+
+
+def _read_before(entry: list, store: str):
+    """The value an outside attribute or name has before the `if`, read as any outside read is."""
+    if store == "attr":
+        return ld_attr(entry[0], entry[1])
+    holder, access, name = entry[0], entry[1], entry[2]
+    if access == "closure":
+        value = holder.cell_contents     # (ValueError for an empty cell: first set inside the `if`)
+    else:
+        value = holder[name]            # (KeyError: first set inside the `if`)
+    return read_outside(access, holder, name, value, entry[-1])
 
 
 class WritesInSide(Exception):
-    """A side of a `tf.cond` wrote attributes of outside objects the `tf.cond` does not carry
-    yet: it is traced again carrying them."""
+    """A side of a `tf.cond` wrote attributes or globals the `tf.cond` does not carry yet: it is
+    traced again carrying them."""
 
     def __init__(self, entries: dict):
         super().__init__()
-        self.entries = entries          # heap.attrs key -> its entry [obj, name, value, source]
+        self.entries = entries          # (store, heap key) -> a copy of its heap entry
 
 
 class CondWrites:
-    """The outside attributes one tensor `if` carries (see the module docstring)."""
+    """The outside attributes and names one tensor `if` carries (see the module docstring).  A
+    key is (store, the key of the heap's entry), `store` one of `STORES`."""
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self.attrs_before = dict(ctx.heap.attrs)
+        self.before_heap = {store: dict(_entries(ctx.heap, store)) for store in STORES}
         self.keys: list = []
-        self.targets: dict = {}         # key -> (obj, name, source)
+        self.targets: dict = {}         # key -> its heap entry, as the side wrote it
         self.before: dict = {}          # key -> its value before the `if`
         self.wrote = {True: set(), False: set()}
 
     def learn(self, exc: WritesInSide):
-        """Carry the attributes `exc` names; the abandoned trace's writes are undone."""
-        heap = self.ctx.heap
-        heap.attrs.clear()
-        heap.attrs.update(self.attrs_before)
-        for key, (obj, name, _, source) in exc.entries.items():
+        """Carry the writes `exc` names; the abandoned trace's writes are undone."""
+        for store in STORES:
+            entries = _entries(self.ctx.heap, store)
+            entries.clear()
+            entries.update(self.before_heap[store])
+        for key, entry in exc.entries.items():
             if key in self.targets:
                 continue
-            pending = self.attrs_before.get(key)
+            store, source = key[0], _source(entry, key[0])
+            pending = self.before_heap[store].get(key[1])
             if pending is not None:
-                value = pending[2]
+                value = _value(pending, store)
             else:
                 try:
-                    value = ld_attr(obj, name)
-                except AttributeError:
+                    value = _read_before(entry, store)
+                except (AttributeError, KeyError, ValueError):
                     self.ctx.fail("write-in-tf.cond", f"`{source}` is first set inside a tensor `if`: eager leaves "
                                   "it unset where the other side runs", "set it before the `if`")
             self.keys.append(key)
-            self.targets[key] = (obj, name, source)
+            self.targets[key] = entry
             self.before[key] = value
 
-    def carry_new(self, before: dict, now: dict):
-        """Raises `WritesInSide` with the attributes written since `before` (keys -> id of the
-        value, as `general._heap_state` gives them) that this `if` does not carry yet."""
-        new = {k: self.ctx.heap.attrs[k] for k, v in now.items()
-               if before.get(k) != v and k not in self.targets and k in self.ctx.heap.attrs}
+    def carry_new(self, before: tuple, now: tuple):
+        """Raises `WritesInSide` with the attributes and names written since `before` (their
+        keys -> id of the value, as `general._heap_state` gives them, one dict per store) that
+        this `if` does not carry yet."""
+        new = {}
+        for i, store in enumerate(STORES):
+            entries = _entries(self.ctx.heap, store)
+            new.update({(store, k): list(entries[k]) for k, v in now[i].items()
+                        if before[i].get(k) != v and (store, k) not in self.targets and k in entries})
         if new:
             raise WritesInSide(new)
 
+    def _current(self, key):
+        entry = _entries(self.ctx.heap, key[0]).get(key[1])
+        return self.before[key] if entry is None else _value(entry, key[0])
+
     def wrap(self, get_state, set_state, names):
-        """State accessors and names with the carried attributes after the variables."""
-        n, heap = len(names), self.ctx.heap
+        """State accessors and names with the carried writes after the variables."""
+        n = len(names)
 
         def get():
-            return tuple(get_state()) + tuple(heap.attrs[k][2] if k in heap.attrs else self.before[k]
-                                              for k in self.keys)
+            return tuple(get_state()) + tuple(self._current(k) for k in self.keys)
 
         def set_(vals):
             set_state(tuple(vals[:n]))
             for key, value in zip(self.keys, vals[n:]):
-                obj, name, source = self.targets[key]
+                store, entry = key[0], list(self.targets[key])
                 if value is UNDEF:
-                    self.ctx.fail("write-in-tf.cond", f"the sides of a tensor `if` leave `{source}` values janus cannot "
-                                  "merge into one", "give it a tensor or number on both sides")
-                heap.attrs[key] = [obj, name, value, source]
-        return get, set_, tuple(names) + tuple(str(self.targets[k][2]) for k in self.keys)
+                    self.ctx.fail("write-in-tf.cond", f"the sides of a tensor `if` leave `{_source(entry, store)}` "
+                                  "values janus cannot merge into one", "give it a tensor or number on both sides")
+                entry[STORES[store][1]] = value
+                _entries(self.ctx.heap, store)[key[1]] = entry
+        return get, set_, tuple(names) + tuple(str(_source(self.targets[k], k[0])) for k in self.keys)
 
     def after_side(self, which: bool):
-        """Note which carried attributes the side just traced wrote."""
-        heap = self.ctx.heap
-        self.wrote[which] = {k for k in self.keys if k in heap.attrs and heap.attrs[k][2] is not self.before[k]}
+        """Note which carried writes the side just traced made."""
+        self.wrote[which] = {k for k in self.keys if self._current(k) is not self.before[k]}
 
     def settle(self, test):
-        """After the `tf.cond`: an attribute only one side wrote, which the call had not written
-        before (or had written only where an earlier tensor `if`'s side ran), is written back only
-        where a writing side ran: the predicates are outputs of the graph."""
+        """After the `tf.cond`: a write only one side made, which the call had not made before (or
+        had made only where an earlier tensor `if`'s side ran), is written back only where a
+        writing side ran: the predicates are outputs of the graph."""
         ctx, heap = self.ctx, self.ctx.heap
         for key in self.keys:
             earlier = heap.cond_writes.get(key)
             if earlier is not None and earlier[0] is not self.before[key]:
                 earlier = None                  # (written unconditionally since that `if`)
-            if key in self.attrs_before and earlier is None:
+            if key[1] in self.before_heap[key[0]] and earlier is None:
                 continue                        # written before the `if`: written whichever side runs
-            value = heap.attrs[key][2]
+            value = self._current(key)
             if key in self.wrote[True] and key in self.wrote[False]:
                 heap.cond_writes.pop(key, None)
                 continue
@@ -116,9 +154,9 @@ class CondWrites:
                 continue
             if ctx.general_depth or ctx.in_machine or ctx.dry_run:
                 if not isinstance(self.before[key], _NUMBERS):
-                    ctx.fail("write-in-tf.cond", f"`{self.targets[key][2]}` is written on one side of a tensor `if` "
-                             "inside another branch or loop: janus cannot leave the caller's object there",
-                             "write it on both sides, or after the branch")
+                    ctx.fail("write-in-tf.cond", f"`{_source(self.targets[key], key[0])}` is written on one side of "
+                             "a tensor `if` inside another branch or loop: janus cannot leave the caller's object "
+                             "there", "write it on both sides, or after the branch")
                 continue
             if is_symbolic(value) or isinstance(value, PyNumber):
                 ran = tf.cast(test, tf.bool)

@@ -123,13 +123,13 @@ def no_writes_inside(ctx, before, construct: str, carried=None):
     """Python state written inside a tf.cond branch or a tf.while_loop body would be written
     once per trace, not per taken branch or iteration: stop the build (the call runs in Python).
     `carried`: the `CondWrites` of the tensor `if` whose side this is, which carries attributes
-    of outside objects its sides write (a new one is traced again, carried)."""
+    of outside objects and globals its sides write (a new one is traced again, carried)."""
     heap, containers = before
     now = _heap_state(ctx.heap)
     if any(_contents(v, ctx.heap) != was for v, was in containers.values()):
         now = None
-    elif carried is not None and now != heap and now[1:] == heap[1:]:
-        carried.carry_new(heap[0], now[0])      # (raises to trace the `if` again, carrying them)
+    elif carried is not None and now != heap and now[2:] == heap[2:]:
+        carried.carry_new(heap, now)            # (raises to trace the `if` again, carrying them)
         return
     if now != heap:
         ctx.fail("write-in-" + construct, f"Python state is written inside a {construct} on a tensor",

@@ -135,7 +135,8 @@ def render_data(d: dict) -> str:
             specs = ", ".join(f"{x['path']}: {x['dtype']}{x['shape'] if x['shape'] is not None else '[?]'}"
                               if x["kind"] == "tensor" else f"{x['path']}: {x['kind']}" for x in g["inputs"])
             lines.append(f"    [{i}] {g['op_count']} ops, built in {g['build_ms']:.0f} ms; inputs: {specs}")
-            lines.append(f"        runs on the {g['executor']}")
+            executor = g["executor"]
+            lines.append(f"        {'is ' if executor.startswith('trying') else 'runs on the '}{executor}")
     if d["assumptions"]:
         lines.append("  assumptions:")
         for a in d["assumptions"]:

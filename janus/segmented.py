@@ -22,7 +22,10 @@ from codegen.segments import CannotSplit, split_function
 # Reasons whose statement can run in Python between graph segments.
 BREAKS = {"python-value-of-tensor", "per-call-value", "python-call", "numpy-array", "loop-exit", "try-except",
           "import", "class-def", "match", "context-manager", "object-dict", "seeded-random",
-          "outside-container"}
+          "outside-container",
+          # Python state written, or a print, inside a tensor `if` or loop that no graph output can
+          # carry: that `if` or loop runs in Python, on the values the segment before it computed.
+          "write-in-tf.cond", "write-in-tf.while_loop", "print-in-general-lowering"}
 
 
 class Segmented:

@@ -30,6 +30,7 @@ from codegen.operators.aliases import (CONTAINERS, appended_item, assign_item, b
                                       item_fed, no_tuple_of_containers, note_absent, outside_copy, own_item, proxied,
                                       written_on_class)
 from codegen.operators.fed_lists import fed_list, fed_tuple
+from codegen.operators.library_settings import check_settings, no_stale_reads
 from codegen.operators.heap import DELETED
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import made_per_read, read_method
@@ -454,6 +455,13 @@ def _rebindable(value) -> bool:
     return not (callable(value) or isinstance(value, (*_CODE, *SCALARS, *NUMPY_SCALARS, tf.DType, np.dtype)))
 
 
+def _computed_here(items: list) -> bool:
+    """Whether every item of a list a property gave is a tensor it computed in the graph being
+    built (not an outside value the build would have to check)."""
+    graph = tf.compat.v1.get_default_graph()
+    return bool(items) and all(is_symbolic(v) and getattr(v, "graph", None) is graph for v in items)
+
+
 def _read_attr(ctx, obj, name):
     source = ctx.outside.get(id(obj))
     try:
@@ -474,6 +482,15 @@ def _read_attr(ctx, obj, name):
             ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ID_MATCH, expected=value)
         return value                 # (a user module's own state, `config.LR`, is read as any other)
     if type(value) is list and inspect.getattr_static(obj, name, None) is not value:
+        if _computed_here(value):
+            # A library property that computes its items from the object's state on every read, in
+            # this graph (a Keras model's `losses`): the graph computes them on every run, as eager
+            # does; the settings its code reads are checked as for a library method's call.
+            check_settings(ctx, obj)
+            getter = getattr(inspect.getattr_static(type(obj), name, None), "fget", None)
+            if getter is not None:
+                no_stale_reads(ctx, types.MethodType(getter, obj), (), {})
+            return value
         # Computed (a property): checked by its items, never written back, outside (it may be kept).
         ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ITEMS_MATCH, expected=value)
         ctx.outside.setdefault(id(value), source.attr(name))

@@ -32,7 +32,7 @@ from codegen.graph.print_order import (order_prints_after_failures, order_python
 from codegen.graph.quiet_log import QUIET
 from codegen.graph.signature import Feed, Signature, components, rebuild
 from codegen.graph.xla import HINTS, TRACE_FAILED, compile_with_xla, first_failed, traced_for_xla
-from codegen.operators import failing_ops
+from codegen.operators import failing_ops, library_state
 from codegen.operators.call_time import Feeds
 from codegen.operators.printing import replay_prints
 from codegen.operators.calls import every_argument
@@ -256,11 +256,11 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
     fn = tf.function(traced_for_xla(wrapper) if jit_compile else wrapper, autograph=False)
     try:
         concrete = fn.get_concrete_function(*sig.specs())
-    except (JanusError, KeyboardInterrupt, GeneratorExit):
-        raise
-    except BaseException as exc:                  # the builder failed while tracing (also a program's
-        raise _staging_error(exc, converted) from exc     # own BaseException or SystemExit on a side
-                                                          # no call took: the call runs in Python)
+    except BaseException as exc:                  # (also a program's own SystemExit on a side no call took)
+        library_state.restore(ctx)
+        if isinstance(exc, (JanusError, KeyboardInterrupt, GeneratorExit)):
+            raise
+        raise _staging_error(exc, converted) from exc
     elapsed = time.perf_counter() - start
     checks = list(ctx.checks.values())
     guard, rejected_by = compile_entry_guard(sig, checks, _used_columns(concrete, sig, ctx.absent_reads),

@@ -76,6 +76,28 @@ def _callers_tensor(value, tensors: list, heap):
     return None
 
 
+def _graph_only(value, heap):
+    """The template of a value only the graph has, which eager gives otherwise: an op with no
+    output is None (`tf.group`, `assert_*`, `assign(read_value=False)`); a dataset or a tape the
+    call made stops the build (the call runs in Python).  None for anything else."""
+    if isinstance(value, tf.Operation):
+        graph, building = value.graph, tf.compat.v1.get_default_graph()
+        while graph is not None and graph is not building:
+            graph = getattr(graph, "outer_graph", None)
+        return ("const", None) if graph is building else None
+    if isinstance(value, tf.data.Dataset):
+        raise ConversionError(Reason(
+            "dataset-leaves", "", f"a {type(value).__name__} made in the graph leaves the function (returned or "
+            "stored): packed again from the graph's output it would be another class (TensorFlow's variant "
+            "dataset), whose type and repr differ from eager's", "build the dataset outside the speculated function"))
+    if heap is None or id(value) not in heap.outside:
+        raise ConversionError(Reason(
+            "tape-leaves", "", "a GradientTape made in the call leaves the function (returned or stored): it "
+            "recorded the graph's trace, not the run, so its gradients after the call would be None",
+            "take the gradients inside the function"))
+    return None
+
+
 def _entered(heap, value, template):
     """`template`, registered for `value` before its parts are flattened (a part that leads back
     to `value` gets this same template)."""
@@ -97,6 +119,8 @@ def _flatten(value, tensors: list, heap):
         return ("namedtuple", t, [flatten(v, tensors, heap) for v in value])
     if isinstance(value, (dict, list, tuple)) and t not in (dict, list, tuple):
         return _subclass(value, tensors, heap)
+    if isinstance(value, (tf.GradientTape, tf.data.Dataset, tf.Operation)) and (found := _graph_only(value, heap)):
+        return found
     if _made_by_the_build(value, heap):
         # An object the function created: eager returns a new one per call, holding values.
         attrs = {}
@@ -112,11 +136,6 @@ def _flatten(value, tensors: list, heap):
         return found
     if isinstance(value, tf.Variable):
         return ("const", value)                 # the variable itself (its parts are itself again)
-    if isinstance(value, tf.data.Dataset):
-        raise ConversionError(Reason(
-            "dataset-leaves", "", f"a {type(value).__name__} made in the graph leaves the function (returned or "
-            "stored): packed again from the graph's output it would be another class (TensorFlow's variant "
-            "dataset), whose type and repr differ from eager's", "build the dataset outside the speculated function"))
     if isinstance(value, tf.__internal__.CompositeTensor):
         # SparseTensor, RaggedTensor, ...: its component tensors leave the graph, and the value
         # is packed again from them after the run.

@@ -23,7 +23,7 @@ from profiler.library import is_user_function
 
 from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
-from codegen.operators import callbacks, dunders, library_calls, state
+from codegen.operators import callbacks, dunders, library_calls, library_state, state
 from codegen.operators.aliases import no_lists_handed_out, read_deep, read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import partial_parts, register_owner
@@ -194,6 +194,7 @@ def call(f, /, *args, **kwargs):
             dunders.refuse_user_equality(f.__self__, a)
         read_deep(ctx, a)                   # (library or C code reads it through and through)
     check_settings(ctx, f)
+    library_state.note(ctx, f)
     no_stale_reads(ctx, f, args, kwargs)
     fresh = _new_value_each_call(ctx, f, args)
     library_calls.refuse_copy_of_outside(ctx, f, args)
@@ -239,9 +240,20 @@ def call(f, /, *args, **kwargs):
             raise ConversionError(Reason("gradient-path", ctx.user_line(), "a tensor `if` nested in another "
                                          "decides whether the gradient is connected; eager's gradient is None on "
                                          "some paths, where a graph's is zeros", "it runs in Python")) from None
+    return _library_call(ctx, f, args, kwargs)
+
+
+def _library_call(ctx, f, args, kwargs):
+    """A library function called as it is.  An op with no output (`tf.group`, `tf.print`,
+    `assert_*`, `assign(read_value=False)`) is None to the program, as eager gives it, and
+    `tf.control_dependencies` drops such Nones (the graph runs its stateful ops in order)."""
+    if f is tf.control_dependencies and args and isinstance(args[0], (list, tuple)):
+        args = ([c for c in args[0] if c is not None],) + args[1:]
     if callbacks.takes_callbacks(f):
-        return callbacks.call_with(ctx, f, args, kwargs, _program_callable, call)
-    return f(*args, **kwargs)
+        result = callbacks.call_with(ctx, f, args, kwargs, _program_callable, call)
+    else:
+        result = f(*args, **kwargs)
+    return None if isinstance(result, tf.Operation) else result
 
 
 def decorator(d):

@@ -122,6 +122,7 @@ class BuildContext:
         self.assumptions: list[Assumption] = []
         self.checks: dict[tuple, Check] = {}
         self.prints: list[PrintEvent] = []
+        self.library_before: dict = {}         # id -> (library object, its attributes before a call)
         self.print_tensors: list = []
         self.print_options = np.get_printoptions()    # NumPy's, as the call that builds found them
         self.printed_objects: dict = {}        # id or source -> an object a print replays (`printing.not_printed`)

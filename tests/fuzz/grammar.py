@@ -609,6 +609,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "COUNT += 1",
         lambda: "TABLE[k % 3] = k",
         lambda: "box.v.assign_add(tf.reduce_sum(t))",
+        # An op with no output: eager gives None, a graph a tf.Operation.
+        lambda: "LOG.append(box.v.assign_add(tf.reduce_sum(t) * 0.0, read_value=False) is None)",
         lambda: f"t = rec(t, {draw(st.sampled_from(['tf.constant(abs(n) % 3)', 'abs(k) % 3']))}, box)",
         # Integer chains (depth-first under XLA): tail calls, mutual recursion, a divisor that may be 0.
         lambda: "t = t + tf.cast(ichain(tf.constant(abs(n) % 9), tf.constant(abs(k) % 3)), tf.float32)",

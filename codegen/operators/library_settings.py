@@ -175,7 +175,7 @@ def _walk(ctx, obj, source, depth, held=False):
         elif public and _plain_setting(value):      # (`pool_size = (2,)`, a Lambda's `arguments`)
             ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.CONSTANT,
                       expected=dict(value) if type(value) is dict else value)
-        elif depth and _is_object(value) and not name.startswith("_"):
+        elif depth and _is_object(value) and (not name.startswith("_") or _schedule_like(name, value, mentioned)):
             ctx.check("attr", obj, name, value, source.attr(name))         # the very object
             _walk(ctx, value, source.attr(name), depth - 1, held or not own)
         elif depth and isinstance(value, (list, tuple)) and 0 < len(value) <= 64 and any(map(_is_object, value)):
@@ -183,6 +183,14 @@ def _walk(ctx, obj, source, depth, held=False):
             for i, item in enumerate(value):
                 if _is_object(item):
                     _walk(ctx, item, source.attr(name).item(i), depth - 1, held or not own)
+
+
+def _schedule_like(name: str, value, mentioned) -> bool:
+    """A library object under a private name the holder's library code names, which the holder
+    calls for a value (an optimizer's learning-rate schedule in `_learning_rate`): its settings
+    count as the holder's own."""
+    return name in mentioned and callable(value) and not _is_user_class(type(value)) \
+        and not isinstance(value, (tf.Module, tf.Variable)) and type(value).__call__ is not object.__call__
 
 
 def _plain_setting(value, depth=0) -> bool:

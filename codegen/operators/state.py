@@ -456,7 +456,7 @@ def _rebindable(value) -> bool:
 
 
 def _computed_here(items: list) -> bool:
-    """Whether every item of a list a property gave is a tensor it computed in the graph being
+    """Whether every item of what a property gave is a tensor it computed in the graph being
     built (not an outside value the build would have to check)."""
     graph = tf.compat.v1.get_default_graph()
     return bool(items) and all(is_symbolic(v) and getattr(v, "graph", None) is graph for v in items)
@@ -481,16 +481,18 @@ def _read_attr(ctx, obj, name):
         elif source is not None and _rebindable(value):
             ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ID_MATCH, expected=value)
         return value                 # (a user module's own state, `config.LR`, is read as any other)
+    if (type(value) is list or is_symbolic(value)) and inspect.getattr_static(obj, name, None) is not value \
+            and _computed_here(value if type(value) is list else [value]):
+        # A library property that computes its value from the object's state on every read, in
+        # this graph (a Keras model's `losses`, an optimizer's scheduled `learning_rate`): the graph
+        # computes it on every run, as eager does; the settings its code reads are checked as for
+        # a library method's call.
+        check_settings(ctx, obj)
+        getter = getattr(inspect.getattr_static(type(obj), name, None), "fget", None)
+        if getter is not None:
+            no_stale_reads(ctx, types.MethodType(getter, obj), (), {})
+        return value
     if type(value) is list and inspect.getattr_static(obj, name, None) is not value:
-        if _computed_here(value):
-            # A library property that computes its items from the object's state on every read, in
-            # this graph (a Keras model's `losses`): the graph computes them on every run, as eager
-            # does; the settings its code reads are checked as for a library method's call.
-            check_settings(ctx, obj)
-            getter = getattr(inspect.getattr_static(type(obj), name, None), "fget", None)
-            if getter is not None:
-                no_stale_reads(ctx, types.MethodType(getter, obj), (), {})
-            return value
         # Computed (a property): checked by its items, never written back, outside (it may be kept).
         ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ITEMS_MATCH, expected=value)
         ctx.outside.setdefault(id(value), source.attr(name))

@@ -106,3 +106,62 @@ def test_a_layers_activity_loss_added_in_its_call():
         if i == 0:
             s.layer = WithActivityLoss()
     _compare(activity, make, graph_runs=False)
+
+
+class Scheduled:
+    def __init__(self):
+        self.w = tf.Variable(np.ones((3, 1), np.float32))
+        self.schedule = keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=2, decay_rate=0.5)
+        self.opt = keras.optimizers.SGD(self.schedule)
+        self.opt.build([self.w])
+
+
+def scheduled_step(s, x):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(x @ s.w)
+    s.opt.apply_gradients([(tape.gradient(loss, s.w), s.w)])
+    return loss, s.opt.learning_rate
+
+
+def _compare_scheduled(between):
+    eager_s, spec_s = Scheduled(), Scheduled()
+    spec = janus.speculate(scheduled_step)
+    for i in range(12):
+        x = tf.constant([[1.0, 2.0, float(i)]])
+        between(eager_s, i)
+        between(spec_s, i)
+        assert_same(scheduled_step(eager_s, x), spec(spec_s, x), f"call {i}")
+        assert_same(eager_s.w.numpy(), spec_s.w.numpy(), f"weights after call {i}")
+    assert spec.stats()["graph_runs"] > 0, spec.report()
+
+
+def test_a_scheduled_learning_rate_read_in_the_step_runs_in_the_graph():
+    _compare_scheduled(lambda s, i: None)
+
+
+def test_a_schedules_setting_changed_between_calls_is_used():
+    def change(s, i):
+        if i == 6:
+            s.schedule.initial_learning_rate = 0.5
+    _compare_scheduled(change)
+
+
+def step_only(s, x):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(x @ s.w)
+    s.opt.apply_gradients([(tape.gradient(loss, s.w), s.w)])
+    return loss
+
+
+def test_a_schedules_setting_changed_between_calls_is_used_by_apply_gradients():
+    """The optimizer holds its schedule under a private name its code reads (`_learning_rate`):
+    a setting of the schedule changed between calls is checked at entry like the optimizer's own."""
+    eager_s, spec_s = Scheduled(), Scheduled()
+    spec = janus.speculate(step_only)
+    for i in range(12):
+        if i == 6:
+            eager_s.schedule.initial_learning_rate = spec_s.schedule.initial_learning_rate = 0.5
+        x = tf.constant([[1.0, 2.0, float(i)]])
+        assert_same(step_only(eager_s, x), spec(spec_s, x), f"call {i}")
+        assert_same(eager_s.w.numpy(), spec_s.w.numpy(), f"weights after call {i}")
+    assert spec.stats()["graph_runs"] > 0, spec.report()

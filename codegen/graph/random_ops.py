@@ -10,6 +10,8 @@ predict either way and stay in the graph; `tf.random.Generator` and the stateles
 (`tf.random.stateless_uniform`, Keras's seed generators) give eager's numbers in a graph."""
 from __future__ import annotations
 
+from codegen.operators import failing_ops
+
 STATEFUL_RANDOM = frozenset({"RandomUniform", "RandomUniformInt", "RandomStandardNormal", "TruncatedNormal",
                              "ParameterizedTruncatedNormal", "RandomShuffle", "Multinomial", "RandomGamma",
                              "RandomPoisson", "RandomPoissonV2"})
@@ -47,6 +49,25 @@ def kernel_held(graph) -> str:
     return ""
 
 
+# Writes to tables and queues: a failed run is re-run in Python, and only variables are put back
+# first, so such a write before an op that may fail would happen twice.
+RESOURCE_WRITES = frozenset({"LookupTableInsertV2", "LookupTableRemoveV2", "LookupTableImportV2",
+                             "QueueEnqueueV2", "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2",
+                             "QueueDequeueUpToV2", "QueueCloseV2", "AccumulatorApplyGradient",
+                             "AccumulatorTakeGradient", "AccumulatorSetGlobalStep"})
+
+
+def written_before_failure(graph) -> str:
+    """The first table or queue write of `graph` that may run before an op that may fail,
+    described; "" if there is none (a write in a body counts where any op may fail)."""
+    top = [op for op in graph.get_operations() if op.type in RESOURCE_WRITES]
+    if top and failing_ops.writes_before_failures(graph, top):
+        return top[0].type
+    graph_def = graph.as_graph_def()
+    inner = [n.op for f in graph_def.library.function for n in f.node_def if n.op in RESOURCE_WRITES]
+    return inner[0] if inner and failing_ops.graph_may_fail(graph) else ""
+
+
 def unrepeatable(graph):
     """(kind, explanation, hint) of the first op of `graph` whose kernel keeps state eager starts
     anew on every call; None if there is none."""
@@ -54,4 +75,7 @@ def unrepeatable(graph):
         return "seeded-random", why, HINT
     if why := kernel_held(graph):
         return "kernel-state", why, "make the table or queue outside the function, and pass it in"
+    if op := written_before_failure(graph):
+        return ("resource-write", f"a table or queue is written ({op}) before an op that may fail: a failed run "
+                "runs again in Python, and the write would happen twice", "write it after the ops that may fail")
     return None

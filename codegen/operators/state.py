@@ -456,8 +456,7 @@ def _rebindable(value) -> bool:
 
 
 def _computed_here(items: list) -> bool:
-    """Whether every item of what a property gave is a tensor it computed in the graph being
-    built (not an outside value the build would have to check)."""
+    """Whether every item of what a property gave is a tensor it computed in the graph being built."""
     graph = tf.compat.v1.get_default_graph()
     return bool(items) and all(is_symbolic(v) and getattr(v, "graph", None) is graph for v in items)
 

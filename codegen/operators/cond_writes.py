@@ -35,7 +35,7 @@ def _value(entry: list, store: str):
     return entry[STORES[store][1]]
 
 
-def _source(entry: list, store: str):
+def _source(entry: list):
     return entry[-1]
 
 
@@ -81,7 +81,7 @@ class CondWrites:
         for key, entry in exc.entries.items():
             if key in self.targets:
                 continue
-            store, source = key[0], _source(entry, key[0])
+            store, source = key[0], _source(entry)
             pending = self.before_heap[store].get(key[1])
             if pending is not None:
                 value = _value(pending, store)
@@ -123,11 +123,11 @@ class CondWrites:
             for key, value in zip(self.keys, vals[n:]):
                 store, entry = key[0], list(self.targets[key])
                 if value is UNDEF:
-                    self.ctx.fail("write-in-tf.cond", f"the sides of a tensor `if` leave `{_source(entry, store)}` "
+                    self.ctx.fail("write-in-tf.cond", f"the sides of a tensor `if` leave `{_source(entry)}` "
                                   "values janus cannot merge into one", "give it a tensor or number on both sides")
                 entry[STORES[store][1]] = value
                 _entries(self.ctx.heap, store)[key[1]] = entry
-        return get, set_, tuple(names) + tuple(str(_source(self.targets[k], k[0])) for k in self.keys)
+        return get, set_, tuple(names) + tuple(str(_source(self.targets[k])) for k in self.keys)
 
     def after_side(self, which: bool):
         """Note which carried writes the side just traced made."""
@@ -154,7 +154,7 @@ class CondWrites:
                 continue
             if ctx.general_depth or ctx.in_machine or ctx.dry_run:
                 if not isinstance(self.before[key], _NUMBERS):
-                    ctx.fail("write-in-tf.cond", f"`{_source(self.targets[key], key[0])}` is written on one side of "
+                    ctx.fail("write-in-tf.cond", f"`{_source(self.targets[key])}` is written on one side of "
                              "a tensor `if` inside another branch or loop: janus cannot leave the caller's object "
                              "there", "write it on both sides, or after the branch")
                 continue

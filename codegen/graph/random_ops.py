@@ -50,7 +50,12 @@ def kernel_held(graph) -> str:
 
 
 # Writes to tables and queues: a failed run is re-run in Python, and only variables are put back
-# first, so such a write before an op that may fail would happen twice.
+# first, so such a write before an op that may fail would happen twice.  An import replaces the
+# whole contents, so writing it twice leaves what writing it once does, unless what it writes
+# was read from a table or queue the failed run may have changed.
+RESOURCE_READS = frozenset({"LookupTableFindV2", "LookupTableExportV2", "LookupTableSizeV2", "QueueDequeueV2",
+                            "QueueDequeueManyV2", "QueueDequeueUpToV2", "QueueSizeV2", "AccumulatorTakeGradient",
+                            "AccumulatorNumAccumulated"})
 RESOURCE_WRITES = frozenset({"LookupTableInsertV2", "LookupTableRemoveV2", "LookupTableImportV2",
                              "QueueEnqueueV2", "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2",
                              "QueueDequeueUpToV2", "QueueCloseV2", "AccumulatorApplyGradient",
@@ -60,12 +65,20 @@ RESOURCE_WRITES = frozenset({"LookupTableInsertV2", "LookupTableRemoveV2", "Look
 def written_before_failure(graph) -> str:
     """The first table or queue write of `graph` that may run before an op that may fail,
     described; "" if there is none (a write in a body counts where any op may fail)."""
-    top = [op for op in graph.get_operations() if op.type in RESOURCE_WRITES]
-    if top and failing_ops.writes_before_failures(graph, top):
-        return top[0].type
+    top = [op for op in graph.get_operations() if op.type in RESOURCE_WRITES and not _repeatable(graph, op)]
+    if early := failing_ops.writes_before_failures(graph, top):
+        return early[0].type
     graph_def = graph.as_graph_def()
     inner = [n.op for f in graph_def.library.function for n in f.node_def if n.op in RESOURCE_WRITES]
     return inner[0] if inner and failing_ops.graph_may_fail(graph) else ""
+
+
+def _repeatable(graph, op) -> bool:
+    """Whether `op` is an import whose contents wait for no read of a table or queue (an op
+    running a body may hold one)."""
+    reads = RESOURCE_READS | set(failing_ops.BODY_ATTRS)
+    return op.type == "LookupTableImportV2" and not any(
+        graph.get_operation_by_name(name).type in reads for name in failing_ops.ancestors(op))
 
 
 def unrepeatable(graph):

@@ -6,8 +6,7 @@ gradients and XLA work as they do for `tf.function`.  The wrapper rebuilds
 the user's arguments from the graph's inputs, runs the builder under a
 `BuildContext`, and returns, in this order, the result's tensors, the values
 of deferred writes (`codegen.graph.writeback`) and the tensors deferred prints
-need.  Python values in the result stay in its template.
-"""
+need.  Python values in the result stay in its template."""
 from __future__ import annotations
 
 import dataclasses
@@ -255,7 +254,8 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
     start = time.perf_counter()
     fn = tf.function(traced_for_xla(wrapper) if jit_compile else wrapper, autograph=False)
     try:
-        concrete = fn.get_concrete_function(*sig.specs())
+        with library_state.variable_scope_kept():
+            concrete = fn.get_concrete_function(*sig.specs())
     except BaseException as exc:                  # (also a program's own SystemExit on a side no call took)
         library_state.restore(ctx)
         if isinstance(exc, (JanusError, KeyboardInterrupt, GeneratorExit)):

@@ -5,10 +5,18 @@ the trace fails: Keras's optimizer sets `built = True` in `apply_gradients` and 
 slot variables, which no graph may do, so the build stops there.  Eager then runs the call, and
 would find an optimizer that says it is built and has no slots.  So the object's attributes, as
 they were before the build first called one of its library methods, are put back when the
-build fails: a failed build changes nothing, as a failed guard changes nothing."""
+build fails: a failed build changes nothing, as a failed guard changes nothing.
+
+TensorFlow's own state is kept so too: traced, `tf.map_fn`, `tf.scan` and the v1 RNNs set the
+variable scope's caching device and reset it only when they return.  That scope object is shared
+with eager, so a trace that stops inside one (the build finds what it cannot stage) would leave
+eager's `tf.recompute_grad` raising "Caching devices is not yet supported"."""
 from __future__ import annotations
 
+import contextlib
 import types
+
+import tensorflow as tf
 
 _MISSING = object()
 
@@ -31,3 +39,17 @@ def restore(ctx):
             if attrs.get(name, _MISSING) is not value:
                 attrs[name] = value
     ctx.library_before.clear()
+
+
+@contextlib.contextmanager
+def variable_scope_kept():
+    """Put back the variable scope's caching device when the trace inside ends, however it ends
+    (see the module docstring)."""
+    scope = tf.compat.v1.get_variable_scope()
+    before = scope.caching_device
+    try:
+        yield
+    finally:
+        if scope.caching_device is not before:
+            with tf.Graph().as_default():          # (eager refuses to set it, even to None)
+                scope.set_caching_device(before)

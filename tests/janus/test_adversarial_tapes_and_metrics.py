@@ -181,10 +181,7 @@ def assign_results_used(s, x):
 
 @pytest.mark.parametrize("fn", [persistent_twice, stop_recording, second_derivative, jacobians,
                                 unconnected_and_ints, custom_gradient_counts,
-                                pytest.param(recompute_and_stop, marks=pytest.mark.xfail(
-                                    strict=False, reason="after some earlier test of the suite, eager's "
-                                    "tf.recompute_grad raises 'Caching devices is not yet supported', which a "
-                                    "graph does not (process state not yet found; docs/decisions.md)")),
+                                recompute_and_stop,
                                 sparse_and_dict_grads, assign_results_used])
 def test_tape_programs_match_eager(fn):
     _drive(fn, S, _xs, _s_state)

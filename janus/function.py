@@ -26,7 +26,7 @@ from codegen.graph import analyze, python_calls
 from codegen.operators.defaults import Defaults
 from profiler import profile_call, profiling
 
-from janus import testing
+from janus import run_in_python, testing
 from janus.input_signature import InputSignature
 from janus.instances import Family, Instances
 from janus.log import log
@@ -384,11 +384,8 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         return graph
 
     def _run_graph(self, graph, inputs, args, kwargs, keep=True):
-        if graph.differentiated_through(inputs):
-            self._note(codegen.Reason("outside-derivatives", "", "a forward accumulator, or a tape taking a "
-                                      "gradient of a gradient, watches this call: TensorFlow's derivatives of a "
-                                      "graph give zeros where eager's give None, so the call ran in Python",
-                                      "take the derivatives inside the speculated function"))
+        if (why := run_in_python.reason(graph, inputs)) is not None:
+            self._note(why)
             return self._eager(args, kwargs)
         start = time.perf_counter()
         forced = testing.force_fallback_enabled()

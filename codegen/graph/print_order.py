@@ -13,6 +13,7 @@ uses what it computes) the build fails and the call runs in Python.
 from __future__ import annotations
 
 import tensorflow as tf
+from tensorflow.python.framework.auto_control_deps import op_is_stateful
 
 from codegen.errors import Reason, StagingError
 from codegen.operators import failing_ops
@@ -78,8 +79,64 @@ def order_writes_after_failures(graph, writes) -> None:
     never run."""
     if _rendezvous(graph, set()):
         return                          # replicas' ops interleave: creation order is not the program's
-    ids = {id(w) for w in writes}
-    _after_failures(graph, lambda op: id(op) in ids, {})
+    ids, memo = {id(w) for w in writes}, {}
+    _after_failures(graph, lambda op: id(op) in ids, memo)
+    _after_independent_failures(graph, writes, memo)
+
+
+def _after_independent_failures(graph, writes, memo: dict) -> None:
+    """A write also waits for every op created after it that may fail and does not use it.
+    Eager writes and then fails there; the graph fails before writing, and the Python re-run
+    writes once, so no variable has to be put back (which would also undo what other threads
+    wrote meanwhile).  An op that uses the write (a read of the variable after it) cannot run
+    first: that write stays one a failed run puts back."""
+    ops = graph.get_operations()
+    failing = [op for op in ops if failing_ops.may_fail(op, memo)]
+    if not failing:
+        return
+    chains = _Chains(ops)
+    for w in writes:
+        after, before = chains.descendants(w), failing_ops.ancestors(w)
+        for f in failing:
+            if f.name not in after and f.name not in before:
+                w._add_control_input(f)  # noqa: SLF001 - the graph is still being traced
+
+
+class _Chains:
+    """The edges TensorFlow adds when the trace ends (automatic control dependencies): an op
+    using a resource waits for the ops created before it that use it, and a stateful op with no
+    resource input for the one created before it.  Ordering a write after an op must not make a
+    cycle through edges not yet there."""
+
+    def __init__(self, ops):
+        self.index = {op.name: i for i, op in enumerate(ops)}
+        self.users: dict = {}
+        self.plain: list = []
+        for op in ops:
+            handles = [t.name for t in op.inputs if t.dtype == tf.resource]
+            for h in handles:
+                self.users.setdefault(h, []).append(op)
+            if not handles and op._control_flow_context is None and op_is_stateful(op):  # noqa: SLF001
+                self.plain.append(op)
+        self.plain_names = {op.name for op in self.plain}
+
+    def descendants(self, op) -> set:
+        """The names of `op` and of every op that waits, or will wait, for it."""
+        seen: set = set()
+        stack = [op]
+        while stack:
+            op = stack.pop()
+            if op.name in seen:
+                continue
+            seen.add(op.name)
+            at = self.index.get(op.name, -1)
+            stack += [c for t in op.outputs for c in t.consumers()] + list(op._control_outputs)  # noqa: SLF001
+            for t in op.inputs:
+                if t.dtype == tf.resource:
+                    stack += [u for u in self.users.get(t.name, ()) if self.index[u.name] > at]
+            if op.name in self.plain_names:
+                stack += [u for u in self.plain if self.index[u.name] > at]
+        return seen
 
 
 def _after_failures(graph, chosen, memo: dict) -> None:

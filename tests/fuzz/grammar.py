@@ -619,6 +619,12 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = vpow(t, tf.constant(abs(k) % 5 - 1))",
         lambda: "t = t + box.scaled",
         lambda: "tf.gather(x, n % 5)",               # an unused value that may fail
+        # A variable written, then read by an op that may fail (a failed run puts it back), or not.
+        lambda: "box.v.assign_add(1.0)\nt = t + tf.gather(x, k % 4 + tf.cast(box.v * 0.0, tf.int32))",
+        # A traced tf.map_fn whose body no graph can run (the build stops inside it), and eager's
+        # tf.recompute_grad, which reads the variable scope such a stop would leave changed.
+        lambda: "t = tf.map_fn(lambda e: e * np.float32(tf.reduce_sum(e)), t)",
+        lambda: "t = tf.recompute_grad(lambda u: u * 2.0)(t)",
         lambda: "tf.debugging.assert_less(tf.reduce_sum(t), 20.0)",
         lambda: "TABLE.update({k % 2: s})",
         lambda: "TABLE[n % 2] = TABLE.get(n % 2, 0) + 1",

@@ -2,8 +2,9 @@
 
 A `BuildContext` is active while TensorFlow traces a builder.  The operators
 ask it what the profile saw at a site, whether an
-assumption may still be made (not relaxed, not after a variable write, not
-inside a general `tf.cond`/`tf.while_loop`), and record assumptions, entry
+assumption may still be made (not relaxed, not after a write other than a
+top-level variable write, not inside a general `tf.cond`/`tf.while_loop`),
+and record assumptions, entry
 checks on outside objects, and deferred prints.
 """
 from __future__ import annotations
@@ -57,8 +58,7 @@ def _is_stateful(op_type: str) -> bool:
     op_def = op_def_registry.get(op_type)
     return op_def is None or op_def.is_stateful
 
-# Op types whose presence in the outer graph means a variable write (or a call that may
-# hold one) has been emitted: no in-graph guard may follow it.
+# Stateful op types that write nothing: an in-graph guard may follow them.
 _READ_ONLY_STATEFUL = {"Assert", "VarHandleOp", "ReadVariableOp", "Placeholder", "PrintV2",
                        "RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
                        "NoOp", "VarIsInitializedOp",
@@ -236,12 +236,15 @@ class BuildContext:
 
     # -- may we speculate here? ---------------------------------------------------------
     def writes_emitted(self) -> bool:
-        """Whether the graph being built already holds a variable write (scans new ops only)."""
+        """Whether the graph being built already holds a write that a failed check could leave
+        applied (scans new ops only).  A top-level variable write is not one: it waits for the
+        check, or is put back when the check fails (`codegen.graph.print_order`)."""
         if self._wrote:
             return True
         ops = tf.compat.v1.get_default_graph().get_operations()
         for op in ops[self._scanned:]:
-            if op._is_stateful and op.type not in _READ_ONLY_STATEFUL and not _only_reads(op):
+            if op._is_stateful and op.type not in _READ_ONLY_STATEFUL and not op.type.startswith(VARIABLE_WRITES) \
+                    and not _only_reads(op):
                 self._wrote = True
                 break
         self._scanned = len(ops)

@@ -245,9 +245,8 @@ def test_failing_ops_after_python_and_variable_writes_leave_eagers_state():
 def test_python_exceptions_after_tensor_work_and_variable_writes():
     one = tf.constant(1.0)
     check(with_state(py_raise_mid), [a(one, 1)] * 4 + [a(one, 5), a(one, 2), a(one, 2), a(one, 9)])
-    # after a variable write no guard may go, so this runs in Python (graph_runs 0); it must still agree
-    check(with_state(tensor_raise_after_write), [a(one)] * 4 + [a(tf.constant(5.0)), a(tf.constant(2.0))] * 3,
-          min_graph=0)
+    # the guard of the raising side follows the variable write; the write waits for it
+    check(with_state(tensor_raise_after_write), [a(one)] * 4 + [a(tf.constant(5.0)), a(tf.constant(2.0))] * 3)
 
 
 def test_failures_inside_loops_and_branches():

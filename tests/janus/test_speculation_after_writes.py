@@ -5,7 +5,6 @@ check that reads the variable after the write puts it back when it fails.  Eithe
 call then runs in Python and leaves what eager leaves.  Every call is compared with eager on
 state of its own: result, exception, and every variable afterwards."""
 import keras
-import numpy as np
 import pytest
 import tensorflow as tf
 

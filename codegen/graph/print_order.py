@@ -106,19 +106,21 @@ class _Chains:
     """The edges TensorFlow adds when the trace ends (automatic control dependencies): an op
     using a resource waits for the ops created before it that use it, and a stateful op with no
     resource input for the one created before it.  Ordering a write after an op must not make a
-    cycle through edges not yet there."""
+    cycle through edges not yet there.  Each use is taken to lead to the next use of the same
+    resource (more than TensorFlow adds between two reads, never less), so a walk follows one
+    link per use."""
 
     def __init__(self, ops):
-        self.index = {op.name: i for i, op in enumerate(ops)}
-        self.users: dict = {}
-        self.plain: list = []
+        self.next: dict = {}             # op name -> the ops that will wait for it
+        last: dict = {}
         for op in ops:
             handles = [t.name for t in op.inputs if t.dtype == tf.resource]
-            for h in handles:
-                self.users.setdefault(h, []).append(op)
             if not handles and op._control_flow_context is None and op_is_stateful(op):  # noqa: SLF001
-                self.plain.append(op)
-        self.plain_names = {op.name for op in self.plain}
+                handles = [None]
+            for h in handles:
+                if h in last:
+                    self.next.setdefault(last[h].name, []).append(op)
+                last[h] = op
 
     def descendants(self, op) -> set:
         """The names of `op` and of every op that waits, or will wait, for it."""
@@ -126,16 +128,10 @@ class _Chains:
         stack = [op]
         while stack:
             op = stack.pop()
-            if op.name in seen:
-                continue
-            seen.add(op.name)
-            at = self.index.get(op.name, -1)
-            stack += [c for t in op.outputs for c in t.consumers()] + list(op._control_outputs)  # noqa: SLF001
-            for t in op.inputs:
-                if t.dtype == tf.resource:
-                    stack += [u for u in self.users.get(t.name, ()) if self.index[u.name] > at]
-            if op.name in self.plain_names:
-                stack += [u for u in self.plain if self.index[u.name] > at]
+            if op.name not in seen:
+                seen.add(op.name)
+                stack += [c for t in op.outputs for c in t.consumers()] + list(op._control_outputs)  # noqa: SLF001
+                stack += self.next.get(op.name, ())
         return seen
 
 

@@ -1,14 +1,10 @@
 """State operators: reads and deferred writes of outside Python state.
 
-While a builder runs, reads of outside objects (reachable from the arguments,
-globals and closures) go through `read_outside`: tensors are fed fresh on
-every call, Python values are entry-checked, and lists and dicts are
-replaced by *copies* that the builder may mutate.  Writes (`st_attr`,
-`st_item`, `st_name`, `del_*`) go to the build's `Heap`.  After the builder
-returns, `codegen.graph.writeback` plans what to apply to the real objects
-once the graph has finished and every guard passed: nothing is ever written
-to the user's objects during a run.
-"""
+Reads of outside objects (from the arguments, globals and closures) go through `read_outside`:
+tensors are fed fresh on every call, Python values are entry-checked, and lists and dicts are
+replaced by *copies* the builder may mutate.  Writes (`st_attr`, `st_item`, `st_name`, `del_*`)
+go to the build's `Heap`; `codegen.graph.writeback` plans what to apply to the real objects once
+the graph has finished and every guard passed: nothing is written to them during a run."""
 from __future__ import annotations
 
 import builtins
@@ -480,6 +476,9 @@ def _read_attr(ctx, obj, name):
         elif source is not None and _rebindable(value):
             ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ID_MATCH, expected=value)
         return value                 # (a user module's own state, `config.LR`, is read as any other)
+    if name == "handle" and isinstance(obj, tf.Variable):     # (captured as the variable's own ops capture it: one
+        tf.compat.v1.get_default_graph().watch_variable(obj)   # input ordered with them, a variable a failed run puts back)
+        return value
     if (type(value) is list or is_symbolic(value)) and inspect.getattr_static(obj, name, None) is not value \
             and _computed_here(value if type(value) is list else [value]):
         # A library property that computes its value from the object's state on every read, in

@@ -621,6 +621,9 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "tf.gather(x, n % 5)",               # an unused value that may fail
         # A variable written, then read by an op that may fail (a failed run puts it back), or not.
         lambda: "box.v.assign_add(1.0)\nt = t + tf.gather(x, k % 4 + tf.cast(box.v * 0.0, tf.int32))",
+        # A raw op on the variable's handle, after a write by its method.
+        lambda: ("box.v.assign_add(1.0)\n"
+                 "t = t + tf.cast(tf.raw_ops.ReadVariableOp(resource=box.v.handle, dtype=box.v.dtype), t.dtype)"),
         # A traced tf.map_fn whose body no graph can run (the build stops inside it), and eager's
         # tf.recompute_grad, which reads the variable scope such a stop would leave changed.
         lambda: "t = tf.map_fn(lambda e: e * np.float32(tf.reduce_sum(e)), t)",

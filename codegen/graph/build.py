@@ -243,7 +243,8 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
         observed = [t for _, ts in ctx.observers for t in ts]
         checked = [tf.stack([pred for pred, _, _ in ctx.deferred_checks])] if ctx.deferred_checks else []
         holder["checks_at"] = len(tensors) + len(ctx.print_tensors) + len(observed) if checked else -1
-        outputs = run_every_op(tensors + list(ctx.print_tensors) + observed + checked)
+        outputs = tensors + list(ctx.print_tensors) + observed + checked
+        outputs += failing_ops.unused_failing(tf.compat.v1.get_default_graph(), outputs)   # (eager runs them all)
         order_prints_after_failures(tf.compat.v1.get_default_graph(), converted.filename)
         order_python_after_failures(tf.compat.v1.get_default_graph())
         order_python_among_variables(tf.compat.v1.get_default_graph())
@@ -296,6 +297,10 @@ def _refuse_what_a_graph_cannot_repeat(ctx, artifact, filename):
                                   "use tf.numpy_function, or pass it as an argument"))
     if found := random_ops.unrepeatable(artifact.concrete.graph):
         raise StagingError(Reason(found[0], filename, found[1], found[2]))
+    if variable_writes.writes_unknown(artifact.concrete, ctx.raw_handles):
+        raise StagingError(Reason("resource-write", filename, "a resource handle kept outside the function is "
+                                  "written before an op that may fail: a failed run runs again in Python, and the "
+                                  "write would happen twice", "write through the variable itself (`v.assign_add`)"))
 
 
 def _watched_reads(ctx, sig: Signature, filename: str) -> tuple:
@@ -384,17 +389,6 @@ def _restored_variables(concrete) -> list:
     """The variables a run must snapshot: those a write may change before an op fails."""
     late = failing_ops.writes_before_failures(concrete.graph, variable_writes.write_ops(concrete.graph))
     return variable_writes.written_variables(concrete, late) if late else []
-
-
-def run_every_op(outputs: list) -> list:
-    """The outputs, plus every value of the graph that nothing uses and that may fail (or uses
-    one that may): eager runs each op the program creates, and one whose value is unused may
-    still fail (an out-of-range `tf.gather`, also inside a loop or branch whose result is
-    unused: their bodies output a `failing_ops.witness`) and must then raise, where a graph
-    would prune it (a control dependency is not enough: the graph optimiser turns a stateless
-    op feeding only control edges into a no-op, and drops loop variables nothing reads).
-    These extra outputs come last; janus ignores them."""
-    return outputs + failing_ops.unused_failing(tf.compat.v1.get_default_graph(), outputs)
 
 
 def _only_appended(heap, sig, values, filename):

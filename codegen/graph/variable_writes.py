@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from codegen.graph.random_ops import RESOURCE_WRITES
 from codegen.operators import failing_ops
 from codegen.operators.failing_ops import body_graphs
 
 _READS = frozenset({"ReadVariableOp", "ResourceGather", "ResourceGatherNd", "VariableShape", "VarIsInitializedOp",
-                    "Identity", "NoOp"})
+                    "Identity", "NoOp", "LookupTableFindV2", "LookupTableSizeV2", "LookupTableExportV2"})
 # Ops whose resource inputs are the inputs of function bodies: op type -> (body attrs, offset of input 0).
 _CALLS = {"If": (("then_branch", "else_branch"), 1), "StatelessIf": (("then_branch", "else_branch"), 1),
           "While": (("cond", "body"), 0), "StatelessWhile": (("cond", "body"), 0),
@@ -98,6 +99,25 @@ def written_variables(concrete, ops=None) -> list:
         if -1 in positions or position is None or position in positions:
             written.append(variables[id(external)])
     return written
+
+
+def writes_unknown(concrete, handles) -> bool:
+    """Whether a write that may run before an op that may fail changes a resource the program
+    reached by one of `handles` that is no variable of the graph (a variable's handle kept in a
+    global, the variable itself not used): the undo of a failed run cannot put it back."""
+    known = {id(v.handle) for v in concrete.graph.variables}
+    unknown = {id(h) for h in handles if id(h) not in known}
+    writes = [op for op in write_ops(concrete.graph) if op.type not in RESOURCE_WRITES] if unknown else []
+    ops = failing_ops.writes_before_failures(concrete.graph, writes)       # (tables: `random_ops`)
+    if not ops:
+        return False
+    try:
+        positions = _written_inputs(concrete.graph, {}, ops)
+    except Exception:  # noqa: BLE001 - an unreadable graph: any handle may be written
+        return True
+    at = {id(t): i for i, t in enumerate(concrete.graph.inputs)}
+    return any(id(external) in unknown and (-1 in positions or at.get(id(internal), -1) in positions)
+               for external, internal in concrete.graph.captures if internal.dtype == tf.resource)
 
 
 class Snapshot:

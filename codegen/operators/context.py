@@ -154,6 +154,7 @@ class BuildContext:
         self.none_reads: dict = {}             # id -> (value, its `is None` test): tree reads None on some nodes
         self.absent_reads: dict = {}           # tree schema -> attribute names read as absent on every node
         self.settings_checked: set = set()     # ids of objects whose settings are checked (`library_settings`)
+        self.raw_handles: list = []            # resource handles read as outside state (captured as they are)
         self._scanned = 0
         self._wrote = False
 

@@ -171,7 +171,10 @@ def unused_failing(graph, outputs) -> list:
     that may: the graph optimiser would prune them, and eager runs them.  Only those are kept
     whose ancestors hold an op that may fail and that neither `outputs` nor a value kept before
     already runs (`loss / t.size` is used; the unused gradient with respect to `t.size`, below
-    the same gather that may fail, needs no output of its own)."""
+    the same gather that may fail, needs no output of its own).  A graph returns them after its
+    outputs, which janus ignores: a control dependency is not enough, as the graph optimiser
+    turns a stateless op feeding only control edges into a no-op, and drops loop variables
+    nothing reads (a loop or branch whose result is unused outputs a `witness` of its body)."""
     used = {t.ref() for t in outputs if isinstance(t, tf.Tensor)}
     memo: dict = {}
     traced = _TRACED_ONLY.get(graph, ())

@@ -45,7 +45,6 @@ def _note(lst, source):
         lst.append(source)
 
 
-# -- operators -------------------------------------------------------------------------------
 def st_attr(obj, name, value):
     ctx = current()
     source = ctx.outside.get(id(obj))
@@ -227,14 +226,17 @@ def _outside_array(ctx, access, holder, name, value, source):
 def _fed(ctx, access, holder, name, value, source, kind):
     """An outside tensor (or NumPy array) read by the build: a graph input read fresh on every
     call, with an entry check on its dtype and shape."""
+    if kind is Kind.TENSOR_MATCH and value.dtype == tf.resource:    # a handle (`v.handle`, a table's): the
+        ctx.check(access, holder, name, value, source, kind=Kind.ID_MATCH, expected=value)   # tensor TensorFlow
+        ctx.raw_handles.append(value)           # captures for the object's own ops, one input ordered with them
+        return value
     heap = ctx.heap
     key = (access, id(holder), name)
     if key not in heap.fed:
         shape = list(value.shape) if kind is Kind.ARRAY_MATCH else (
             value.shape.as_list() if value.shape.rank is not None else None)
-        for d in ctx.relaxed_state_dims.get(source, ()):
-            if shape is not None and d < len(shape):
-                shape[d] = None
+        for d in (d for d in ctx.relaxed_state_dims.get(source, ()) if shape is not None and d < len(shape)):
+            shape[d] = None
         dtype = tf.as_dtype(value.dtype)
         read = outside_reader(access, holder, name)
         if kind is Kind.ARRAY_MATCH:
@@ -476,9 +478,8 @@ def _read_attr(ctx, obj, name):
         elif source is not None and _rebindable(value):
             ctx.check("attr", obj, name, value, source.attr(name), kind=Kind.ID_MATCH, expected=value)
         return value                 # (a user module's own state, `config.LR`, is read as any other)
-    if name == "handle" and isinstance(obj, tf.Variable):     # (captured as the variable's own ops capture it: one
-        tf.compat.v1.get_default_graph().watch_variable(obj)   # input ordered with them, a variable a failed run puts back)
-        return value
+    if name == "handle" and isinstance(obj, tf.Variable):     # (a variable a failed run puts back; captured: `_fed`)
+        tf.compat.v1.get_default_graph().watch_variable(obj)
     if (type(value) is list or is_symbolic(value)) and inspect.getattr_static(obj, name, None) is not value \
             and _computed_here(value if type(value) is list else [value]):
         # A library property that computes its value from the object's state on every read, in

@@ -284,6 +284,7 @@ def picky(a):
 
 
 VAR = tf.Variable(0.0)
+VAR_HANDLE = VAR.handle          # a raw handle kept in a global
 
 
 def vbump(a):
@@ -624,6 +625,9 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         # A raw op on the variable's handle, after a write by its method.
         lambda: ("box.v.assign_add(1.0)\n"
                  "t = t + tf.cast(tf.raw_ops.ReadVariableOp(resource=box.v.handle, dtype=box.v.dtype), t.dtype)"),
+        # A raw write through a handle kept in a global, before an op that may fail, read by it or not.
+        lambda: ("tf.raw_ops.AssignAddVariableOp(resource=VAR_HANDLE, value=tf.constant(1.0))\n"
+                 f"t = t + tf.gather(x, k % 4{draw(st.sampled_from(['', ' + tf.cast(VAR * 0.0, tf.int32)']))})"),
         # A traced tf.map_fn whose body no graph can run (the build stops inside it), and eager's
         # tf.recompute_grad, which reads the variable scope such a stop would leave changed.
         lambda: "t = tf.map_fn(lambda e: e * np.float32(tf.reduce_sum(e)), t)",

@@ -99,7 +99,7 @@ def _state(module, box):
             "Box.hits": module.Box.hits, "box.lazy": None if box.lazy is None else box.lazy.read_value(),
             "ENV": (module.ENV.steps, module.ENV.state.tolist()), "RNG": module.RNG.getstate(),
             "SRC": module.SRC.calls, "BUF": (module.BUF.calls, module.BUF.array.tolist()),
-            "SINK": module.SINK.getvalue()}
+            "SINK": module.SINK.getvalue(), "VAR": getattr(module, "VAR", tf.constant(0.0)).numpy()}
 
 
 def run(source: str, calls: list) -> dict:

@@ -130,6 +130,8 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         args, kwargs = self.defaults.fill(args, kwargs)
         if not tf.executing_eagerly():
             return self._in_outer_trace(args, kwargs)
+        if tf.config.functions_run_eagerly():      # (as `tf.function` does: to debug the Python)
+            return self._eager(args, kwargs)
         if self.segmented is not None and not profiling():
             return self._run_segmented(args, kwargs)
         if self.imperative is not None or profiling():

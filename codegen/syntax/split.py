@@ -170,15 +170,21 @@ class _Env:
         returns = top and ends and isinstance(run[-1], ast.Return)
         if not self._fits(run, returns):
             return run
-        if self.catching and _stored(run[:-1] if _simple(run[-1]) else run) & _loaded_outside(self.fn.body, run):
+        # (In a loop, the run's own statements read its locals again on the next round.)
+        later = _loaded(self.fn.body) if in_loop else _loaded_outside(self.fn.body, run)
+        if self.catching and _stored(run[:-1] if _simple(run[-1]) else run) & later:
             # A segment that raises hands on none of its locals; where the exception may be caught
             # (a `try` or `with` around it), code after it must not see a local assigned before
-            # the raise.  Only the last statement, assigning after all it computes, may hand some on.
-            return run
+            # the raise.  Only the last statement, assigning after all it computes, may hand some on:
+            # the run is cut after the first statement assigning one.
+            cut = next(k for k, stmt in enumerate(run) if _stored([stmt]) & later)
+            if cut == len(run) - 1:
+                return run
+            return self._run(run[:cut + 1], bound, top, in_loop, ends=False) + \
+                self._run(run[cut + 1:], _after(run[:cut + 1], bound), top, in_loop, ends)
         loaded, stored = _exposed(run, set()) & self.locals, _stored(run) & self.locals
         if not loaded <= bound:
             return run
-        later = _loaded([s for s in self.fn.body]) if in_loop else _loaded_outside(self.fn.body, run)
         outputs = sorted(stored & later) if not returns else []
         if not set(outputs) <= _after(run, bound) or set(outputs) & _with_targets(run):
             return run          # (a `with` target, such as a tape, stays with the code that uses it)

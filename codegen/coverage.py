@@ -194,8 +194,8 @@ HANDLERS_311: dict[str, Handler] = {
     "RAISE_VARARGS": H(NO_CONVERSION, "`raise`: runs at build time on a Python-valued path; under a "
                                       "tensor branch the build fails and the call runs eagerly",
                        sample="def f(x):\n    raise ValueError(x)\n"),
-    "LOAD_ASSERTION_ERROR": H(NO_CONVERSION, "`assert` on Python values (on a tensor: the build fails, eager)",
-                              sample="def f(x):\n    assert x\n    return x\n"),
+    "LOAD_ASSERTION_ERROR": H(CONVERTED, "`assert`: the `if` it means (on a tensor: checked in the graph)",
+                              _L + "asserts.visit_Assert", sample="def f(x):\n    assert x\n    return x\n"),
     "BEFORE_WITH": H(NO_CONVERSION, "`with` of TensorFlow's managers (`tf.GradientTape()`): entered at build time; "
                      "of the program's own: run in Python", sample=_WITH),
     "WITH_EXCEPT_START": H(NO_CONVERSION, "`with` exit on an exception (at build time)", sample=_WITH),

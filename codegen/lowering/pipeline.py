@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 
-from codegen.lowering import (break_continue, calls, expressions, join_calls, local_lists, return_statements,
-                              state_writes, unsupported)
+from codegen.lowering import (asserts, break_continue, calls, expressions, join_calls, local_lists,
+                              return_statements, state_writes, unsupported)
 from codegen.lowering.base import LoweringContext
 from codegen.lowering.if_statements import IfStatements
 from codegen.lowering.loops import Loops
@@ -44,6 +44,8 @@ def plain_signature(node: ast.FunctionDef, ctx: LoweringContext) -> None:
 STEPS = [
     (unsupported.transform,
      "refuse what stays imperative before touching anything"),
+    (asserts.transform,
+     "`assert` to the `if` it means, before anything reads the statements: each later step sees an `if`"),
     (local_lists.transform,
      "which lists only the function holds: reads the user's own uses, before any is rewritten"),
     (join_calls.transform,

@@ -64,8 +64,10 @@ def _never_taken(test, raises: bool, site) -> bool:
     that no call takes the other one: a call that does runs in Python, which raises there as eager
     does, and the graph stays for the next call (`EXACT`, not a `BRANCH` to relax).  Inside a
     recursion machine's block the check is one bool per frame, which the machine checks with its
-    Python numbers' (`codegen.recursion.exact_ints`).  False where no check can be placed (inside
-    a `tf.cond` or loop body, after a variable write): the `if` is built as usual."""
+    Python numbers' (`codegen.recursion.exact_ints`).  Inside a `tf.cond` or loop body, where no
+    check is read after the run, it is an `Assert` op: a run where it fails raises, and the call
+    runs in Python, as where an op of the program fails.  False where no check can be placed
+    (after a table write, in a machine's loop): the `if` is built as usual."""
     ctx = current()
 
     def clear():
@@ -80,6 +82,9 @@ def _never_taken(test, raises: bool, site) -> bool:
         return True
     where = ctx.where(ctx.site(site)[0].lineno) if site is not None else ctx.user_line()
     key = (ctx.frame.converted.key if ctx.frames else "", Kind.EXACT.name, where, "raise")
+    if ctx.general_depth and not ctx.in_machine and key not in ctx.relaxed:
+        tf.debugging.Assert(clear(), [f"the side of a tensor `if` that raises is taken at {where}"])
+        return True
     if ctx.in_machine or not ctx.may_speculate(key):
         return False
     emit_guard(clear(), ctx.assume(Kind.EXACT, key, "no call takes the side of a tensor `if` that raises", True,

@@ -620,6 +620,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = vpow(t, tf.constant(abs(k) % 5 - 1))",
         lambda: "t = t + box.scaled",
         lambda: "tf.gather(x, n % 5)",               # an unused value that may fail
+        lambda: f"assert {draw(tensor_test())}, f'k={{k}}'",
         # A variable written, then read by an op that may fail (a failed run puts it back), or not.
         lambda: "box.v.assign_add(1.0)\nt = t + tf.gather(x, k % 4 + tf.cast(box.v * 0.0, tf.int32))",
         # A raw op on the variable's handle, after a write by its method.
@@ -911,7 +912,7 @@ def statement(draw, depth: int, in_loop: bool, open_rules: bool):
     kinds = ["simple"] * 4
     if depth > 0:
         kinds += ["tensor-if", "python-if", "for-range", "for-list", "tensor-while", "early-return", "try-finally",
-                  "for-else", "raising-if"]
+                  "for-else", "raising-if", "try-except"]
     kind = draw(st.sampled_from(kinds))
     sub = dict(depth=depth - 1, open_rules=open_rules)
     if kind == "simple":
@@ -948,6 +949,12 @@ def statement(draw, depth: int, in_loop: bool, open_rules: bool):
         body = draw(block(in_loop=in_loop, **sub))
         final = draw(block(in_loop=False, **sub))
         return f"try:\n{_indent(body)}\nfinally:\n{_indent(final)}"
+    if kind == "try-except":            # a caught failure: what the body bound before it stays bound
+        body = draw(block(in_loop=in_loop, **sub))
+        handler = draw(block(in_loop=in_loop, **sub))
+        return (f"try:\n    t = t * 2.0 + tf.reduce_sum(x) * tf.reduce_mean(x) - 1.0\n{_indent(body)}\n"
+                f"    t = t + tf.gather(x, k % 5)\nexcept (tf.errors.InvalidArgumentError, ValueError, AssertionError):\n"
+                f"    LOG.append(-9)\n{_indent(handler)}")
     return f"if {draw(tensor_test())}:\n    return t, k"
 
 

@@ -57,7 +57,9 @@ def speculate(fn=None, **options):
                 bound["input_signature"] = (None, *bound["input_signature"])
             return types.MethodType(SpeculativeFunction(f.__func__, **bound), f.__self__)
         if isinstance(f, functools.partial):
-            return _Partial(wrap(f.func), *f.args, **f.keywords)
+            speculated = _Partial(wrap(f.func))
+            speculated.__setstate__((speculated.func, f.args, f.keywords, None))   # the very keywords dict:
+            return speculated                                          # a change to it in place is seen
         call = getattr(f, "__call__", None)
         if not isinstance(f, (types.FunctionType, type)) and isinstance(call, types.MethodType):
             if not isinstance(call.__func__, types.FunctionType) or is_user_function(call.__func__):

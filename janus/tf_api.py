@@ -8,6 +8,7 @@ result for every input.  A method saved without an `input_signature` is exported
 """
 from __future__ import annotations
 
+import sys
 import types
 
 import tensorflow as tf
@@ -36,6 +37,18 @@ class TfFunctionApi:
         """Graphs traced so far: janus's speculative graphs and `tf.function`-style traces."""
         traced = self._autograph.experimental_get_tracing_count() if self._autograph is not None else 0
         return self.counters["graphs_built"] + traced
+
+    # Copied and pickled as the function it speculates is: `copy` keeps a function as it is, and
+    # `pickle` stores a module's function by its name.
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        module = vars(sys.modules.get(self.__module__, types))
+        return next((name for name, value in module.items() if value is self), self.__qualname__)
 
     def _traced_function(self):
         """The function as `tf.function` makes it (AutoGraph, no speculation), made once."""

@@ -13,7 +13,7 @@ import functools
 import inspect
 import types
 
-from codegen.assumptions import SCALARS, Kind, Source
+from codegen.assumptions import SCALARS, Check, Kind, Source
 
 
 def read_method(ctx, access: str, holder, name, value: types.MethodType, source):
@@ -74,4 +74,9 @@ def partial_parts(ctx, f: functools.partial):
             if type(value) not in SCALARS and id(value) not in ctx.outside:
                 ctx.outside[id(value)] = where
                 ctx.keep.append(value)
+        # Its function and arguments are fixed; its keywords dict may change in place.
+        ctx.checks.setdefault(("length", id(f), "keywords"), Check(Kind.LENGTH_MATCH, source.attr("keywords"),
+                                                                   len(f.keywords), f, "keywords", "attr"))
+        for k, v in f.keywords.items():
+            ctx.check("item", f.keywords, k, v, source.attr("keywords").item(k))
     return f.func, f.args, f.keywords

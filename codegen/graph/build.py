@@ -300,7 +300,7 @@ def _refuse_what_a_graph_cannot_repeat(ctx, artifact, filename):
     if variable_writes.writes_unknown(artifact.concrete, ctx.raw_handles):
         raise StagingError(Reason("resource-write", filename, "a resource handle kept outside the function is "
                                   "written before an op that may fail (a failed run runs again in Python, and the "
-                                  "write would happen twice), or used beside another resource while one is written "
+                                  "write would happen twice), or used beside another variable while one is written "
                                   "(it may be a second handle to it, which the graph would not order with the "
                                   "first)", "write through the variable itself (`v.assign_add`)"))
 

@@ -104,13 +104,13 @@ def written_variables(concrete, ops=None) -> list:
 def writes_unknown(concrete, handles) -> bool:
     """Whether the program reached a resource by one of `handles` that is no variable of the
     graph (a variable's handle kept in a global, or `tf.identity` of one) where the graph cannot
-    keep eager's effects: beside another resource while something is written (it may be a second
-    handle to the same resource, which TensorFlow orders with nothing), or written before an op
-    that may fail (the undo of a failed run cannot put it back)."""
+    keep eager's effects: a variable's handle beside another variable while something is written
+    (it may be a second handle to the same one, which TensorFlow orders with nothing), or written
+    before an op that may fail (the undo of a failed run cannot put it back)."""
     known = {id(v.handle) for v in concrete.graph.variables}
     unknown = {id(h) for h in handles if id(h) not in known}
-    if unknown and sum(t.dtype == tf.resource for _, t in concrete.graph.captures) > 1 \
-            and write_ops(concrete.graph):
+    if any(_names_a_variable(h) for h in handles if id(h) in unknown) and write_ops(concrete.graph) \
+            and sum(_names_a_variable(outer) for outer, _ in concrete.graph.captures) > 1:
         return True
     writes = [op for op in write_ops(concrete.graph) if op.type not in RESOURCE_WRITES] if unknown else []
     ops = failing_ops.writes_before_failures(concrete.graph, writes)       # (tables: `random_ops`)
@@ -123,6 +123,13 @@ def writes_unknown(concrete, handles) -> bool:
     at = {id(t): i for i, t in enumerate(concrete.graph.inputs)}
     return any(id(external) in unknown and (-1 in positions or at.get(id(internal), -1) in positions)
                for external, internal in concrete.graph.captures if internal.dtype == tf.resource)
+
+
+def _names_a_variable(tensor) -> bool:
+    """Whether an eager resource handle is a variable's (it carries the variable's dtype and shape;
+    a table's carries nothing)."""
+    data = getattr(tensor, "_handle_data", None) if tensor.dtype == tf.resource else None
+    return data is not None and data.is_set and bool(data.shape_and_type)
 
 
 class Snapshot:

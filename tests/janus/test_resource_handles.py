@@ -182,3 +182,24 @@ def raw_find(_, i):
 
 def test_a_raw_find_on_a_tables_handle_runs_in_the_graph():
     compare(raw_find, lambda: None, lambda _: None, calls=[0, 1, 2, 5, 1, 0, 2, 1, 7, 0], min_graph=4)
+
+
+EMB = tf.Variable(tf.reshape(tf.range(12, dtype=tf.float32), [4, 3]))
+
+
+def raw_find_beside_a_variable_write(_, i):
+    ids = STATIC.lookup(tf.cast(i, tf.int64)[None])
+    raw = tf.raw_ops.LookupTableFindV2(table_handle=STATIC.resource_handle, keys=tf.cast(i, tf.int64)[None],
+                                       default_value=tf.constant(-1.0))
+    EMB.assign_add(tf.ones_like(EMB))
+    return tf.reduce_sum(EMB) + ids[0] + raw[0]
+
+
+def test_a_tables_handle_beside_a_variable_write_keeps_the_graph():
+    """A table's handle cannot name a variable: the graph keeps it beside the variable's write."""
+    EMB.assign(tf.zeros_like(EMB))
+    eager = [float(raw_find_beside_a_variable_write(None, tf.constant(i))) for i in (0, 1, 2, 1, 0, 2, 1)]
+    EMB.assign(tf.zeros_like(EMB))
+    spec = janus.speculate(raw_find_beside_a_variable_write)
+    assert [float(spec(None, tf.constant(i))) for i in (0, 1, 2, 1, 0, 2, 1)] == eager
+    assert spec.stats()["graph_runs"] >= 3, spec.report()

@@ -16,6 +16,7 @@ import dataclasses
 import enum
 import inspect
 import types
+import weakref
 
 import numpy as np
 
@@ -23,6 +24,19 @@ SCALARS = (bool, int, float, str, bytes, type(None), complex)
 # NumPy scalars the graph computes as NumPy does: checked by value, and fed once they vary
 NUMPY_SCALARS = (np.float16, np.float32, np.float64, np.int32, np.int64, np.bool_)
 GUARD_MARK = "janus-assumption:"          # an in-graph guard's message starts with it, then the id
+
+
+class Weak(weakref.ref):
+    """How a graph holds the instance its per-instance function is for, and what its checks reach
+    from it, wherever it keeps what it was specialised on (a check's holder or value, a write-back's
+    object, an argument leaf): the class keeps the function, so a strong reference would keep the
+    instance alive for ever (`codegen.graph.owner`)."""
+    __slots__ = ()
+
+
+def held(value):
+    """`value`, or the object a `Weak` refers to (None once it is gone)."""
+    return value() if type(value) is Weak else value
 
 
 class Kind(enum.Enum):
@@ -201,22 +215,23 @@ class Check:
 
     def current(self):
         """The value the check tests, read now."""
+        holder = held(self.holder)
         base, _, part = self.access.rpartition("-")
         if base:                     # "item-method": the function of the method at `holder[name]`
-            held = Check(self.kind, self.source, self.expected, self.holder, self.name, base).current()
-            return getattr(held, "__func__" if part == "method" else "__self__", None)
+            method = Check(self.kind, self.source, self.expected, self.holder, self.name, base).current()
+            return getattr(method, "__func__" if part == "method" else "__self__", None)
         if self.access in ("global", "item"):
-            return self.holder[self.name]
+            return holder[self.name]
         if self.access == "closure":
-            return self.holder.cell_contents
+            return holder.cell_contents
         if self.access == "method":
-            return getattr(getattr(self.holder, self.name), "__func__", None)
+            return getattr(getattr(holder, self.name), "__func__", None)
         if self.access == "bound":
-            return getattr(getattr(self.holder, self.name), "__self__", None)
+            return getattr(getattr(holder, self.name), "__self__", None)
         if self.access == "owns":
-            return self.name in vars(self.holder)
+            return self.name in vars(holder)
         if self.access == "absent":
-            return lacks(self.holder, self.name)
+            return lacks(holder, self.name)
         if self.access == "self":
-            return self.holder
-        return getattr(self.holder, self.name)
+            return holder
+        return getattr(holder, self.name)

@@ -16,6 +16,7 @@ import dataclasses
 import types
 
 import codegen
+from codegen.assumptions import held
 from codegen.syntax.analysis import local_names
 from codegen.lowering.unsupported import UnsupportedConstructs
 from codegen.syntax.source import parse_function
@@ -120,7 +121,7 @@ def _argument_assumptions(sig, where: str) -> list[dict]:
         elif leaf.kind is codegen.Feed.SCALAR:
             expected = repr(leaf.value)
         elif leaf.kind is codegen.Feed.OBJECT:
-            expected = f"<{type(leaf.value).__name__} object>"
+            expected = f"<{type(held(leaf.value)).__name__} object>"
         else:
             continue
         out.append({"kind": leaf.kind.check.name, "guard": "entry", "source": str(leaf.path),
@@ -144,7 +145,8 @@ def explain(fn, *args, **kwargs) -> Explanation:
     assumptions = []
     if graph is not None:
         assumptions += _argument_assumptions(graph.signature, where)
-        assumptions += [{"kind": c.kind.name, "guard": "entry", "source": str(c.source), "expected": _short(c.expected),
+        assumptions += [{"kind": c.kind.name, "guard": "entry", "source": str(c.source),
+                         "expected": _short(held(c.expected)),
                          "where": c.where} for c in graph.checks]
         assumptions += [{"kind": a.kind.name, "guard": "in-graph" if a.kind.in_graph else "entry",
                          "source": a.source, "expected": repr(a.expected), "where": a.where}

@@ -66,7 +66,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
     autograph_info__ = None     # (AutoGraph, converting a function TensorFlow calls back, leaves it as it is)
     def __init__(self, fn, *, profile_runs=3, max_graphs=8, input_signature=None, jit_compile=False,
                  reduce_retracing=False, strict=False, unroll_limit=200, family: Family | None = None,
-                 instance=None):
+                 instance=None, owner=None):
         if not isinstance(fn, types.FunctionType):
             raise TypeError(f"janus.speculate expects a Python function, method, functools.partial or "
                             f"callable object, got {type(fn).__name__} {fn!r}")
@@ -76,12 +76,8 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
             raise ValueError("janus.speculate: max_graphs must be at least 1")
         functools.update_wrapper(self, fn)
         self.python_function = fn
-        self.profile_runs = profile_runs
-        self.max_graphs = max_graphs
-        self.jit_compile = jit_compile
-        self.reduce_retracing = reduce_retracing
-        self.strict = strict
-        self.unroll_limit = unroll_limit
+        self.profile_runs, self.max_graphs, self.jit_compile = profile_runs, max_graphs, jit_compile
+        self.reduce_retracing, self.strict, self.unroll_limit = reduce_retracing, strict, unroll_limit
         self.options = dict(profile_runs=profile_runs, max_graphs=max_graphs, input_signature=input_signature,
                             jit_compile=jit_compile, reduce_retracing=reduce_retracing, strict=strict,
                             unroll_limit=unroll_limit)
@@ -90,6 +86,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         self.instances = Instances(lambda obj: SpeculativeFunction(fn, **self.options, family=self.family,
                                                                    instance=obj))
         self.instance = weakref.ref(instance) if instance is not None else None   # the one it is bound to
+        self.owner = self.instance or owner   # (of an instance's function or its segment: `codegen.graph.owner`)
         self.graphs: list = []
         self.binding = InputSignature(fn, input_signature) if input_signature is not None else None
         self.defaults = Defaults(fn)
@@ -308,7 +305,8 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         return codegen.build_graph(converted, sig, self.profile, r.assumptions, outside,
                                    jit_compile=self.jit_compile, unroll_limit=self.unroll_limit,
                                    relaxed_state_dims=r.state_dims, relaxed_state_scalars=r.state_scalars,
-                                   relaxed_state_lengths=r.state_lengths)
+                                   relaxed_state_lengths=r.state_lengths,
+                                   owner=self.owner() if self.owner is not None else None)
 
     def _staging_failed(self, exc):
         """A trace failed and nothing is left to relax: imperative if no graph can do it, else a
@@ -478,7 +476,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
             self.imperative = reason            # replaced by the new split; runs this call in Python
             return None
         self.segmented, refused = try_split(self.python_function, reason, exc, lambda f: SpeculativeFunction(
-            f, **{**self.options, "input_signature": None, "max_graphs": min(self.max_graphs, 4)}))
+            f, **{**self.options, "input_signature": None, "max_graphs": min(self.max_graphs, 4)}, owner=self.owner))
         if self.segmented is not None:
             log("fallbacks", self, f"runs as graph segments with Python at {reason.where}")
             return None

@@ -9,8 +9,10 @@ result for every input.  A method saved without an `input_signature` is exported
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import types
+import weakref
 
 import tensorflow as tf
 
@@ -61,7 +63,7 @@ class TfFunctionApi:
                 target, specs = self.python_function, (self.binding.specs if self.binding else None)
                 obj = self.instance() if self.instance is not None else None
                 if obj is not None:                     # an instance's function: bound to it, as obj.method
-                    target, specs = types.MethodType(target, obj), (specs[1:] if specs else None)
+                    target, specs = _weakly_bound(target, obj), (specs[1:] if specs else None)
                 self._autograph = tf.function(
                     target, autograph=True, jit_compile=self.jit_compile, reduce_retracing=self.reduce_retracing,
                     input_signature=specs if specs and specs[0] is not None else None)
@@ -116,6 +118,19 @@ def _spec_of(value):
     if value is None or type(value) in (bool, int, float, str):
         return value
     raise _NotExportable(type(value).__name__)
+
+
+def _weakly_bound(fn, obj):
+    """`fn` bound to `obj` as `obj.method` is, holding it weakly as `tf.function` holds the instance
+    of a method: the function keeps this, and the class keeps the function."""
+    ref = weakref.ref(obj)
+
+    def bound(*args, **kwargs):
+        return fn(ref(), *args, **kwargs)
+    for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(bound, name, getattr(fn, name))
+    bound.__signature__ = inspect.signature(types.MethodType(fn, obj))
+    return bound
 
 
 def _graph_specs(sig):

@@ -26,6 +26,7 @@ from codegen.graph import derivatives, python_calls, random_ops, template_sharin
 from codegen.graph.arguments import no_new_variables, register_argument_containers
 from codegen.graph.direct_call import DirectCall
 from codegen.graph.entry_guard import compile_entry_guard
+from codegen.graph.owner import weaken
 from codegen.graph.print_order import (order_prints_after_failures, order_python_after_failures,
                                       order_python_among_variables, order_writes_after_failures)
 from codegen.graph.quiet_log import QUIET
@@ -207,7 +208,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
 
 def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict, jit_compile: bool,
                  unroll_limit=200, relaxed_state_dims=None, relaxed_state_scalars=None,
-                 relaxed_state_lengths=()) -> GraphArtifact:
+                 relaxed_state_lengths=(), owner=None) -> GraphArtifact:
     ctx = BuildContext(profile, relaxed, SERVICES, outside, unroll_limit, relaxed_state_dims,
                        relaxed_state_scalars, relaxed_state_lengths)
     ctx.jit_compile = jit_compile
@@ -264,6 +265,8 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
         raise _staging_error(exc, converted) from exc
     elapsed = time.perf_counter() - start
     checks = list(ctx.checks.values())
+    if owner is not None:          # (the instance of a per-instance function: `codegen.graph.owner`)
+        sig, checks = weaken(owner, sig, checks, holder)
     guard, rejected_by = compile_entry_guard(sig, checks, _used_columns(concrete, sig, ctx.absent_reads),
                                              _followed_columns(sig, holder["values"]),
                                              bool(converted.code.co_flags & inspect.CO_VARKEYWORDS))

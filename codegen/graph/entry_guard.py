@@ -18,7 +18,7 @@ import types
 import numpy as np
 import tensorflow as tf
 
-from codegen.assumptions import SCALARS, Kind, lacks
+from codegen.assumptions import SCALARS, Kind, Weak, lacks
 from codegen.graph.signature import Feed, Signature, components
 from codegen.operators.trees import flatten as flatten_tree
 from codegen.operators.trees import alias_pattern, flatten_forest, share_nodes
@@ -37,12 +37,15 @@ class _GuardText:
         self.trees: dict[int, int] = {}                    # tree argument leaves so far -> the first
                                                            # leaf holding the same tree
     def const(self, value, prefix="K") -> str:
+        """The name the guard reads `value` by; a `Weak` one is called (a gone object reads as None,
+        whose attributes raise, and the guard rejects the call)."""
+        call = "()" if type(value) is Weak else ""
         for name, v in self.consts.items():
             if v is value and name.startswith(prefix):
-                return name
+                return name + call
         name = f"{prefix}{len(self.consts)}"
         self.consts[name] = value
-        return name
+        return name + call
 
     def line(self, text: str):
         self.lines.append((text, None))
@@ -90,6 +93,8 @@ def _structure(src: _GuardText, template, access: str):
 
 
 def _same_item(a, b) -> bool:
+    if type(b) is Weak:              # (gone, it is no item: None is not taken for it)
+        return a is b() and a is not None
     return a is b or (type(a) in SCALARS and type(a) is type(b) and a == b)
 
 
@@ -144,6 +149,8 @@ def _value_check(src: _GuardText, kind: Kind, access: str, expected) -> str:
         dims = [f"len({access}._shape_tuple()) == {len(shape)}"]
         dims += [f"{access}._shape_tuple()[{d}] == {n}" for d, n in enumerate(shape) if n is not None]
         return text + " and " + " and ".join(dims)
+    if type(expected) is Weak:       # (gone, it reads as None: the guard rejects the call)
+        return f"{access} is {src.const(expected, 'O')} is not None"
     return f"{access} is {src.const(expected, 'O')}"
 
 
@@ -290,7 +297,8 @@ def _generate(sig: Signature, checks, used, followed, ordered_kwargs) -> _GuardT
         access = src.const(check.holder, "H") + check_access(check)
         if check.access == "absent":
             src.consts["lacks"] = lacks
-            access = f"lacks({src.const(check.holder, 'H')}, {check.name!r})"
+            src.consts["alive"] = _alive
+            access = f"lacks(alive({src.const(check.holder, 'H')}), {check.name!r})"
         src.require(_value_check(src, check.kind, access, check.expected), check.describe())
         if type(check.expected) in (list, dict) and check.kind in (Kind.ID_MATCH, Kind.ITEMS_MATCH,
                                                                     Kind.LENGTH_MATCH):
@@ -313,6 +321,14 @@ def _generate(sig: Signature, checks, used, followed, ordered_kwargs) -> _GuardT
         src.require(f"disjoint(({', '.join(src.containers)},), ({', '.join(outside)},))",
                     "ALIASING no argument list or dict is also a list or dict the graph reads from outside")
     return src
+
+
+def _alive(holder):
+    """`holder`; a freed one (a `Weak` reads as None) raises, and the guard rejects the call: it
+    would lack every name."""
+    if holder is None:
+        raise ReferenceError("the object the graph was specialised on is gone")
+    return holder
 
 
 def _distinct(containers) -> bool:

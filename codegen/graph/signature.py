@@ -17,7 +17,7 @@ import types
 import numpy as np
 import tensorflow as tf
 
-from codegen.assumptions import NUMPY_SCALARS, Kind, Source, check_kind, scalar_dtype, subnormal
+from codegen.assumptions import NUMPY_SCALARS, Kind, Source, check_kind, held, scalar_dtype, subnormal
 from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.dunders import user_method_of
 from codegen.operators.trees import Forest, alias_pattern, schema_of, share_nodes
@@ -84,7 +84,7 @@ class Signature:
         """What identifies this signature for relaxation: paths with kinds, dtypes, shapes, values."""
         return tuple((leaf.path, leaf.kind, str(leaf.dtype), leaf.shape,
                       leaf.value if leaf.kind is Feed.SCALAR else
-                      _identity(leaf.value) if leaf.kind in (Feed.OBJECT, Feed.LIST) else None)
+                      _identity(held(leaf.value)) if leaf.kind in (Feed.OBJECT, Feed.LIST) else None)
                      for leaf in self.leaves)
 
     def outside(self) -> dict:
@@ -93,9 +93,10 @@ class Signature:
         found = {}
         for leaf in self.leaves:
             if leaf.kind is Feed.OBJECT:
-                found[id(leaf.value)] = leaf.path
-                if type(leaf.value) is types.MethodType:
-                    found.setdefault(id(leaf.value.__self__), leaf.path.attr("__self__"))
+                value = held(leaf.value)
+                found[id(value)] = leaf.path
+                if type(value) is types.MethodType:
+                    found.setdefault(id(value.__self__), leaf.path.attr("__self__"))
         return found
 
 

@@ -25,6 +25,7 @@ import tensorflow as tf
 
 from profiler.library import is_library_module
 
+from codegen.assumptions import held
 from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.fed_lists import check_identities
 from codegen.operators.heap import DELETED
@@ -68,6 +69,7 @@ def _callers_tensor(value, tensors: list, heap):
         return ("arg", heap.arg_tensors[ref])
     if ref in heap.fed_keys:
         tensors.append(value)                           # the caller's own tensor, read fresh: itself again
+        heap.fed_keys[ref].returned = True
         return ("fed", heap.fed_keys[ref], len(tensors) - 1)
     if ref in heap.arg_choices:
         test, if_true, if_false = heap.arg_choices[ref]
@@ -264,7 +266,7 @@ def resolve_path(path, args, kwargs):
 
 def resolve_real(sh, args, kwargs):
     if sh.real is not None:
-        return sh.real
+        return held(sh.real)
     where, *rest = sh.path
     value = args if where == "args" else kwargs
     for step in rest:
@@ -280,7 +282,7 @@ def unflatten(template, outs, args=(), kwargs=None, made=None):
         value = outs[template[1]]
         return template[2](value.numpy()) if template[2] is not None else value
     if tag == "const":
-        return template[1]
+        return held(template[1])
     if tag == "either":
         value = outs[template[1]]
         return template[2](value.numpy()) if outs[template[1] + 1].numpy() else value
@@ -301,8 +303,12 @@ def unflatten(template, outs, args=(), kwargs=None, made=None):
         return resolve_real(template[1], args, kwargs)
     if tag == "arg":
         return resolve_path(template[1], args, kwargs)
-    if tag == "fed":
-        return call_time.fed_value(template[1], outs[template[2]])
+    if tag == "fed":             # (taken once per call: the same value in two places is one object)
+        if made is None:
+            return call_time.fed_value(template[1], outs[template[2]])
+        if template[1] not in made:
+            made[template[1]] = call_time.fed_value(template[1], outs[template[2]])
+        return made[template[1]]
     if tag == "arg-or":            # the argument the predicate chose, or the tensor the other side made
         path = template[2] if outs[template[1] + 1].numpy() else template[3]
         return outs[template[1]] if path is None else resolve_path(path, args, kwargs)
@@ -440,7 +446,7 @@ def apply(plan_entries, outs, args, kwargs, made):
         kind = entry[0]
         if kind in ("extend", "replace", "dict"):
             continue
-        holder, name, template = entry[1], entry[2], entry[-1]
+        holder, name, template = held(entry[1]), entry[2], entry[-1]
         if kind.endswith("-if"):
             at, side = entry[3]
             if bool(outs[at]) != side:

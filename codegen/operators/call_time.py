@@ -28,17 +28,28 @@ def feed(graph, closure, spec: tf.TensorSpec, keys: dict | None = None):
     """`graph.capture_call_time_value(closure, spec)`, recorded for `Feeds`.  `keys`: where the
     placeholder's key is noted (by its ref), so a result that is the placeholder comes back as
     the very object the call fed (`fed_value`)."""
-    key = object()
+    key = FedKey()
 
     def read():
         value = closure()
-        _fed_now().__setitem__(key, value)     # (this thread's call: the objects it fed, by key)
+        if key.returned:                       # (this thread's call: the objects it fed, by key)
+            _fed_now()[key] = value
         return value
     placeholder = graph.capture_call_time_value(read, spec, key=key)
     _RECORDED.setdefault(graph, {})[key] = read
     if keys is not None:
         keys[placeholder.ref()] = key
     return placeholder
+
+
+class FedKey:
+    """Names one value fed at the call.  Only a value the graph hands back (`returned`, set when
+    the write-back is planned) is kept for `fed_value`, until it is taken there: the thread's table
+    holds no value past the call that took it."""
+    __slots__ = ("returned",)
+
+    def __init__(self):
+        self.returned = False
 
 
 _THREAD = threading.local()
@@ -54,7 +65,7 @@ def _fed_now() -> dict:
 def fed_value(key, output):
     """The object this thread's latest call fed for `key` (eager returns the caller's own
     tensor), or `output`, the graph's copy of it, where none was fed as it is."""
-    value = _fed_now().get(key)
+    value = _fed_now().pop(key, None)
     return value if value is not None and type(value) is type(output) and value.dtype == output.dtype \
         and value.shape == output.shape else output
 

@@ -37,6 +37,7 @@ from codegen.operators.shapes import guarded
 from codegen.operators.node_classes import NodeClass
 from codegen.operators.trees import Pointer
 from codegen.operators import call_time, unchanged
+from codegen.operators.outside_access import outside_reader, outside_writer
 from codegen.operators.values import EAGER, builders_own_cell, is_symbolic, lexical, user_globals, user_module
 
 
@@ -165,54 +166,6 @@ def inplace(op, current_value, value):
 
 
 # -- reads of outside values -----------------------------------------------------------------
-def outside_reader(access, holder, name):
-    """A function reading the outside value `holder`.`name` (or its cell) when called."""
-    if access == "attr":
-        return lambda: getattr(holder, name)
-    if access in ("global", "item"):            # ("item": a container's item, the holder of a shadow)
-        return lambda: holder[name]
-    return lambda: holder.cell_contents
-
-
-def outside_writer(access, holder, name):
-    """A function putting a value back at `holder`.`name` (or its cell) without running the
-    user's code; `unchanged.GONE` deletes it.  None where that is not possible (a property)."""
-    if access == "attr":
-        return _attribute_writer(holder, name)
-    if access in ("global", "item"):
-        return lambda v: holder.pop(name, None) if v is unchanged.GONE else holder.__setitem__(name, v)
-    return lambda v: delattr(holder, "cell_contents") if v is unchanged.GONE else setattr(holder, "cell_contents", v)
-
-
-def _attribute_writer(holder, name):
-    """Into the object's `__dict__` directly (its `__setattr__` may log, or refuse a frozen
-    dataclass), through a slot's descriptor, or, for a name its class provides (a method, a class
-    attribute), by taking out what a call put into the instance; a class's own attribute with
-    `setattr`.  None for a property or another descriptor."""
-    if isinstance(holder, type):
-        return lambda v: delattr(holder, name) if v is unchanged.GONE else setattr(holder, name, v)
-    found = inspect.getattr_static(type(holder), name, None)
-    if isinstance(found, types.MemberDescriptorType):              # a __slots__ field
-        return lambda v: found.__delete__(holder) if v is unchanged.GONE else found.__set__(holder, v)
-    own = getattr(holder, "__dict__", None)
-    if not isinstance(own, dict) or hasattr(type(found), "__set__") or hasattr(type(found), "__delete__"):
-        return None
-
-    def write(value):
-        if value is unchanged.GONE or (found is not None and _same_binding(value, found, holder)):
-            own.pop(name, None)
-        else:
-            own[name] = value
-    return write
-
-
-def _same_binding(value, found, holder) -> bool:
-    """`value` is what the class gives for the name (a bound method is a new object each time)."""
-    if isinstance(value, types.MethodType):
-        return value.__self__ is holder and value.__func__ is found
-    return value is found
-
-
 def _outside_array(ctx, access, holder, name, value, source):
     """An outside NumPy array of numbers, fed per call; any other stops the build (its items would
     be read once, by the build): the statement runs in Python."""

@@ -3,7 +3,6 @@ keeps one per instance): many instances each run their own graphs instead of reb
 cache on every call, they share one profile, and the class-level stats and report cover them."""
 import gc
 
-import pytest
 import tensorflow as tf
 
 import janus
@@ -85,8 +84,6 @@ def test_an_instance_function_goes_with_its_instance():
     assert own not in Fresh.step.instances.all()
 
 
-@pytest.mark.xfail(strict=True, reason="open: an instance's graphs hold the instance (entry-guard constants, "
-                   "checks' holders, signature leaves), so its function, kept by the class's table, keeps it alive")
 def test_an_instance_function_with_graphs_goes_with_its_instance():
     c = Cell(3)
     for _ in range(4):

@@ -27,10 +27,10 @@ GUARD_MARK = "janus-assumption:"          # an in-graph guard's message starts w
 
 
 class Weak(weakref.ref):
-    """How a graph holds the instance its per-instance function is for, and what its checks reach
-    from it, wherever it keeps what it was specialised on (a check's holder or value, a write-back's
-    object, an argument leaf): the class keeps the function, so a strong reference would keep the
-    instance alive for ever (`codegen.graph.owner`)."""
+    """How a graph holds an object it was specialised on (an object argument, what its checks
+    reach from one), wherever it keeps it (a check's holder or value, a write-back's object, an
+    argument leaf): a strong reference would keep the object alive as long as the function, and a
+    class's per-instance functions live as long as the class (`codegen.graph.held_weakly`)."""
     __slots__ = ()
 
 

@@ -66,7 +66,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
     autograph_info__ = None     # (AutoGraph, converting a function TensorFlow calls back, leaves it as it is)
     def __init__(self, fn, *, profile_runs=3, max_graphs=8, input_signature=None, jit_compile=False,
                  reduce_retracing=False, strict=False, unroll_limit=200, family: Family | None = None,
-                 instance=None, owner=None):
+                 instance=None):
         if not isinstance(fn, types.FunctionType):
             raise TypeError(f"janus.speculate expects a Python function, method, functools.partial or "
                             f"callable object, got {type(fn).__name__} {fn!r}")
@@ -86,7 +86,6 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         self.instances = Instances(lambda obj: SpeculativeFunction(fn, **self.options, family=self.family,
                                                                    instance=obj))
         self.instance = weakref.ref(instance) if instance is not None else None   # the one it is bound to
-        self.owner = self.instance or owner   # (of an instance's function or its segment: `codegen.graph.owner`)
         self.graphs: list = []
         self.binding = InputSignature(fn, input_signature) if input_signature is not None else None
         self.defaults = Defaults(fn)
@@ -305,8 +304,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         return codegen.build_graph(converted, sig, self.profile, r.assumptions, outside,
                                    jit_compile=self.jit_compile, unroll_limit=self.unroll_limit,
                                    relaxed_state_dims=r.state_dims, relaxed_state_scalars=r.state_scalars,
-                                   relaxed_state_lengths=r.state_lengths,
-                                   owner=self.owner() if self.owner is not None else None)
+                                   relaxed_state_lengths=r.state_lengths)
 
     def _staging_failed(self, exc):
         """A trace failed and nothing is left to relax: imperative if no graph can do it, else a
@@ -384,6 +382,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
         return graph
 
     def _run_graph(self, graph, inputs, args, kwargs, keep=True):
+        held = [ref() for ref in graph.weak]      # (held for the run: see `codegen.graph.held_weakly`)
         if (why := run_in_python.reason(graph, inputs)) is not None:
             self._note(why)
             return self._eager(args, kwargs)
@@ -409,7 +408,9 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
             return self._profiled(args, kwargs)
         self.counters["graph_runs"] += 1
         self.wrong_errors = self.data_failures = 0
-        return graph.commit(outs, args, kwargs)
+        result = graph.commit(outs, args, kwargs)
+        del held                                  # (only now: the write-back is done)
+        return result
 
     def _guard_failed(self, graph, assumption, args, kwargs, keep=True):
         self.counters["guard_failures"] += 1
@@ -476,7 +477,7 @@ class SpeculativeFunction(TfFunctionApi, Reported, codegen.Speculated):
             self.imperative = reason            # replaced by the new split; runs this call in Python
             return None
         self.segmented, refused = try_split(self.python_function, reason, exc, lambda f: SpeculativeFunction(
-            f, **{**self.options, "input_signature": None, "max_graphs": min(self.max_graphs, 4)}, owner=self.owner))
+            f, **{**self.options, "input_signature": None, "max_graphs": min(self.max_graphs, 4)}))
         if self.segmented is not None:
             log("fallbacks", self, f"runs as graph segments with Python at {reason.where}")
             return None

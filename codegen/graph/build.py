@@ -26,18 +26,17 @@ from codegen.graph import derivatives, python_calls, random_ops, template_sharin
 from codegen.graph.arguments import no_new_variables, register_argument_containers
 from codegen.graph.direct_call import DirectCall
 from codegen.graph.entry_guard import compile_entry_guard
-from codegen.graph.owner import weaken
+from codegen.graph.held_weakly import weaken
 from codegen.graph.print_order import (order_prints_after_failures, order_python_after_failures,
                                       order_python_among_variables, order_writes_after_failures)
 from codegen.graph.quiet_log import QUIET
 from codegen.graph.signature import Feed, Signature, components, rebuild
 from codegen.graph.xla import HINTS, TRACE_FAILED, compile_with_xla, first_failed, traced_for_xla
-from codegen.operators import failing_ops, library_state
-from codegen.operators.call_time import Feeds
+from codegen.operators import failing_ops, library_state, unchanged
+from codegen.operators.call_time import Feeds, forget_fed
 from codegen.operators.printing import replay_prints
 from codegen.operators.calls import every_argument
 from codegen.operators.context import BuildContext, Frame
-from codegen.operators import unchanged
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber
 from codegen.operators.state import calls_python_so_far
@@ -79,6 +78,7 @@ class GraphArtifact:
     checks_at: int = -1               # the output holding the outcomes of the checks XLA would drop
     check_texts: list = dataclasses.field(default_factory=list)   # their messages, read after an XLA run
     feeds: Feeds | None = None        # how the values read at the call are made (None: TensorFlow's way)
+    weak: list = dataclasses.field(default_factory=list)   # what it holds weakly (`held_weakly`), a run strongly
     _direct: DirectCall | None = None  # the concrete function's kernel call (`run`)
 
     @property
@@ -153,6 +153,7 @@ class GraphArtifact:
         except Exception:
             if saved is not None:
                 self._snapshot.restore(saved)
+            forget_fed(self.concrete)
             raise
         return list(outs) if isinstance(outs, (list, tuple)) else [outs]
 
@@ -208,7 +209,7 @@ def build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict,
 
 def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict, jit_compile: bool,
                  unroll_limit=200, relaxed_state_dims=None, relaxed_state_scalars=None,
-                 relaxed_state_lengths=(), owner=None) -> GraphArtifact:
+                 relaxed_state_lengths=()) -> GraphArtifact:
     ctx = BuildContext(profile, relaxed, SERVICES, outside, unroll_limit, relaxed_state_dims,
                        relaxed_state_scalars, relaxed_state_lengths)
     ctx.jit_compile = jit_compile
@@ -264,9 +265,7 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
             raise
         raise _staging_error(exc, converted) from exc
     elapsed = time.perf_counter() - start
-    checks = list(ctx.checks.values())
-    if owner is not None:          # (the instance of a per-instance function: `codegen.graph.owner`)
-        sig, checks = weaken(owner, sig, checks, holder)
+    sig, checks, weak = weaken(sig, list(ctx.checks.values()), holder)      # (`codegen.graph.held_weakly`)
     guard, rejected_by = compile_entry_guard(sig, checks, _used_columns(concrete, sig, ctx.absent_reads),
                                              _followed_columns(sig, holder["values"]),
                                              bool(converted.code.co_flags & inspect.CO_VARKEYWORDS))
@@ -277,7 +276,7 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
                              [(cb, len(ts)) for cb, ts in ctx.observers], list(dict.fromkeys(ctx.recursion)),
                              variable_writes.written_variables(concrete), _restored_variables(concrete),
                              python_ops=python_calls.python_ops(concrete.graph), unchanged=holder["unchanged"],
-                             unchanged_arguments=holder["arguments"], checks_at=holder["checks_at"])
+                             unchanged_arguments=holder["arguments"], checks_at=holder["checks_at"], weak=weak)
     _refuse_what_a_graph_cannot_repeat(ctx, artifact, converted.filename)
     if artifact.calls_python:
         python_calls.install()

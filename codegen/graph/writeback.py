@@ -73,6 +73,9 @@ def _callers_tensor(value, tensors: list, heap):
         return ("fed", heap.fed_keys[ref], len(tensors) - 1)
     if ref in heap.arg_choices:
         test, if_true, if_false = heap.arg_choices[ref]
+        for path in (if_true, if_false):
+            if path is not None and path[0] == "fed":
+                path[1].returned = True
         tensors += [value, test]
         return ("arg-or", len(tensors) - 2, if_true, if_false)
     return None
@@ -303,14 +306,12 @@ def unflatten(template, outs, args=(), kwargs=None, made=None):
         return resolve_real(template[1], args, kwargs)
     if tag == "arg":
         return resolve_path(template[1], args, kwargs)
-    if tag == "fed":             # (taken once per call: the same value in two places is one object)
-        if made is None:
-            return call_time.fed_value(template[1], outs[template[2]])
-        if template[1] not in made:
-            made[template[1]] = call_time.fed_value(template[1], outs[template[2]])
-        return made[template[1]]
+    if tag == "fed":
+        return _fed(template[1], outs[template[2]], made)
     if tag == "arg-or":            # the argument the predicate chose, or the tensor the other side made
         path = template[2] if outs[template[1] + 1].numpy() else template[3]
+        if path is not None and path[0] == "fed":
+            return _fed(path[1], outs[template[1]], made)
         return outs[template[1]] if path is None else resolve_path(path, args, kwargs)
     if tag == "list":
         return [unflatten(t, outs, args, kwargs, made) for t in template[1]]
@@ -328,6 +329,16 @@ def unflatten(template, outs, args=(), kwargs=None, made=None):
             unflatten(t, outs, args, kwargs, made) for t in template[2])
         return new
     return {k: unflatten(t, outs, args, kwargs, made) for k, t in zip(template[1], template[2])}
+
+
+def _fed(key, output, made):
+    """The caller's own tensor fed for `key` (`call_time.fed_value`), taken once per call: the
+    same value in two places is one object."""
+    if made is None:
+        return call_time.fed_value(key, output)
+    if key not in made:
+        made[key] = call_time.fed_value(key, output)
+    return made[key]
 
 
 def _fill_subclass(new, template, values):

@@ -70,6 +70,15 @@ def fed_value(key, output):
         and value.shape == output.shape else output
 
 
+def forget_fed(concrete):
+    """Drop what this thread kept of the values `concrete`'s failed run fed: no write-back takes them."""
+    fed = getattr(_THREAD, "fed", None)
+    if fed:
+        for key in concrete.graph.function_captures.by_ref_external:
+            if type(key) is FedKey:
+                fed.pop(key, None)
+
+
 class _Fed:
     __slots__ = ("closure", "spec", "dtype", "shape")
 

@@ -50,13 +50,20 @@ def python_number(name, a, b) -> type | None:
     return ka
 
 
+def _fed(heap, value):
+    """("fed", key) for the placeholder of an outside tensor fed at the call, else None."""
+    key = heap.fed_keys.get(value.ref())
+    return None if key is None else ("fed", key)
+
+
 def note_argument_choice(ctx, test, a, b, out):
-    """Record that `out`, a `tf.cond` output of the outermost graph, is the tensor argument `a`
-    (where `test` holds) or `b` (where not): eager's `x if x > y else y` is the caller's own
-    object, which write-back gives back by the predicate's value after the run.  Inside another
-    branch or loop body the predicate is no output of the graph, so nothing is recorded there."""
+    """Record that `out`, a `tf.cond` output of the outermost graph, is the tensor argument (or
+    outside tensor fed at the call) `a` (where `test` holds) or `b` (where not): eager's
+    `x if x > y else y` is the caller's own object, which write-back gives back by the
+    predicate's value after the run.  Inside another branch or loop body the predicate is no
+    output of the graph, so nothing is recorded there."""
     if ctx.general_depth or ctx.in_machine or ctx.dry_run or not is_symbolic(out):
         return
-    paths = [ctx.heap.arg_tensors.get(v.ref()) if is_symbolic(v) else None for v in (a, b)]
+    paths = [(ctx.heap.arg_tensors.get(v.ref()) or _fed(ctx.heap, v)) if is_symbolic(v) else None for v in (a, b)]
     if paths != [None, None]:
         ctx.heap.arg_choices[out.ref()] = (tf.cast(test, tf.bool), *paths)

@@ -2,9 +2,9 @@
 
 A graph keeps the functions that read an outside value on every call (`call_time`) and those
 that put one back after a failed run (`unchanged`).  They hold an object they read from weakly
-where Python allows it: the entry guard's checks keep alive what a graph needs, and the instance
-of a per-instance function, which those hold weakly (`codegen.graph.owner`), must be free to go
-with whatever it holds.
+where Python allows it: the entry guard's checks keep alive what a graph needs, and the objects
+a graph was specialised on, which those hold weakly (`codegen.graph.held_weakly`), must be free
+to go with whatever they hold.
 """
 from __future__ import annotations
 

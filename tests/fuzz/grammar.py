@@ -569,6 +569,14 @@ def vpow(v, m):
     return vpow(v, m - 1) * 1.5
 
 
+class Stepper:                                  # the program as a method of an instance: the runner may
+    def __init__(self, box):                    # speculate `f` here, in the class (one function per instance)
+        self.box = box
+
+    def f(self, x, n, tree):
+        return f(x, n, self.box, tree)
+
+
 def f(x, n, box, tree):
     global COUNT
     t = x * 1.0

@@ -4,6 +4,7 @@ the module's list, dict and counter)."""
 from __future__ import annotations
 
 import collections
+import gc
 import hashlib
 import importlib.util
 import os
@@ -11,6 +12,7 @@ import re
 import sys
 import tempfile
 import types
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -154,9 +156,15 @@ def watched(fn, outside=None):
 def _compare(eager_mod, janus_mod, calls: list) -> dict:
     # 1 to 3 profiled calls, chosen by the program: with one, graphs (and graph segments, which
     # profile after the function did) run within a short call sequence, on a one-call profile.
-    profile_runs = 1 + int(hashlib.sha1(janus_mod.__name__.encode()).hexdigest(), 16) % 3
-    spec = janus.speculate(janus_mod.f, profile_runs=profile_runs)
+    digest = int(hashlib.sha1(janus_mod.__name__.encode()).hexdigest(), 16)
+    profile_runs = 1 + digest % 3
     eager_box, janus_box = eager_mod.Box(), janus_mod.Box()
+    spec = method = janus.speculate(janus_mod.f, profile_runs=profile_runs)
+    if digest // 3 % 3 == 0 and hasattr(janus_mod, "Stepper"):     # (a stored program may predate it)
+        # As a method of an instance, speculated in its class; the instance must go when dropped.
+        janus_mod.Stepper.f = method = janus.speculate(janus_mod.Stepper.f, profile_runs=profile_runs)
+        stepper = janus_mod.Stepper(janus_box)
+        spec = lambda x, n, box, tree: stepper.f(x, n, tree)      # noqa: E731
     for i, (values, dtype, n, mutation, *outside) in enumerate(calls):
         if mutation:                      # state changed from outside, before this call
             raised = [_mutate(mutation, module, box)
@@ -178,7 +186,13 @@ def _compare(eager_mod, janus_mod, calls: list) -> dict:
             _same(ev, jv, f"{where} result")
         assert _same_text(eout, jout), f"{where}: printed\neager: {eout!r}\njanus: {jout!r}"
         _same(_state(eager_mod, eager_box), _state(janus_mod, janus_box), f"{where} state")
-    stats = spec.stats()
+    stats = method.stats()
+    if method is not spec:
+        gone = weakref.ref(stepper)
+        del stepper, spec, jv, ev         # (an exception raised holds the frames, the method's with it)
+        gc.collect()
+        gc.collect()                      # (TensorFlow's finalizers of its graphs release in a second round)
+        assert gone() is None, "the instance whose speculated method ran is kept alive after the program dropped it"
     COUNTER["programs"] += 1
     COUNTER["calls"] += len(calls)
     COUNTER["graph_runs"] += stats["graph_runs"] + stats.get("segment_graph_runs", 0)

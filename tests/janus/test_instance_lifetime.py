@@ -255,7 +255,7 @@ class KidsInAList(Kids):
 
 
 @pytest.mark.xfail(strict=True, reason="a list reached from the instance and checked by identity cannot be "
-                   "held weakly (docs/decisions.md, 'A per-instance function's graphs hold their instance "
+                   "held weakly (docs/decisions.md, 'A graph holds the objects it was specialised on "
                    "weakly'): its items pointing back keep the instance")
 def test_kids_in_a_list_pointing_back_are_freed():
     obj = KidsInAList()
@@ -343,3 +343,24 @@ def test_an_attribute_found_missing_is_seen_when_set_and_the_instance_is_freed()
     del obj
     _collect()
     assert gone() is None
+
+
+@janus.speculate
+def scaled_by(model, x):
+    model.calls += 1
+    return x * model.w
+
+
+def test_an_object_passed_to_a_module_function_goes_when_dropped():
+    gone = []
+    for k in range(3):
+        model = Counter()
+        model.calls = 0
+        for _ in range(4):
+            out = scaled_by(model, tf.constant(1.0))
+        assert float(out) == 2.0 and model.calls == 4
+        gone.append(weakref.ref(model))
+        del model
+    _collect()
+    assert [g() for g in gone] == [None] * 3
+    assert scaled_by.stats()["graph_runs"] >= 3

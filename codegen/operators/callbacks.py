@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import threading
+import weakref
 
 import tensorflow as tf
 from tensorflow.python.ops import custom_gradient as custom_gradient_ops
@@ -125,21 +126,26 @@ def stand_in(ctx, original, run_program, plain=None):
     `original` without AutoGraph (`ctx.plain_traces` counts the runs under way), False where a
     `tf.function` converts it (no such run counts inside it), None as where it is called."""
     building, home = threading.get_ident(), tf.compat.v1.get_default_graph()
+    # TensorFlow may keep what it calls for ever (a custom gradient's function, in its global
+    # gradient registry): it holds the build's context weakly, which holds the call's objects.
+    weak_ctx = weakref.ref(ctx)
 
     def run(*args, **kwargs):
-        if threading.get_ident() != building or current() is not ctx:
-            ctx.foreign_callbacks += 1          # after the build, or on TensorFlow's own thread
+        ctx = weak_ctx()
+        if threading.get_ident() != building or ctx is None or current() is not ctx:
+            if ctx is not None:
+                ctx.foreign_callbacks += 1      # after the build, or on TensorFlow's own thread
             return original(*args, **kwargs)
         if plain is None:
-            return _run(*args, **kwargs)
+            return _run(ctx, *args, **kwargs)
         was = ctx.plain_traces
         ctx.plain_traces = was + 1 if plain else 0
         try:
-            return _run(*args, **kwargs)
+            return _run(ctx, *args, **kwargs)
         finally:
             ctx.plain_traces = was
 
-    def _run(*args, **kwargs):
+    def _run(ctx, *args, **kwargs):
         if tf.compat.v1.get_default_graph() is home:
             return run_program(original, *args, **kwargs)           # part of the call's own flow
         before = state_before(ctx, ())

@@ -123,6 +123,21 @@ class Halves(tf.Module):
         return tf.reduce_sum(self.v)
 
 
+class Recomputes:
+    """`tf.recompute_grad` registers a custom gradient in TensorFlow's global registry, for ever,
+    with the function janus gives it in place of the lambda.  (A lambda that holds the instance
+    itself is kept there, as under `tf.function`.)"""
+    def __init__(self):
+        self.w = tf.Variable(2.0)
+
+    @janus.speculate
+    def f(self, x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.recompute_grad(lambda u: u * 2.0)(x * self.w)
+        return y, tape.gradient(y, x)
+
+
 class Segments:
     """A statement only Python runs (`.numpy()`) between graph segments, each speculated on its own."""
     def __init__(self):
@@ -146,6 +161,7 @@ PROGRAMS = {
     "logs": (Logs, [(tf.constant([1.0]),)] * 4 + [(tf.constant([-1.0]),)] * 2),
     "keras": (Trains, [(tf.ones([2, 4]),)] * 6),
     "module": (Halves, [(tf.constant(1.0),)] * 6),
+    "recompute": (Recomputes, [(tf.constant([1.0, 2.0]),)] * 6),
     "segments": (Segments, [(tf.constant([1.0, 2.0, float(k)]),) for k in range(8)]),
 }
 

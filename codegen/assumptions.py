@@ -35,8 +35,9 @@ class Weak(weakref.ref):
 
 
 def held(value):
-    """`value`, or the object a `Weak` refers to (None once it is gone)."""
-    return value() if type(value) is Weak else value
+    """`value`, or the object a `Weak` refers to, or a new bound method of a `weakref.WeakMethod`
+    (None once it is gone)."""
+    return value() if type(value) is Weak or type(value) is weakref.WeakMethod else value
 
 
 class Kind(enum.Enum):

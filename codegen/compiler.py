@@ -26,13 +26,17 @@ from codegen.syntax.templates import JN
 
 @dataclasses.dataclass
 class ConvertedFunction:
-    fn: types.FunctionType
+    fn_ref: weakref.ref       # the user's function, weakly: the conversion cache is keyed by it
     key: str                  # the profiler's code key: facts for this function
     code: types.CodeType      # the user's code object
     filename: str
     builder: types.FunctionType
     sites: SiteTable
     source: str               # the builder, as Python text (show_code)
+
+    @property
+    def fn(self) -> types.FunctionType:
+        return self.fn_ref()
 
 
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -51,7 +55,8 @@ def convert(fn) -> ConvertedFunction:
     builder.__qualname__ = fn.__qualname__
     builder.__defaults__ = fn.__defaults__
     builder.__kwdefaults__ = fn.__kwdefaults__
-    converted = ConvertedFunction(fn, code_key(fn), fn.__code__, src.filename, builder, sites, ast.unparse(node))
+    converted = ConvertedFunction(weakref.ref(fn), code_key(fn), fn.__code__, src.filename, builder, sites,
+                                  ast.unparse(node))
     _CACHE[fn] = converted
     return converted
 
@@ -62,7 +67,7 @@ def compile_block(cycle_function, block) -> ConvertedFunction:
     node = cycle_function.block_source(block)
     sites = transform(node, cycle_function.filename)
     builder = _compile_builder(node, cycle_function.filename, user_globals(fn), fn)
-    return ConvertedFunction(fn, code_key(fn), fn.__code__, cycle_function.filename, builder, sites,
+    return ConvertedFunction(weakref.ref(fn), code_key(fn), fn.__code__, cycle_function.filename, builder, sites,
                              ast.unparse(node))
 
 

@@ -14,11 +14,12 @@ import collections.abc
 import dataclasses
 import math
 import types
+import weakref
 
 import numpy as np
 import tensorflow as tf
 
-from codegen.assumptions import SCALARS, Kind, Weak, lacks
+from codegen.assumptions import SCALARS, Kind, Weak, held, lacks
 from codegen.graph.signature import Feed, Signature, components
 from codegen.operators.trees import flatten as flatten_tree
 from codegen.operators.trees import alias_pattern, flatten_forest, share_nodes
@@ -239,10 +240,12 @@ def _leaf_requirements(src: _GuardText, index: int, leaf, access: str) -> str | 
         return f"fed({var}, {src.const(leaf.dtype, 'D')})"
     if leaf.kind is Feed.SCALAR:
         src.require(_value_check(src, Kind.CONSTANT, var, leaf.value), f"{what} == {leaf.value!r}")
-    elif type(leaf.value) is types.MethodType:    # a new object per lookup: the same function and object
-        src.consts["MethodType"] = types.MethodType
-        src.require(f"type({var}) is MethodType and {var}.__func__ is {src.const(leaf.value.__func__, 'O')} "
-                    f"and {var}.__self__ is {src.const(leaf.value.__self__, 'O')}",
+    elif type(leaf.value) in (types.MethodType, weakref.WeakMethod):    # a new object per lookup: the
+        src.consts["MethodType"] = types.MethodType                     # same function and object
+        method = held(leaf.value)
+        obj = Weak(method.__self__) if type(leaf.value) is weakref.WeakMethod else method.__self__
+        src.require(f"type({var}) is MethodType and {var}.__func__ is {src.const(method.__func__, 'O')} "
+                    f"and {_value_check(src, Kind.ID_MATCH, var + '.__self__', obj)}",
                     f"{what} is the same method of the same object")
     else:
         if leaf.kind is Feed.LIST:

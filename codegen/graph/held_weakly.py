@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import types
+import weakref
 
 from codegen.assumptions import Kind, Weak
 from codegen.graph.signature import Feed, Signature
@@ -30,19 +31,19 @@ def weaken(sig: Signature, checks: list, built: dict) -> tuple[Signature, list, 
     held weakly, and so in the result template and the write-back plan in `built`
     (`build._build_graph`'s); and the references made."""
     weak = _Weakener()
-    roots = {str(leaf.path) for leaf in sig.leaves
-             if leaf.kind is Feed.OBJECT and type(leaf.value) is not types.MethodType and weak.add(leaf.value)}
+    roots = {str(leaf.path) for leaf in sig.leaves if leaf.kind is Feed.OBJECT and weak.add(
+        leaf.value.__self__ if type(leaf.value) is types.MethodType else leaf.value)}  # (a method: its object)
     if not roots:
         return sig, checks, []
     for check in checks:
-        if _root(check.source) in roots:
+        if _from(check.source, roots):
             weak.add(check.holder)
             if check.kind is Kind.ID_MATCH:
                 weak.add(check.expected)
-    leaves = [dataclasses.replace(leaf, value=weak(leaf.value)) if leaf.kind is Feed.OBJECT else leaf
-              for leaf in sig.leaves]
+    leaves = [dataclasses.replace(leaf, value=weak.method(leaf.value) if type(leaf.value) is types.MethodType
+                                  else weak(leaf.value)) if leaf.kind is Feed.OBJECT else leaf for leaf in sig.leaves]
     checks = [dataclasses.replace(c, holder=weak(c.holder), expected=weak(c.expected) if c.kind is Kind.ID_MATCH
-                                  else weak.items(c.expected, _root(c.source) in roots)
+                                  else weak.items(c.expected, _from(c.source, roots))
                                   if c.kind is Kind.ITEMS_MATCH else c.expected)
               for c in checks]
     built["template"] = weak.template(built["template"])
@@ -50,11 +51,14 @@ def weaken(sig: Signature, checks: list, built: dict) -> tuple[Signature, list, 
     return dataclasses.replace(sig, leaves=leaves), checks, list(weak.refs.values())
 
 
-def _root(source) -> str:
-    """The argument or global `source` is reached from."""
-    while getattr(source, "parent", None) is not None:
-        source = source.parent
-    return str(source)
+def _from(source, roots: set) -> bool:
+    """Whether `source` is reached from one of the paths `roots` (`args[0][1]`: an object in an
+    argument list is a root of its own)."""
+    while source is not None:
+        if str(source) in roots:
+            return True
+        source = getattr(source, "parent", None)
+    return False
 
 
 class _Weakener:
@@ -75,6 +79,11 @@ class _Weakener:
     def __call__(self, obj):
         ref = self.refs.get(id(obj))
         return ref if ref is not None and ref() is obj else obj
+
+    def method(self, method):
+        """A bound method argument (a new object per lookup), held as a `weakref.WeakMethod` where
+        its object is held weakly."""
+        return weakref.WeakMethod(method) if id(method.__self__) in self.refs else method
 
     def items(self, expected, every: bool):
         """The copy of a tuple, list or dict an items check compares with, its items (a dict's

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import weakref
 
 from profiler.library import is_user_function
 
@@ -284,8 +285,35 @@ def _resolved(receiver, name: str):
     return None
 
 
-_CYCLES: dict = {}
-REFUSED: dict = {}        # function -> why it cannot run as a machine
+class _ByFunction:
+    """A table keyed by function, holding the function weakly where Python allows: a lambda the
+    program makes on every call must not stay alive, with what it closes over, for ever."""
+
+    def __init__(self):
+        self._weak, self._strong = weakref.WeakKeyDictionary(), {}
+
+    def _of(self, fn):
+        try:
+            weakref.ref(fn)
+        except TypeError:
+            return self._strong
+        return self._weak
+
+    def __contains__(self, fn) -> bool:
+        return fn in self._of(fn)
+
+    def __getitem__(self, fn):
+        return self._of(fn)[fn]
+
+    def __setitem__(self, fn, value):
+        self._of(fn)[fn] = value
+
+    def get(self, fn, default=None):
+        return self._of(fn).get(fn, default)
+
+
+_CYCLES = _ByFunction()
+REFUSED = _ByFunction()        # function -> why it cannot run as a machine
 
 
 def wants_machine(fn, args) -> bool:

@@ -104,7 +104,7 @@ class _Weakener:
         build alone, and may hold anything the list held then."""
         out = []
         for entry in plan:
-            if entry[0] in ("extend", "replace", "dict"):
+            if entry[0] in ("extend", "replace", "dict", "keyed"):
                 sh = entry[1]
                 sh.real, sh.copy, sh.snapshot = self(sh.real), None, None
                 if sh.holder is not None:

@@ -75,12 +75,16 @@ def _with_parts(template, parts):
 def _entry_templates(entry) -> list:
     if entry[0] == "dict":
         return list(entry[2].values())
+    if entry[0] == "keyed":
+        return [t for pair in entry[2] for t in pair]
     return [entry[-1]] if entry[0] not in ("extend", "replace") else [entry[2]]
 
 
 def _entry_with(entry, mark):
     if entry[0] == "dict":
         return (entry[0], entry[1], {k: mark(t) for k, t in entry[2].items()}, entry[3])
+    if entry[0] == "keyed":
+        return (entry[0], entry[1], [(mark(k), mark(t)) for k, t in entry[2]])
     if entry[0] in ("extend", "replace"):
         return (entry[0], entry[1], mark(entry[2]))
     return (*entry[:-1], mark(entry[-1]))

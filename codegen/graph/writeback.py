@@ -420,14 +420,20 @@ def plan(ctx, tensors: list) -> list:
             if changed or deleted:
                 out.append(("dict", sh, {k: flatten(copy[k], tensors, heap) for k in changed},
                             deleted))
+            if sh.keyed:                # (after the dict's other writes: the copy saw none after it)
+                out.append(("keyed", sh, [(flatten(k, tensors, heap), flatten(v, tensors, heap))
+                                          for k, v in sh.keyed]))
     for key, (obj, name, value, source) in heap.attrs.items():
         template = ("deleted",) if value is DELETED else flatten(value, tensors, heap)
         out.append(_maybe_if(heap, tensors, ("attr", key), value, ("attr", obj, name, template)))
     for key, (holder, access, name, value, source) in heap.names.items():
         template = ("deleted",) if value is DELETED else flatten(value, tensors, heap)
         out.append(_maybe_if(heap, tensors, ("name", key), value, (access, holder, name, template)))
-    check_identities(ctx, {id(entry[1]) for entry in out if entry[0] in ("extend", "replace", "dict")})
+    check_identities(ctx, {id(entry[1]) for entry in out if entry[0] in _CONTAINER_WRITES})
     return out
+
+
+_CONTAINER_WRITES = ("extend", "replace", "dict", "keyed")
 
 
 def _maybe_if(heap, tensors, key, value, entry):
@@ -453,9 +459,13 @@ def apply(plan_entries, outs, args, kwargs, made):
                 real[k] = unflatten(t, outs, args, kwargs, made)
             for k in entry[3]:
                 real.pop(k, None)
+        elif kind == "keyed":
+            real = resolve_real(entry[1], args, kwargs)
+            for k, t in entry[2]:
+                real[unflatten(k, outs, args, kwargs, made)] = unflatten(t, outs, args, kwargs, made)
     for entry in plan_entries:
         kind = entry[0]
-        if kind in ("extend", "replace", "dict"):
+        if kind in _CONTAINER_WRITES:
             continue
         holder, name, template = held(entry[1]), entry[2], entry[-1]
         if kind.endswith("-if"):

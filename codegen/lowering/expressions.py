@@ -27,6 +27,30 @@ def _thunk(expr: ast.expr) -> ast.Lambda:
     return ast.copy_location(lam, expr)
 
 
+def _binds(expr: ast.expr) -> bool:
+    """Whether `expr` binds a name of the function with `:=` (in a comprehension too): inside a
+    thunk's lambda it would bind the lambda's own name instead."""
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.NamedExpr):
+            return True
+        if not isinstance(n, (ast.Lambda, ast.FunctionDef, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _thunks(operands: list, always: int):
+    """The operands as thunks; None where one Python may not evaluate (past the first `always`)
+    binds a name with `:=`, which no thunk can bind in the function: the expression stays Python's.
+    Operands up to the last one that binds are evaluated in place, in order (`jn.ready`)."""
+    binding = [k for k, e in enumerate(operands) if _binds(e)]
+    if binding and binding[-1] >= always:
+        return None
+    now = binding[-1] + 1 if binding else 0
+    return [replace_expr(f"{JN}.ready(v)", e, v=e) for e in operands[:now]] + [_thunk(e) for e in operands[now:]]
+
+
 class Expressions(Lowering):
     """Boolean operators, comparisons, `in`, binary and unary operators, augmented assignments to
     locals and conditional expressions become operators.
@@ -79,8 +103,11 @@ class Expressions(Lowering):
     def visit_BoolOp(self, node):
         self.generic_visit(node)
         op = "and_" if isinstance(node.op, ast.And) else "or_"
+        thunks = _thunks(node.values, 1)
+        if thunks is None:
+            return node
         new = replace_expr(f"{JN}.{op}()", node)
-        new.args = [_thunk(v) for v in node.values]
+        new.args = thunks
         if getanno(node, Anno.TRUTH_ONLY):
             new.keywords = [ast.keyword("truth_only", ast.Constant(True))]
         return ast.copy_location(new, node)
@@ -127,8 +154,11 @@ class Expressions(Lowering):
         if len(node.ops) == 1 and not isinstance(node.ops[0], (ast.Is, ast.IsNot)):
             return node                 # `is` goes through janus too
         # a < b < c: operands are thunks so each is evaluated once and lazily, as in Python.
+        thunks = _thunks([node.left] + node.comparators, 2)
+        if thunks is None:
+            return node
         new = replace_expr(f"{JN}.compare_chain(ops)", node, ops=tuple(_OPS[type(op)] for op in node.ops))
-        new.args = [new.args[0]] + [_thunk(node.left)] + [_thunk(c) for c in node.comparators]
+        new.args = [new.args[0]] + thunks
         if getanno(node, Anno.TRUTH_ONLY):
             new.keywords = [ast.keyword("truth_only", ast.Constant(True))]
         return ast.copy_location(new, node)
@@ -143,6 +173,8 @@ class Expressions(Lowering):
     def visit_IfExp(self, node):
         only_tested(node.test)
         self.generic_visit(node)
+        if _binds(node.body) or _binds(node.orelse):
+            return node
         site = self.sites.branch(node.test)
         new = replace_expr(f"{JN}.if_exp(test, body, orelse, site)", node,
                            test=node.test, body=_thunk(node.body), orelse=_thunk(node.orelse), site=site)

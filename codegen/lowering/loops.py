@@ -104,19 +104,22 @@ class Loops(StatementLowering):
 
     def visit_While(self, node):
         names = assigned_names(node.body)
+        tested = assigned_names(node.test)          # `while (k := k - 1) > 0:` binds `k` each round
+        names += [n for n in tested if n not in names]
         lists = grown_lists(self.ctx, node.body, names)
         names += lists
         site = self.sites.branch(node.test, "while")
         self.generic_visit(node)
         test_name, body_name = self.namer.new("loop_test"), self.namer.new("loop_body")
         get_name, set_name = self.namer.new("get_state"), self.namer.new("set_state")
-        (test_fn,) = replace(f"def {test_name}():\n    return test\n", node, test=node.test)
+        declare = f"    nonlocal {', '.join(tested)}\n" if tested else ""
+        (test_fn,) = replace(f"def {test_name}():\n{declare}    return test\n", node, test=node.test)
         stmts = [test_fn, body_function(body_name, names, node.body, node)]
         stmts += state_functions(names, get_name, set_name, node)
-        stmts += replace(f"{JN}.while_stmt(test, body, get_state, set_state, names, site"
-                         + (", lists)" if lists else ")"), node,
+        extra = ", lists, assigns=True" if tested else ", lists" if lists else ""
+        stmts += replace(f"{JN}.while_stmt(test, body, get_state, set_state, names, site{extra})", node,
                          test=test_name, body=body_name, get_state=get_name, set_state=set_name,
-                         names=tuple(names), site=site, lists=list_modes(self.ctx, lists))
+                         names=tuple(names), site=site, lists=list_modes(self.ctx, lists) if lists else ())
         return stmts
 
 

@@ -14,7 +14,7 @@ from codegen.operators.control_flow import for_stmt, if_exp, if_stmt, returned, 
 from codegen.operators.general import run_while
 from codegen.operators.tensor_cond import run_cond
 from codegen.operators.joins import each, join, join_end, joined, listed
-from codegen.operators.logical import and_, compare_chain, eq, in_, ne, not_, not_any, not_in, or_, truth
+from codegen.operators.logical import and_, compare_chain, eq, in_, ne, not_, not_any, not_in, or_, ready, truth
 from codegen.operators.state import del_attr, del_name, ld, st_attr, st_name
 from codegen.operators.values import NO_RETURN, UNDEF, Undefined, is_symbolic
 from codegen.operators.text import formatted
@@ -25,7 +25,7 @@ __all__ = [
     # control flow
     "if_stmt", "if_exp", "for_stmt", "while_stmt", "run_cond", "run_while", "TensorRange", "truth", "returned",
     # logical
-    "and_", "or_", "not_", "not_any", "compare_chain", "eq", "ne", "in_", "not_in", "binop", "ordered", "unary",
+    "and_", "or_", "not_", "not_any", "compare_chain", "ready", "eq", "ne", "in_", "not_in", "binop", "ordered", "unary",
     # state reads and writes
     "ld", "ld_attr", "ld_item", "decorator", "st_attr", "st_item", "st_name", "del_attr", "del_item", "del_name", "inplace",
     # calls, and the values f-strings format

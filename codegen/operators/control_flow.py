@@ -271,7 +271,10 @@ def _for_tensor_range(rng, body, get_state, set_state, names, site, extra_test, 
                      extra_test, counter=True, lists=lists, bound=count)
 
 
-def while_stmt(test, body, get_state, set_state, names, site, lists=()):
+def while_stmt(test, body, get_state, set_state, names, site, lists=(), assigns=False):
+    """`while test: body`: unrolled while the test is a Python value, then speculated on its trip
+    count or a `tf.while_loop`.  `assigns`: the test binds names (`:=`), which a `tf.while_loop`'s
+    condition cannot hand to its body: such a loop runs in Python."""
     done = 0
     trips = assumption = None
     decided = False
@@ -286,6 +289,9 @@ def while_stmt(test, body, get_state, set_state, names, site, lists=()):
         if not decided:
             decided = True
             trips, assumption = _trip_decision(site, "while")
+            if (trips is None or trips < done) and assigns:
+                current().fail("while-test-assigns", "a tensor `while` whose test binds a name with `:=`: a "
+                               "tf.while_loop's condition cannot hand it to the body", "bind it in the loop body")
             if trips is None or trips < done:
                 return run_while(lambda: test_value(test()), body, get_state, set_state, names, None, counter=False,
                                  lists=lists)

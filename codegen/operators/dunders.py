@@ -23,6 +23,7 @@ from profiler.library import is_user_function
 
 from codegen.errors import ConversionError, Reason
 from codegen.operators.context import current
+from codegen.operators.text import formatted
 from codegen.operators.values import is_symbolic
 
 NOT_USER = object()      # the operation runs no method of the program's own: Python's operator applies
@@ -256,6 +257,8 @@ _INPLACE_NAMES = {"mult": "mul", "div": "truediv", "matmult": "matmul", "bitand"
 def binop(op: str, a, b):
     """`a <op> b` in the builder: the program's own operator methods inlined, Python's operator
     otherwise."""
+    if op == "mod" and isinstance(a, (str, bytes)):
+        formatted(b, "`%` formatting")      # (C code asks the operands for their text)
     found = binary(op, a, b)
     return _OPERATOR[op](a, b) if found is NOT_USER else found
 

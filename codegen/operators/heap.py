@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from codegen.assumptions import Source
+from codegen.errors import Reason, StagingError
 
 DELETED = type("Deleted", (), {"__repr__": lambda self: "<deleted>"})()
 NON_READING_MUTATORS = {"append", "extend", "insert", "clear", "add", "update", "setdefault", "__setitem__",
@@ -34,6 +35,25 @@ class Shadow:
     exposed: bool = False        # the lists and dicts it holds were swapped for their copies
     fed: bool = False            # a list of tensors fed item by item (`fed_lists`)
     identity: bool = False       # its identity matters to the build (`fed_lists.identity_of`)
+    # (key, value) of `d[n] = v` with a varying Python number `n`, written back after the copy's
+    # other writes (`keyed_writes`); from the first, any use of the copy stops the build
+    keyed: list = dataclasses.field(default_factory=list)
+    keyed_line: str = ""
+
+    def __setattr__(self, name, value):
+        if value is True and name in _USES and self.__dict__.get("keyed"):
+            self.keyed_use()
+        object.__setattr__(self, name, value)
+
+    def keyed_use(self):
+        raise StagingError(Reason(
+            "python-number", self.keyed_line,
+            f"{self.source} is used again after an item write whose key is a Python number that varies between "
+            "calls: the build cannot know which item that write replaced",
+            "janus specialises on the number's value instead"))
+
+
+_USES = frozenset({"read", "length_read", "mutated", "exposed"})
 
 
 class Heap:

@@ -330,6 +330,11 @@ _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operato
             "in": _in, "not in": _not_in}
 
 
+def ready(value):
+    """An operand evaluated where Python evaluates it (it binds a name with `:=`), as a thunk."""
+    return lambda: value
+
+
 def compare_chain(ops, *thunks, truth_only=False):
     """`a < b < c`: Python's `a < b and b < c`, each operand evaluated once and only when reached.
     `truth_only`: the chain is only tested (`if a < b < c:`)."""

@@ -14,11 +14,12 @@ from tensorflow.python.framework import ops
 from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable
 
 from codegen.operators import node_tests
+from codegen.operators.aliases import read_deep
 from codegen.operators.arrays import PyArray, as_numpy
 from codegen.operators.context import PrintEvent, current
 from codegen.operators.numbers import PyNumber
-from codegen.operators.text import own_text
-from codegen.operators.values import EitherKind, is_symbolic
+from codegen.operators.text import holds_graph_values, own_text
+from codegen.operators.values import DICT_VIEWS, EitherKind, is_symbolic
 from codegen.operators.weak_numbers import WeakNumber
 
 
@@ -92,6 +93,9 @@ def _deferred(ctx, a, depth=0):
         return _Out(len(ctx.print_tensors) - 1, _VariableText(a))
     if node_tests.contains_node(a):
         node_tests.refuse_protocol("print")     # (after the run it would print the stand-in)
+    if isinstance(a, DICT_VIEWS) and holds_graph_values(a):
+        ctx.fail("print", "printing a dict view holding values only the graph's run gives",
+                 "print the dict, or a list made of the view")
     if isinstance(a, tf.TensorShape) and not (a.rank is not None and a.is_fully_defined()):
         ctx.fail("shape-read", "printing a shape whose dimensions vary between calls",
                  "janus keeps those dimensions specialised")
@@ -164,6 +168,8 @@ def _container(ctx, a, depth):
     if depth > 50:
         ctx.fail("print-nesting", "printing a container nested deeper than 50 (or holding itself)", "print its parts")
     _no_own_text(ctx, a)
+    if not depth:
+        read_deep(ctx, a)           # (what the build's copy of an outside container holds is checked at entry)
     if isinstance(a, dict):
         nest = _Nest(type(a), [(_deferred(ctx, k, depth + 1), _deferred(ctx, v, depth + 1)) for k, v in a.items()])
     else:

@@ -28,6 +28,7 @@ from codegen.operators.aliases import (CONTAINERS, appended_item, assign_item, b
 from codegen.operators.fed_lists import fed_list, fed_tuple
 from codegen.operators.library_settings import check_settings, no_stale_reads
 from codegen.operators.heap import DELETED
+from codegen.operators.keyed_writes import keyed_write, no_keyed
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import made_per_read, read_method
 from codegen.operators.numbers import PyNumber
@@ -80,6 +81,8 @@ def ld_item(obj, key):
     if sh is None and id(obj) in ctx.outside and isinstance(obj, CONTAINERS):
         check_key(ctx, obj, key)            # (an `OrderedDict`, a `defaultdict`: `aliases`)
         return read_outside("item", obj, key, obj[key], ctx.outside[id(obj)].item(key))
+    if sh is not None:
+        no_keyed(sh)
     value = obj[key]
     if sh is not None:
         if item_fed(ctx, sh, obj, key, value):
@@ -106,6 +109,10 @@ def st_item(obj, key, value):
     not_printed(current(), obj, sh.source if sh is not None else None)
     if sh is not None:
         no_write_in_machine(current(), sh.source)
+        if keyed_write(current(), sh, key, value):
+            _note(current().heap.writes, sh.source.any_item())
+            return
+        no_keyed(sh)
         _note(current().heap.writes, sh.source.item(key) if not hasattr(key, "dtype") else sh.source.any_item())
         if hasattr(key, "dtype") or not assign_item(sh, obj, key):
             sh.mutated = True           # `lst[a:b] = v` needs the list the build saw

@@ -27,6 +27,7 @@ from codegen.errors import NeedsPythonValue, Reason
 from codegen.operators.aliases import read_deep
 from codegen.operators.context import active
 from codegen.operators.library_settings import no_stale_reads_of
+from codegen.operators.values import DICT_VIEWS
 
 _GRAPH_TENSOR = _tf_ops.SymbolicTensor
 _TEXT_OF_VALUE = (_GRAPH_TENSOR, _Variable)     # a variable's text, read in a graph, has no value either
@@ -49,17 +50,21 @@ def text_builtin(fn):
             refuse(ctx, fn.__name__)
         if ctx is not None and args:
             _no_own_text(ctx, f"`{fn.__name__}` of", args[0])
+            if holds_graph_values(args[0]):
+                refuse(ctx, fn.__name__)        # (a container's C code asks its tensors for their text)
             read_deep(ctx, args[0])     # (the text shows the lists in it: checked at entry)
             no_stale_reads_of(ctx, args[0])
         return fn(*args, **kwargs)
     return call
 
 
-def formatted(value):
-    """A value an f-string formats, refused as `format` refuses it."""
+def formatted(value, what: str = "an f-string"):
+    """A value an f-string (or `%`) formats, refused as `format` refuses it."""
     ctx = active()
     if ctx is not None:
-        _no_own_text(ctx, "an f-string of", value)
+        _no_own_text(ctx, f"{what} of", value)
+        if holds_graph_values(value):
+            refuse(ctx, what)
     return value
 
 
@@ -70,14 +75,24 @@ def _no_own_text(ctx, what: str, value):
             "would keep the text it had when it was built", "this call runs in Python"))
 
 
-def _holds_own_text(value, depth) -> bool:
+def _holds_own_text(value, depth=0) -> bool:
     """Whether `value`, or an item of a list, tuple, set or dict it holds, gives its text by your code."""
-    if own_text(type(value)):
+    return _holds(value, depth, lambda v: own_text(type(v)))
+
+
+def holds_graph_values(value) -> bool:
+    """Whether `value`, or an item of a list, tuple, set, dict or dict view it holds, is a graph
+    tensor or a variable: its text would be the graph's (`Tensor("mul:0", ...)`), not the value's."""
+    return _holds(value, 0, lambda v: isinstance(v, _TEXT_OF_VALUE))
+
+
+def _holds(value, depth, test) -> bool:
+    if test(value):
         return True
-    if depth > 4 or not isinstance(value, (list, tuple, set, frozenset, dict)) or len(value) > 10000:
+    if depth > 4 or not isinstance(value, (list, tuple, set, frozenset, dict, *DICT_VIEWS)) or len(value) > 10000:
         return False
     items = [v for kv in value.items() for v in kv] if isinstance(value, dict) else value
-    return any(_holds_own_text(v, depth + 1) for v in items)
+    return any(_holds(v, depth + 1, test) for v in items)
 
 
 def own_text(cls) -> bool:

@@ -40,6 +40,14 @@ class _Assigned(ast.NodeVisitor):
         for gen in node.generators:       # only the first iterable is evaluated in this scope
             self.visit(gen.iter)
             break
+        # a `:=` anywhere in a comprehension binds the enclosing function's name (PEP 572)
+        stack = list(ast.iter_child_nodes(node))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.NamedExpr):
+                _target_names(n.target, self.names)
+            if not isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stack.extend(ast.iter_child_nodes(n))
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
 

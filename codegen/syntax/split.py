@@ -125,8 +125,8 @@ class _Env:
         if isinstance(stmt, ast.Match):
             stmt = copy.copy(stmt)
             stmt.cases = [copy.copy(c) for c in stmt.cases]
-            for case in stmt.cases:      # (names a pattern captures are not counted as bound)
-                case.body = self.block(case.body, bound, top=False, in_loop=in_loop)
+            for case in stmt.cases:      # (a case's body runs after its whole pattern matched)
+                case.body = self.block(case.body, bound | _captured(case), top=False, in_loop=in_loop)
             return stmt
         if not isinstance(stmt, _NESTED_BODIES):
             return stmt
@@ -290,6 +290,8 @@ def _names(stmts, ctx) -> set:
             names |= {(a.asname or a.name).split(".")[0] for a in n.names}
         elif isinstance(n, ast.ExceptHandler) and n.name and ctx is ast.Store:
             names.add(n.name)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar, ast.MatchMapping)) and ctx is ast.Store:
+            names |= {name} if (name := n.rest if isinstance(n, ast.MatchMapping) else n.name) else set()
         elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and ctx is ast.Load:
             names.add(n.target.id)
     return names
@@ -364,7 +366,7 @@ def _after(stmts, bound: set) -> set:
         elif isinstance(s, ast.If):
             bound = _after(s.body, bound) & _after(s.orelse, bound)
         elif isinstance(s, ast.Match):
-            ends = [_after(c.body, bound) for c in s.cases]
+            ends = [_after(c.body, bound | _captured(c)) for c in s.cases]
             if not _irrefutable(s.cases[-1]):
                 ends.append(bound)              # no case may match
             bound = set.intersection(*ends)
@@ -380,6 +382,13 @@ def _after(stmts, bound: set) -> set:
         elif isinstance(s, ast.Expr):
             bound |= {n.target.id for n in ast.walk(s) if isinstance(n, ast.NamedExpr)}
     return bound
+
+
+def _captured(case) -> set:
+    """The names a `case` binds before its body runs: its pattern's captures, and the names its
+    guard binds with `:=` (the guard was true)."""
+    names = {n.target.id for n in ast.walk(case.guard) if isinstance(n, ast.NamedExpr)} if case.guard else set()
+    return names | _names([case.pattern], ast.Store)
 
 
 def _irrefutable(case) -> bool:

@@ -30,7 +30,9 @@ NumPy comparison; one may count its calls in a class attribute; a node's number 
 str or a complex between calls.  A recursion holds a root Python int past 32 bits where its
 frames below hold int32 tensors; Python ints past 2**53 are divided; an object whose `__repr__`
 is user code is printed, then changed (or changed between calls), and so are a deque and a
-variable; lists of NumPy numbers become tensors.
+variable; lists of NumPy numbers become tensors.  A dict is written at keys that vary between
+calls, then printed or made text; `:=` binds names inside comparisons, boolean operators,
+conditional expressions, comprehensions and `while` tests.
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -618,6 +620,17 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "LOG.append(k)",
         lambda: "COUNT += 1",
         lambda: "TABLE[k % 3] = k",
+        # Items keyed by a Python int that varies between calls, then the dict used again, printed or
+        # made text (with the call's own tensors in it).
+        lambda: f"TABLE[{draw(st.sampled_from(['k', 'n', 'len(TABLE)']))}] = {draw(st.sampled_from(['t', 's', 'k']))}",
+        lambda: f"{draw(st.sampled_from(['print(TABLE)', 'print(TABLE.items())', 'LOG.append(str(TABLE))', 'LOG.append(len(TABLE))', 'LOG.append(sorted(TABLE))']))}",
+        # `:=` in a comparison, a boolean operator, a conditional expression, a comprehension and a
+        # `while` test: the name is the function's.
+        lambda: f"if (m := {draw(st.sampled_from(TENSOR_EXPRS))}) is not None and {draw(python_test())}:\n    t = t + m",
+        lambda: "k = k + (0 < (j := k % 4) < 3) + j",
+        lambda: "t = (w := t * 0.5) + w if k > 2 else t",
+        lambda: "ys = [(last := t * float(i)) for i in range(abs(k) % 3 + 1)]\nt = t + last + ys[0]",
+        lambda: "j = abs(k) % 4\nwhile (j := j - 1) > 0:\n    t = t + 1.0",
         lambda: "box.v.assign_add(tf.reduce_sum(t))",
         # An op with no output: eager gives None, a graph a tf.Operation.
         lambda: "LOG.append(box.v.assign_add(tf.reduce_sum(t) * 0.0, read_value=False) is None)",

@@ -163,6 +163,35 @@ class Expressions(Lowering):
             new.keywords = [ast.keyword("truth_only", ast.Constant(True))]
         return ast.copy_location(new, node)
 
+    def visit_Starred(self, node):
+        # `[*xs]`, `f(*xs)`: Python iterates `xs` in C code, which would read the build's copy of
+        # an outside list unchecked; `jn.py_iter` notes the read (and runs a program's `__iter__`)
+        self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            node.value = replace_expr(f"{JN}.py_iter(v)", node.value, v=node.value)
+        return node
+
+    def visit_Dict(self, node):
+        self.generic_visit(node)            # `{**d}`: the same for the mapping C code reads
+        node.values = [replace_expr(f"{JN}.whole(v)", v, v=v) if k is None else v
+                       for k, v in zip(node.keys, node.values)]
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)            # `f(**d)`
+        for kw in node.keywords:
+            if kw.arg is None:
+                kw.value = replace_expr(f"{JN}.whole(v)", kw.value, v=kw.value)
+        return node
+
+    def visit_Assign(self, node):
+        # `a, *b = xs`: Python unpacks `xs` in C code (a display on the right is not read whole)
+        self.generic_visit(node)
+        if any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets) \
+                and not isinstance(node.value, (ast.Tuple, ast.List)):
+            node.value = replace_expr(f"{JN}.py_iter(v)", node.value, v=node.value)
+        return node
+
     def visit_FormattedValue(self, node):
         # `f"{obj}"` runs `obj.__format__` where Python evaluates it, at build time: the value goes
         # through janus first, which refuses one whose text the graph cannot give.

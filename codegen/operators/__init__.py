@@ -7,7 +7,7 @@ deferred writes, calls and builtins, and joined recursive calls.  Each keeps
 Python's meaning on Python values (evaluated at build time, so the graph never
 sees them) and gives tensors their graph meaning.
 """
-from codegen.operators.builtins import TensorRange, py_iter
+from codegen.operators.builtins import TensorRange, py_iter, whole
 from codegen.operators.calls import call, decorator, del_item, inplace, ld_attr, ld_item, st_item
 from codegen.operators.contexts import entered
 from codegen.operators.control_flow import for_stmt, if_exp, if_stmt, returned, while_stmt
@@ -29,7 +29,7 @@ __all__ = [
     # state reads and writes
     "ld", "ld_attr", "ld_item", "decorator", "st_attr", "st_item", "st_name", "del_attr", "del_item", "del_name", "inplace",
     # calls, and the values f-strings format
-    "call", "py_iter", "formatted", "entered",
+    "call", "py_iter", "whole", "formatted", "entered",
     # joined recursive calls
     "join", "joined", "join_end", "each", "listed",
     # values

@@ -61,6 +61,15 @@ class TensorRange:
         return PyNumber(tensor, int, self.computed) if self.python else tensor
 
 
+def whole(value):
+    """A mapping C code reads whole (`{**d}`, `f(**d)`): the copies of outside lists and dicts it
+    reaches count as read (their items checked at entry)."""
+    ctx = current()
+    read_whole(ctx, value)
+    read_deep(ctx, value)
+    return value
+
+
 def py_iter(x):
     """An iterable Python can walk at build time (tensors with a static first dimension unstack);
     the program's own `__iter__` runs as its code, and the iterator it gives is walked."""

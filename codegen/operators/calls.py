@@ -40,6 +40,7 @@ from codegen.operators.outside_calls import NOT_CONVERTED, try_call
 from codegen.operators.printing import not_printed
 from codegen.operators.sequence_dtypes import with_eager_dtype
 from codegen.operators.write_refusals import no_write_in_machine
+from codegen.operators.text import read_by_c
 from codegen.operators.values import refuse_undefined
 from codegen.operators.weak_numbers import WeakNumber, conversion
 
@@ -193,6 +194,7 @@ def call(f, /, *args, **kwargs):
         if isinstance(f, types.BuiltinMethodType) and f.__name__ in ("index", "count", "remove"):
             dunders.refuse_user_equality(f.__self__, a)
         read_deep(ctx, a)                   # (library or C code reads it through and through)
+    read_by_c(ctx, f, args, kwargs)
     check_settings(ctx, f)
     library_state.note(ctx, f)
     no_stale_reads(ctx, f, args, kwargs)

@@ -22,6 +22,7 @@ import types
 from profiler.library import is_user_function
 
 from codegen.errors import ConversionError, Reason
+from codegen.operators.aliases import read_deep
 from codegen.operators.context import current
 from codegen.operators.text import formatted
 from codegen.operators.values import is_symbolic
@@ -259,6 +260,9 @@ def binop(op: str, a, b):
     otherwise."""
     if op == "mod" and isinstance(a, (str, bytes)):
         formatted(b, "`%` formatting")      # (C code asks the operands for their text)
+    for operand in (a, b):
+        if type(operand) in (list, tuple, dict):
+            read_deep(current(), operand)   # (`lst + [x]`, `d | e`: C code reads the copies through)
     found = binary(op, a, b)
     return _OPERATOR[op](a, b) if found is NOT_USER else found
 

@@ -15,6 +15,8 @@ text after the run.
 """
 from __future__ import annotations
 
+import collections
+import dataclasses
 import sys
 import types
 
@@ -58,6 +60,16 @@ def text_builtin(fn):
     return call
 
 
+def read_by_c(ctx, f, args, kwargs):
+    """What a library or C function reads besides its positional arguments (`calls.call` reads
+    those): its keyword arguments, and the text of what `str.format` formats."""
+    for a in kwargs.values():
+        read_deep(ctx, a)
+    if isinstance(f, types.BuiltinMethodType) and isinstance(f.__self__, str) and f.__name__ in ("format", "format_map"):
+        for a in (*args, *kwargs.values()):
+            formatted(a, f"`str.{f.__name__}`")      # (C code asks what it formats for its text)
+
+
 def formatted(value, what: str = "an f-string"):
     """A value an f-string (or `%`) formats, refused as `format` refuses it."""
     ctx = active()
@@ -65,6 +77,7 @@ def formatted(value, what: str = "an f-string"):
         _no_own_text(ctx, f"{what} of", value)
         if holds_graph_values(value):
             refuse(ctx, what)
+        read_deep(ctx, value)               # (the text shows the lists in it: checked at entry)
     return value
 
 
@@ -83,16 +96,32 @@ def _holds_own_text(value, depth=0) -> bool:
 def holds_graph_values(value) -> bool:
     """Whether `value`, or an item of a list, tuple, set, dict or dict view it holds, is a graph
     tensor or a variable: its text would be the graph's (`Tensor("mul:0", ...)`), not the value's."""
-    return _holds(value, 0, lambda v: isinstance(v, _TEXT_OF_VALUE))
+    return _holds(value, 0, lambda v: isinstance(v, _TEXT_OF_VALUE), {})
 
 
-def _holds(value, depth, test) -> bool:
+def _holds(value, depth, test, seen=None) -> bool:
+    """`test` of `value` or of what it holds: the items of lists, tuples, sets, dicts, dict views
+    and deques, and (with `seen`, for graph values) a dataclass's fields and a slice's bounds;
+    past 4 levels (or 10,000 items) only with `seen`, which keeps each object visited once."""
     if test(value):
         return True
-    if depth > 4 or not isinstance(value, (list, tuple, set, frozenset, dict, *DICT_VIEWS)) or len(value) > 10000:
+    if seen is not None:
+        if id(value) in seen or len(seen) > 100000:
+            return False
+        seen[id(value)] = value             # (held: a view's item tuples are made as it is walked)
+    elif depth > 4:
         return False
-    items = [v for kv in value.items() for v in kv] if isinstance(value, dict) else value
-    return any(_holds(v, depth + 1, test) for v in items)
+    if isinstance(value, slice):
+        items = (value.start, value.stop, value.step)
+    elif isinstance(value, (list, tuple, set, frozenset, dict, collections.deque, *DICT_VIEWS)):
+        if seen is None and len(value) > 10000:
+            return False
+        items = [v for kv in value.items() for v in kv] if isinstance(value, dict) else value
+    elif seen is not None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = [getattr(value, f.name, None) for f in dataclasses.fields(value)]   # (its text shows them)
+    else:
+        return False
+    return any(_holds(v, depth + 1, test, seen) for v in items)
 
 
 def own_text(cls) -> bool:

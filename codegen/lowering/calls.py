@@ -96,8 +96,9 @@ class CallsAndReads(Lowering):
             replace_expr(f"{JN}.py_iter(it)", node, it=node.generators[0].iter), node)
         self.scopes.append(set(names))
         for i, gen in enumerate(node.generators):
-            if i:
-                gen.iter = self.visit(gen.iter)
+            if i:                       # (a later clause walks, say, an item of an outside list)
+                gen.iter = ast.copy_location(replace_expr(f"{JN}.py_iter(it)", gen.iter, it=self.visit(gen.iter)),
+                                             gen.iter)
             gen.ifs = [self.visit(cond) for cond in gen.ifs]
         for field in ("elt", "key", "value"):
             if hasattr(node, field):

@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from codegen.errors import ConversionError, NeedsPythonValue, Reason
 from codegen.operators import call_time, dunders, node_tests
-from codegen.operators.context import current
+from codegen.operators.context import active, current
 from codegen.operators.fed_lists import identity_of
 from codegen.operators.eager_view import ANSWERS, tensor_attribute, tensor_hasattr, stands_for_eager, ABSENT
 from codegen.operators.aliases import no_lists_handed_out, read_deep, read_whole
@@ -64,9 +64,10 @@ class TensorRange:
 def whole(value):
     """A mapping C code reads whole (`{**d}`, `f(**d)`): the copies of outside lists and dicts it
     reaches count as read (their items checked at entry)."""
-    ctx = current()
-    read_whole(ctx, value)
-    read_deep(ctx, value)
+    ctx = active()
+    if ctx is not None:                     # (none in converted code TensorFlow calls back at run time)
+        read_whole(ctx, value)
+        read_deep(ctx, value)
     return value
 
 
@@ -75,7 +76,9 @@ def py_iter(x):
     the program's own `__iter__` runs as its code, and the iterator it gives is walked."""
     if (found := dunders.iterate(x)) is not dunders.NOT_USER:
         x = found
-    ctx = current()
+    ctx = active()
+    if ctx is None:
+        return x                            # (converted code TensorFlow calls back at run time)
     ctx.heap.mark_read(x)
     read_whole(ctx, x)
     no_lists_handed_out(ctx, x, "__iter__")

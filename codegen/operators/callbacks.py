@@ -17,8 +17,11 @@ a tensor's truth or Python value stops the build too, and the call raises in Pyt
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
+import itertools
 import threading
+import types
 import weakref
 
 import tensorflow as tf
@@ -26,7 +29,8 @@ from tensorflow.python.ops import custom_gradient as custom_gradient_ops
 from tensorflow.python.ops.parallel_for import control_flow_ops as parallel_for
 from tensorflow.python.util import tf_decorator
 
-from codegen.operators.context import current
+from codegen.operators.aliases import read_deep
+from codegen.operators.context import active, current
 from codegen.operators.general import no_writes_inside, state_before
 
 _TENSORFLOW = ("tensorflow", "keras", "tf_keras")
@@ -41,6 +45,35 @@ def takes_callbacks(f) -> bool:
     modules = (getattr(f, "__module__", None) or "", type(f).__module__)     # (a decorator object: its class's)
     return any(m.split(".")[0] in _TENSORFLOW for m in modules) and \
         not any(m.startswith("tensorflow.python.data") for m in modules)
+
+
+_PYTHON_CALLERS = frozenset({map, filter, sorted, min, max, functools.reduce, itertools.starmap, itertools.accumulate,
+                             itertools.takewhile, itertools.dropwhile, itertools.filterfalse, itertools.groupby})
+
+
+def _python_caller(f) -> bool:
+    """Whether `f` is one of Python's own functions that call a function handed to them while the
+    call runs (`sorted(key=...)`, `map`, `functools.reduce`, `list.sort`)."""
+    try:
+        if f in _PYTHON_CALLERS:
+            return True
+    except TypeError:                       # (an unhashable callable)
+        return False
+    return isinstance(f, types.BuiltinMethodType) and f.__name__ == "sort" and type(f.__self__) is list
+
+
+def python_call_with(f, args, kwargs, is_program, run):
+    """The arguments of `f`; where it is one of Python's own callers (`_python_caller`) in a build,
+    the program's functions among them run as converted code when called back (plain Python would
+    read outside state once, at build time, unchecked), and a list's or dict's bound method among
+    them (`map(d.get, ...)`) reads the container through."""
+    ctx = active()
+    if ctx is None or not _python_caller(f):
+        return args, kwargs
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, (types.BuiltinMethodType, types.MethodWrapperType)) and type(a.__self__) in (list, dict):
+            read_deep(ctx, a.__self__)
+    return with_stand_ins(ctx, args, kwargs, is_program, run)
 
 
 def call_with(ctx, f, args, kwargs, is_program, run):

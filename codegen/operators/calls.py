@@ -170,6 +170,7 @@ def call(f, /, *args, **kwargs):
     refuse_undefined(*args, *kwargs.values())
     f = unwrap(f)
     dunders.refuse_builtin(f, args)
+    args, kwargs = callbacks.python_call_with(f, args, kwargs, _program_callable, call)
     handler = BUILTINS.get(f) if _hashable(f) else None
     if handler is not None:
         return handler(*args, **kwargs)

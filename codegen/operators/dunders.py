@@ -23,7 +23,7 @@ from profiler.library import is_user_function
 
 from codegen.errors import ConversionError, Reason
 from codegen.operators.aliases import read_deep
-from codegen.operators.context import current
+from codegen.operators.context import active, current
 from codegen.operators.text import formatted
 from codegen.operators.values import is_symbolic
 
@@ -255,14 +255,22 @@ _INPLACE_NAMES = {"mult": "mul", "div": "truediv", "matmult": "matmul", "bitand"
                   "bitxor": "xor"}
 
 
+def read_operands(*operands):
+    """Lists, tuples and dicts Python's operators read through (`+`, `|`, `<`): the copies of
+    outside ones they reach count as read.  (Converted code TensorFlow calls back at run time
+    has no build: nothing to note.)"""
+    ctx = active()
+    for operand in operands:
+        if ctx is not None and type(operand) in (list, tuple, dict):
+            read_deep(ctx, operand)
+
+
 def binop(op: str, a, b):
     """`a <op> b` in the builder: the program's own operator methods inlined, Python's operator
     otherwise."""
     if op == "mod" and isinstance(a, (str, bytes)):
         formatted(b, "`%` formatting")      # (C code asks the operands for their text)
-    for operand in (a, b):
-        if type(operand) in (list, tuple, dict):
-            read_deep(current(), operand)   # (`lst + [x]`, `d | e`: C code reads the copies through)
+    read_operands(a, b)                     # (`lst + [x]`, `d | e`: C code reads the copies through)
     found = binary(op, a, b)
     return _OPERATOR[op](a, b) if found is NOT_USER else found
 
@@ -310,6 +318,7 @@ def ordered(op: str, a, b):
     """`a < b` (and `<=`, `>`, `>=`) in the builder: the program's own methods inlined, Python's
     operator otherwise."""
     name, fallback = _ORDER[op]
+    read_operands(a, b)                     # (`lst < other` compares the items)
     found = compare(name, a, b)
     return fallback(a, b) if found is NOT_USER else found
 

@@ -20,7 +20,7 @@ from profiler.library import is_library_module
 
 from codegen.assumptions import NUMPY_SCALARS, SCALARS, Kind, Source, check_kind, scalar_dtype, subnormal
 from codegen.errors import ConversionError, Reason
-from codegen.operators.context import current
+from codegen.operators.context import active, current
 from codegen.operators.failing_ops import calls_python
 from codegen.operators.aliases import (CONTAINERS, appended_item, assign_item, bound_container, check_key, held_item,
                                       item_fed, no_tuple_of_containers, note_absent, outside_copy, own_item, proxied,
@@ -171,15 +171,15 @@ _INPLACE = {"add": operator.iadd, "sub": operator.isub, "mult": operator.imul, "
 def inplace(op, current_value, value):
     """`a <op>= b`: on the build's copy of an outside list or dict, a change the write-back makes
     (only `lst += items` appends, whatever the list held): the others depend on what it holds."""
-    ctx = current()
-    sh = ctx.heap.by_copy.get(id(current_value))
+    ctx = active()
+    sh = ctx.heap.by_copy.get(id(current_value)) if ctx is not None else None
     if sh is not None:
         no_write_in_machine(ctx, sh.source)
         not_printed(ctx, current_value, sh.source)
         _note(ctx.heap.writes, sh.source)
         if not (op == "add" and type(current_value) is list):
             sh.mutated = True
-    if type(value) in (list, tuple, dict):
+    if ctx is not None and type(value) in (list, tuple, dict):
         read_deep(ctx, value)
     return _INPLACE[op](current_value, value)
 

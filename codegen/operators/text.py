@@ -65,6 +65,9 @@ def read_by_c(ctx, f, args, kwargs):
     those): its keyword arguments, and the text of what `str.format` formats."""
     for a in kwargs.values():
         read_deep(ctx, a)
+    for a in (*args, *kwargs.values()):     # (`map(GL.__getitem__, ...)`: C code reads `GL`)
+        if isinstance(a, (types.BuiltinMethodType, types.MethodWrapperType)) and type(a.__self__) in (list, dict):
+            read_deep(ctx, a.__self__)
     if isinstance(f, types.BuiltinMethodType) and isinstance(f.__self__, str) and f.__name__ in ("format", "format_map"):
         for a in (*args, *kwargs.values()):
             formatted(a, f"`str.{f.__name__}`")      # (C code asks what it formats for its text)

@@ -32,7 +32,8 @@ frames below hold int32 tensors; Python ints past 2**53 are divided; an object w
 is user code is printed, then changed (or changed between calls), and so are a deque and a
 variable; lists of NumPy numbers become tensors.  A dict is written at keys that vary between
 calls, then printed or made text; `:=` binds names inside comparisons, boolean operators,
-conditional expressions, comprehensions and `while` tests.
+conditional expressions, comprehensions and `while` tests; an outside list is read by Python's
+own code (a comparison, a second comprehension clause, `sorted(key=...)`, `map`, `+`, `[*xs]`).
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -632,6 +633,9 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "t = (w := t * 0.5) + w if x.dtype == tf.float32 else t",
         lambda: "ys = [(last := t * float(i)) for i in range(2)]\nt = t + last + ys[0]",
         lambda: "j = 3\nwhile (j := j - 1) > 0:\n    t = t + 1.0",
+        # An outside list read by Python's own code: a list comparison, a comprehension's second
+        # clause, a function handed to `sorted`/`map`, a container's bound method, `+` and starred items.
+        lambda: f"LOG.append({draw(st.sampled_from(['box.items < [1, 2]', '[v for row in [box.ws, box.items] for v in row][-2:]', 'sorted(range(len(box.items)), key=lambda i: -box.items[i])[:2]', 'list(map(box.items.__getitem__, range(min(2, len(box.items)))))', '(box.items + [k])[-2:]', '[*box.items][:3]', 'max(box.hist, key=lambda name: len(box.hist[name]))']))})",
         lambda: "box.v.assign_add(tf.reduce_sum(t))",
         # An op with no output: eager gives None, a graph a tf.Operation.
         lambda: "LOG.append(box.v.assign_add(tf.reduce_sum(t) * 0.0, read_value=False) is None)",

@@ -29,6 +29,8 @@ from tensorflow.python.ops import custom_gradient as custom_gradient_ops
 from tensorflow.python.ops.parallel_for import control_flow_ops as parallel_for
 from tensorflow.python.util import tf_decorator
 
+from profiler.library import is_user_function
+
 from codegen.operators.aliases import read_deep
 from codegen.operators.context import active, current
 from codegen.operators.general import no_writes_inside, state_before
@@ -48,32 +50,43 @@ def takes_callbacks(f) -> bool:
 
 
 _PYTHON_CALLERS = frozenset({map, filter, sorted, min, max, functools.reduce, itertools.starmap, itertools.accumulate,
-                             itertools.takewhile, itertools.dropwhile, itertools.filterfalse, itertools.groupby})
+                             itertools.takewhile, itertools.dropwhile, itertools.filterfalse, itertools.groupby,
+                             list.sort})
 
 
 def _python_caller(f) -> bool:
     """Whether `f` is one of Python's own functions that call a function handed to them while the
-    call runs (`sorted(key=...)`, `map`, `functools.reduce`, `list.sort`)."""
+    call runs (`sorted(key=...)`, `map`, `functools.reduce`, `list.sort`, bound or not)."""
     try:
         if f in _PYTHON_CALLERS:
             return True
     except TypeError:                       # (an unhashable callable)
         return False
-    return isinstance(f, types.BuiltinMethodType) and f.__name__ == "sort" and type(f.__self__) is list
+    return isinstance(f, types.BuiltinMethodType) and f.__name__ == "sort" and isinstance(f.__self__, list)
 
 
 def python_call_with(f, args, kwargs, is_program, run):
-    """The arguments of `f`; where it is one of Python's own callers (`_python_caller`) in a build,
-    the program's functions among them run as converted code when called back (plain Python would
-    read outside state once, at build time, unchecked), and a list's or dict's bound method among
-    them (`map(d.get, ...)`) reads the container through."""
+    """`f` and its arguments; where `f` is one of Python's own callers (`_python_caller`, or a
+    partial of one) in a build, the program's functions and classes among them run as converted
+    code when called back (plain Python would read outside state once, at build time, unchecked),
+    and a list's or dict's bound method among them (`map(d.get, ...)`) reads the container."""
     ctx = active()
-    if ctx is None or not _python_caller(f):
-        return args, kwargs
+    partial = isinstance(f, functools.partial) and _python_caller(f.func)
+    if ctx is None or not (partial or _python_caller(f)):
+        return f, args, kwargs
+    if partial:                             # (`functools.partial(sorted, key=...)`)
+        _, held, keywords = python_call_with(f.func, f.args, f.keywords, is_program, run)
+        f = functools.partial(f.func, *held, **keywords)
     for a in (*args, *kwargs.values()):
         if isinstance(a, (types.BuiltinMethodType, types.MethodWrapperType)) and type(a.__self__) in (list, dict):
             read_deep(ctx, a.__self__)
-    return with_stand_ins(ctx, args, kwargs, is_program, run)
+    program = lambda v: is_program(v) or _program_class(v)       # noqa: E731
+    return (f, *with_stand_ins(ctx, args, kwargs, program, run, classes=True))
+
+
+def _program_class(v) -> bool:
+    """A class with methods of the program's own (`map(Boxed, xs)` runs its `__init__`)."""
+    return isinstance(v, type) and any(is_user_function(m) for m in vars(v).values())
 
 
 def call_with(ctx, f, args, kwargs, is_program, run):
@@ -135,12 +148,12 @@ def _held_from_outside(ctx, layer, name, value):
         ctx.keep.append(value)
 
 
-def with_stand_ins(ctx, args, kwargs, is_program, run, plain=None):
+def with_stand_ins(ctx, args, kwargs, is_program, run, plain=None, classes=False):
     """`args` and `kwargs` with each function of the program among them (or in a list, tuple or
     dict among them, as `tf.switch_case` and `tf.case` take them) replaced by its stand-in
-    (`plain`: see `stand_in`)."""
+    (`plain`: see `stand_in`; `classes`: the program's classes too)."""
     def swap(v, depth):
-        if callable(v) and not isinstance(v, type) and is_program(v):
+        if callable(v) and (classes or not isinstance(v, type)) and is_program(v):
             return stand_in(ctx, v, run, plain)
         if depth and type(v) in (list, tuple):
             items = [swap(x, depth - 1) for x in v]

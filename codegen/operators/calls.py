@@ -79,8 +79,6 @@ def user_callee(f, args):
     return None
 
 
-
-
 def ld_attr(obj, name: str):
     """`obj.name`.  A property of the program's own class runs as the program's code, inlined: its
     reads are guarded and its writes deferred like the function's own, so a getter that counts,
@@ -170,10 +168,12 @@ def call(f, /, *args, **kwargs):
     refuse_undefined(*args, *kwargs.values())
     f = unwrap(f)
     dunders.refuse_builtin(f, args)
-    args, kwargs = callbacks.python_call_with(f, args, kwargs, _program_callable, call)
+    f, args, kwargs = callbacks.python_call_with(f, args, kwargs, _program_callable, call)
     handler = BUILTINS.get(f) if _hashable(f) else None
     if handler is not None:
         return handler(*args, **kwargs)
+    if (made := dunders.construct(f, args, kwargs)) is not dunders.NOT_USER:
+        return made
     ctx = current()
     if isinstance(f, types.MethodType) and is_user_function(f.__func__):
         register_owner(ctx, f)

@@ -72,6 +72,24 @@ def _run(fn, obj, *args):
     return _CALL[0](fn, obj, *args)
 
 
+def construct(cls, args, kwargs):
+    """`Cls(...)` of the program's own class whose `__init__` is its code: the instance made as
+    `type.__call__` makes it, its `__init__` run as converted code, inlined (run by Python at
+    build time, it would read outside state once, unchecked, and its prints and writes to outside
+    state would happen once, when the graph is built); NOT_USER for any other class (a metaclass
+    of its own, a `__new__` other than `object`'s)."""
+    if not isinstance(cls, type) or type(cls) is not type or cls.__new__ is not object.__new__:
+        return NOT_USER
+    init = user_method_of(cls, "__init__")
+    if init is None:
+        return NOT_USER
+    obj = object.__new__(cls)
+    result = _CALL[0](init, obj, *args, **kwargs)
+    if result is not None:
+        raise TypeError(f"__init__() should return None, not '{type(result).__name__}'")
+    return obj
+
+
 def binary(op: str, a, b):
     """`a <op> b` (op as `operator` names it: "mul") where either class defines the method as the
     program's own; NOT_USER otherwise.  The right operand's reflected method goes first where its

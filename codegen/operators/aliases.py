@@ -180,6 +180,14 @@ def no_lists_handed_out(ctx, obj, method: str):
 _VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 
 
+def read_by_methods(ctx, values):
+    """A list's or dict's bound method among `values`, handed to code that calls it
+    (`map(GL.__getitem__, ...)`, `sorted(keys, key=GD.get)`): the container counts as read."""
+    for v in values:
+        if isinstance(v, (types.BuiltinMethodType, types.MethodWrapperType)) and type(v.__self__) in (list, dict):
+            read_deep(ctx, v.__self__)
+
+
 def read_deep(ctx, value):
     """C code reads `value` through and through (`sum(rows, [])`, `str(d)`, `sorted(d.values(),
     key=len)`, `==`): every copy of an outside list or dict it reaches, through lists, tuples,

@@ -31,7 +31,7 @@ from tensorflow.python.util import tf_decorator
 
 from profiler.library import is_user_function
 
-from codegen.operators.aliases import read_deep
+from codegen.operators.aliases import read_by_methods
 from codegen.operators.context import active, current
 from codegen.operators.general import no_writes_inside, state_before
 
@@ -77,9 +77,7 @@ def python_call_with(f, args, kwargs, is_program, run):
     if partial:                             # (`functools.partial(sorted, key=...)`)
         _, held, keywords = python_call_with(f.func, f.args, f.keywords, is_program, run)
         f = functools.partial(f.func, *held, **keywords)
-    for a in (*args, *kwargs.values()):
-        if isinstance(a, (types.BuiltinMethodType, types.MethodWrapperType)) and type(a.__self__) in (list, dict):
-            read_deep(ctx, a.__self__)
+    read_by_methods(ctx, (*args, *kwargs.values()))
     program = lambda v: is_program(v) or _program_class(v)       # noqa: E731
     return (f, *with_stand_ins(ctx, args, kwargs, program, run, classes=True))
 

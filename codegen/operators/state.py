@@ -24,7 +24,7 @@ from codegen.operators.context import active, current
 from codegen.operators.failing_ops import calls_python
 from codegen.operators.aliases import (CONTAINERS, appended_item, assign_item, bound_container, check_key, held_item,
                                       item_fed, no_tuple_of_containers, note_absent, outside_copy, own_item, proxied,
-                                      read_deep, written_on_class)
+                                      written_on_class)
 from codegen.operators.fed_lists import fed_list, fed_tuple
 from codegen.operators.library_settings import check_settings, no_stale_reads
 from codegen.operators.heap import DELETED
@@ -38,6 +38,7 @@ from codegen.operators.shapes import guarded
 from codegen.operators.node_classes import NodeClass
 from codegen.operators.trees import Pointer
 from codegen.operators import call_time, unchanged
+from codegen.operators.dunders import read_operands
 from codegen.operators.outside_access import outside_reader, outside_writer
 from codegen.operators.values import EAGER, builders_own_cell, is_symbolic, lexical, user_globals, user_module
 
@@ -179,8 +180,7 @@ def inplace(op, current_value, value):
         _note(ctx.heap.writes, sh.source)
         if not (op == "add" and type(current_value) is list):
             sh.mutated = True
-    if ctx is not None and type(value) in (list, tuple, dict):
-        read_deep(ctx, value)
+    read_operands(value)
     return _INPLACE[op](current_value, value)
 
 

@@ -26,7 +26,7 @@ from tensorflow.python.ops.resource_variable_ops import BaseResourceVariable as 
 from profiler.library import is_user_code
 
 from codegen.errors import NeedsPythonValue, Reason
-from codegen.operators.aliases import read_deep
+from codegen.operators.aliases import read_by_methods, read_deep
 from codegen.operators.context import active
 from codegen.operators.library_settings import no_stale_reads_of
 from codegen.operators.values import DICT_VIEWS
@@ -65,9 +65,7 @@ def read_by_c(ctx, f, args, kwargs):
     those): its keyword arguments, and the text of what `str.format` formats."""
     for a in kwargs.values():
         read_deep(ctx, a)
-    for a in (*args, *kwargs.values()):     # (`map(GL.__getitem__, ...)`: C code reads `GL`)
-        if isinstance(a, (types.BuiltinMethodType, types.MethodWrapperType)) and type(a.__self__) in (list, dict):
-            read_deep(ctx, a.__self__)
+    read_by_methods(ctx, (*args, *kwargs.values()))
     if isinstance(f, types.BuiltinMethodType) and isinstance(f.__self__, str) and f.__name__ in ("format", "format_map"):
         for a in (*args, *kwargs.values()):
             formatted(a, f"`str.{f.__name__}`")      # (C code asks what it formats for its text)

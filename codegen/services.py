@@ -24,7 +24,7 @@ class Services:
         return cycles.wants_machine(fn, args)
 
     def run_machine(self, fn, calls: list, kind=None) -> list | None:
-        return machine.run_many(cycles.cycle_of(fn), fn, calls, kind)
+        return machine.run_many(cycles.chosen(fn), fn, calls, kind)
 
     def refused(self, fn) -> Reason | None:
         return cycles.REFUSED.get(fn)

@@ -22,7 +22,8 @@ import tensorflow as tf
 from codegen.assumptions import SCALARS, Kind, Weak, held, lacks
 from codegen.graph.signature import Feed, Signature, components
 from codegen.operators.trees import flatten as flatten_tree
-from codegen.operators.trees import alias_pattern, flatten_forest, share_nodes
+from codegen.operators.tree_walk import share_nodes
+from codegen.operators.trees import alias_pattern, flatten_forest
 from codegen.operators.values import EAGER
 
 

@@ -20,7 +20,8 @@ import tensorflow as tf
 from codegen.assumptions import NUMPY_SCALARS, Kind, Source, check_kind, held, scalar_dtype, subnormal
 from codegen.errors import ConversionError, Reason, StagingError
 from codegen.operators.dunders import user_method_of
-from codegen.operators.trees import Forest, alias_pattern, schema_of, share_nodes
+from codegen.operators.tree_walk import share_nodes
+from codegen.operators.trees import Forest, alias_pattern, schema_of
 from codegen.operators.values import DICT_VIEWS, is_composite, is_iterator
 
 

@@ -19,6 +19,7 @@ block is compiled, through the ordinary pipeline, into a builder function
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 
 from codegen.syntax.analysis import assigned_names, parameter_names
@@ -34,6 +35,7 @@ class Call:
     callee: str                  # the name the user's code calls
     args: list                   # AST expressions
     site: int = -1               # global call-site number (Yaghi's transformation)
+    method: str = ""             # for `node.left.encode(m)`: "encode"; the receiver, args[0], must not be None
 
 
 @dataclasses.dataclass
@@ -92,13 +94,20 @@ class Block:
         return exprs[0] if exprs else default
 
 
-def call_key(func) -> str | None:
-    """How a call names its callee: "f" for f(...), "self.m" for self.m(...)."""
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        return f"{func.value.id}.{func.attr}"
+def dotted(expr) -> str | None:
+    """"a.b.c" for a chain of attribute reads on a name, else None."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        inner = dotted(expr.value)
+        return None if inner is None else f"{inner}.{expr.attr}"
     return None
+
+
+def call_key(func) -> str | None:
+    """How a call names its callee: "f" for f(...), "self.m" for self.m(...), "self.left.m" for a
+    method called on a node (`self.left.m(...)`)."""
+    return dotted(func)
 
 
 def _is_cycle_call(node, names) -> bool:
@@ -108,7 +117,8 @@ def _is_cycle_call(node, names) -> bool:
 def _call_args(call: ast.Call) -> list:
     """Positional arguments; a method call passes its receiver first."""
     if isinstance(call.func, ast.Attribute):
-        return [ast.copy_location(ast.Name(id=call.func.value.id, ctx=ast.Load()), call)] + list(call.args)
+        receiver = ast.fix_missing_locations(ast.copy_location(copy.deepcopy(call.func.value), call))
+        return [receiver] + list(call.args)
     return list(call.args)
 
 
@@ -197,7 +207,8 @@ class CycleFunction:
         # Zero-argument method calls on variables (`node.is_leaf()`): candidate computed tree columns.
         self.zero_arg_methods = {sub.func.attr for sub in ast.walk(node)
                                  if isinstance(sub, ast.Call) and not sub.args and not sub.keywords
-                                 and isinstance(sub.func, ast.Attribute) and isinstance(sub.func.value, ast.Name)}
+                                 and isinstance(sub.func, ast.Attribute) and isinstance(sub.func.value, ast.Name)
+                                 and call_key(sub.func) not in self.cycle_names}
         body = self._hoist_block(node.body)
         self.blocks: list[Block] = []
         self.entry = self._lower(body, None)
@@ -249,10 +260,16 @@ class CycleFunction:
     def _call_of(self, stmt):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                 and _is_cycle_call(stmt.value, self.cycle_names):
-            return Call(stmt.targets[0].id, call_key(stmt.value.func), _call_args(stmt.value))
+            return self._call(stmt.targets[0].id, stmt.value)
         if isinstance(stmt, ast.Expr) and _is_cycle_call(stmt.value, self.cycle_names):
-            return Call(self.namer.new("ret"), call_key(stmt.value.func), _call_args(stmt.value))
+            return self._call(self.namer.new("ret"), stmt.value)
         return None
+
+    def _call(self, target, node: ast.Call) -> Call:
+        key = call_key(node.func)
+        receiver, _, method = key.rpartition(".")
+        on_node = receiver and receiver != (self.params[0] if self.params else None)
+        return Call(target, key, _call_args(node), method=method if on_node else "")
 
     def _group(self, stmts, i, call):
         """The calls from `stmts[i]` on that do not depend on each other's results, issued together:
@@ -326,7 +343,7 @@ class CycleFunction:
         if isinstance(term, Branch):
             values[1] = replace_expr(f"{JN}.truth(test)", anchor, test=term.test)
         elif isinstance(term, CallGroup):
-            values[1] = ast.Tuple(elts=[ast.Tuple(elts=list(c.args), ctx=ast.Load()) for c in term.calls],
+            values[1] = ast.Tuple(elts=[ast.Tuple(elts=_passed(c, anchor), ctx=ast.Load()) for c in term.calls],
                                   ctx=ast.Load())
         elif isinstance(term, Return) and term.value is not None:
             values[1] = term.value
@@ -335,3 +352,12 @@ class CycleFunction:
             if "lineno" in sub._attributes and getattr(sub, "lineno", None) is None:
                 ast.copy_location(sub, anchor)
         return fn
+
+
+def _passed(call: Call, anchor) -> list:
+    """A call's arguments as its block hands them over: a node a method is called on
+    (`self.left.encode(m)`) must not be None, where Python would raise before the call."""
+    if not call.method:
+        return list(call.args)
+    receiver = replace_expr(f"{JN}.receiver(node, {call.method!r})", anchor, node=call.args[0])
+    return [receiver] + list(call.args[1:])

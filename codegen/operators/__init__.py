@@ -14,6 +14,7 @@ from codegen.operators.control_flow import for_stmt, if_exp, if_stmt, returned, 
 from codegen.operators.general import run_while
 from codegen.operators.tensor_cond import run_cond
 from codegen.operators.joins import each, join, join_end, joined, listed
+from codegen.operators.node_tests import receiver
 from codegen.operators.logical import and_, compare_chain, eq, in_, ne, not_, not_any, not_in, or_, ready, truth
 from codegen.operators.state import del_attr, del_name, ld, st_attr, st_name
 from codegen.operators.values import NO_RETURN, UNDEF, Undefined, is_symbolic
@@ -30,8 +31,8 @@ __all__ = [
     "ld", "ld_attr", "ld_item", "decorator", "st_attr", "st_item", "st_name", "del_attr", "del_item", "del_name", "inplace",
     # calls, and the values f-strings format
     "call", "py_iter", "whole", "formatted", "entered",
-    # joined recursive calls
-    "join", "joined", "join_end", "each", "listed",
+    # joined recursive calls, and the node a recursive method call is made on
+    "join", "joined", "join_end", "each", "listed", "receiver",
     # values
     "UNDEF", "Undefined", "NO_RETURN", "is_symbolic",
 ]

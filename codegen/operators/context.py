@@ -150,7 +150,8 @@ class BuildContext:
         self.observers: list = []              # (callback, [tensors]) called with the outputs after success
         self.recursion: list = []              # recursive cycles run as machines in this graph
         self.none_reads: dict = {}             # id -> (value, its `is None` test): tree reads None on some nodes
-        self.absent_reads: dict = {}           # tree schema -> attribute names read as absent on every node
+        self.absent_reads: dict = {}           # tree schema -> attribute names read as absent on every node,
+        #                                        and (name, function) of the methods the graph calls on them
         self.settings_checked: set = set()     # ids of objects whose settings are checked (`library_settings`)
         self.raw_handles: list = []            # resource handles read as outside state (captured as they are)
         self._scanned = 0

@@ -24,7 +24,7 @@ from codegen.errors import ConversionError, NeedsTree, Reason
 from codegen.operators import node_protocols
 from codegen.operators.context import current
 from codegen.operators.general import no_writes_inside, state_before
-from codegen.operators.trees import Pointer
+from codegen.operators.trees import CLASS, Pointer
 
 TRUTH = ("__bool__", "__len__")
 EQUALITY = ("__eq__", "__ne__")
@@ -56,6 +56,17 @@ def truth(pointer: Pointer):
         _refuse("node-truth", f"the truth of a tree node calls `{method}`, which the graph does not run on "
                 "each node", "test `node is not None`, or call the method by name")
     return tf.greater_equal(pointer.index, 0)
+
+
+def receiver(node, method: str):
+    """The node a recursive method call is made on (`self.left.encode(m)`).  Python looks the
+    method up there, and raises AttributeError on None before the call: a row of -1 fails the
+    run (a gather), and the call runs in Python, which raises as eager does."""
+    if not isinstance(node, Pointer):
+        _refuse("recursion", f"`.{method}(...)` is called on a {type(node).__name__}, not on a tree node",
+                "call the method on the nodes of the tree the recursion walks")
+    rows = tf.range(tf.shape(node.tables.columns[CLASS][1])[0])
+    return Pointer(tf.gather(rows, node.index), node.tables)
 
 
 def _same_tables(a: Pointer, b: Pointer) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 from itertools import repeat
+from types import FunctionType
 
 from profiler.library import is_user_function
 
@@ -32,6 +33,40 @@ def is_node(value) -> bool:
     return known
 
 
+def nodes_of(roots):
+    """The nodes reachable from `roots`, each once, depth-first from each root in turn."""
+    order, index, known = [], {}, NODE_CLASSES
+    for root in roots:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in index:
+                continue
+            index[id(node)] = len(order)
+            order.append(node)
+            children = [v for v in vars(node).values() if (k := known.get(type(v))) or (k is None and is_node(v))]
+            children.reverse()
+            stack += children
+    return order, index
+
+
+def tree_nodes(roots) -> list:
+    """The nodes reachable from `roots`, each once."""
+    return nodes_of(roots)[0]
+
+
+def share_nodes(roots) -> bool:
+    """Whether two of the trees of `roots` (different objects) share a node: fed as separate
+    tables, one node would be two stand-ins, and `is` between them would differ from Python."""
+    seen: set = set()
+    for root in roots:
+        ids = set(nodes_of([root])[1])
+        if ids & seen:
+            return True
+        seen |= ids
+    return False
+
+
 def class_value(cls, name: str):
     """What Python reads for `name` on an instance of `cls` whose `__dict__` lacks it, found
     without running any code: the class attribute, `DESCRIPTOR` where reading it would call a
@@ -42,6 +77,28 @@ def class_value(cls, name: str):
         if found is not ABSENT:
             return DESCRIPTOR if _defines(type(found), "__get__") else found
     return ABSENT
+
+
+def method_of(classes, name: str):
+    """The program's function that `name` reads as a method on instances of every class of
+    `classes` (their `__dict__` lacking it), found without running code; None where some class
+    has none, another one, or reads attributes through a `__getattribute__` of its own."""
+    found = None
+    for cls in classes:
+        fn = None
+        for klass in cls.__mro__:
+            if klass.__dict__.get("__getattribute__", _GETATTRIBUTE) is not _GETATTRIBUTE:
+                return None
+            if name in klass.__dict__:
+                fn = klass.__dict__[name]
+                break
+        if type(fn) is not FunctionType or not is_user_function(fn) or fn is not (found or fn):
+            return None
+        found = fn
+    return found
+
+
+_GETATTRIBUTE = object.__getattribute__
 
 
 def unplain_reads(cls, names: frozenset) -> str:

@@ -10,6 +10,7 @@ gather of the `left` column, `node.word` a gather of the `word` column, and
 from __future__ import annotations
 
 import dataclasses
+import types
 
 import numpy as np
 import tensorflow as tf
@@ -25,7 +26,7 @@ from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER
                                              LACKS as _LACKS, column_tensor as _column, empty_column as _empty,
                                              pointer_tensor as _pointers, number_dtype as _number_dtype, fed, fed_rows,
                                              fed_zeros, held_exactly)
-from codegen.operators.tree_walk import (NODE_CLASSES as _NODE_CLASSES, Walk, class_value, is_node, shadowed,
+from codegen.operators.tree_walk import (Walk, class_value, is_node, method_of, nodes_of, shadowed,
                                          unplain_reads, walk)
 from codegen.operators.weak_numbers import WeakNumber
 
@@ -65,38 +66,9 @@ class Schema:
         return [tf.TensorSpec((None,) + c.shape, tf.as_dtype(c.dtype)) for c in self.columns]
 
 
-def _nodes(roots):
-    """The nodes reachable from `roots`, each once, depth-first from each root in turn."""
-    order, index, known = [], {}, _NODE_CLASSES
-    for root in roots:
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            if node is None or id(node) in index:
-                continue
-            index[id(node)] = len(order)
-            order.append(node)
-            children = [v for v in vars(node).values() if (k := known.get(type(v))) or (k is None and is_node(v))]
-            children.reverse()
-            stack += children
-    return order, index
-
-
-def share_nodes(roots) -> bool:
-    """Whether two of the trees of `roots` (different objects) share a node: fed as separate
-    tables, one node would be two stand-ins, and `is` between them would differ from Python."""
-    seen: set = set()
-    for root in roots:
-        ids = set(_nodes([root])[1])
-        if ids & seen:
-            return True
-        seen |= ids
-    return False
-
-
 def schema_of(roots: list, methods=()) -> Schema:
     """The columns of the nodes reachable from `roots`."""
-    order, _ = _nodes(roots)
+    order, _ = nodes_of(roots)
     memo = method_columns(order, methods)
     columns: dict[str, Column] = {}
     only_none: set[str] = set()
@@ -196,6 +168,15 @@ def _refined(columns: dict, order, memo) -> dict:
     return out
 
 
+def bind_method(schema: Schema, name: str, fn):
+    """Records that the graph calls `fn` as the method `name` of the nodes of `schema`'s trees:
+    a tree where a node class resolves `name` to another function, or a node holds `name` of its
+    own, does not fit (`flatten`)."""
+    ctx = active()
+    if ctx is not None:
+        ctx.absent_reads.setdefault(schema, set()).add((name, fn))
+
+
 def _walk(roots, schema: Schema) -> Walk:
     """The nodes `roots` reach through the schema's child columns (`tree_walk.walk`)."""
     return walk(roots, tuple(c.name for c in schema.columns if c.pointer and not c.name.endswith("()")))
@@ -205,7 +186,8 @@ def flatten(root, schema: Schema, used=None, followed=None):
     """The schema's columns for this tree (node 0 is the root), or None if it does not fit.
     `used`: the names of the columns the graph reads; the others are fed empty (None: all).  A
     name of `used` that is no column is one the graph read as absent on every node (`hasattr`,
-    `getattr` with a default): a tree where a node or its class has it does not fit.
+    `getattr` with a default): a tree where a node or its class has it does not fit; and a
+    `(name, function)` pair a method the graph calls on the nodes (`bind_method`).
     `followed`: the child columns recursive calls go through, which must form no cycle (None:
     all of them; a parent pointer that no call follows may point back)."""
     return _columns(_walk([root], schema), schema, used, followed)
@@ -228,8 +210,11 @@ def _columns(found: Walk, schema: Schema, used=None, followed=None):
     classes = set(map(type, order))
     if not set(map(type, rows)) <= _DICT:
         return None                             # a node's __dict__ of another class: `_check_classes`
-    if used is not None and _has_any(found, classes, used - names.keys()):
+    if used is not None and _has_any(found, classes, {u for u in used if type(u) is str} - names.keys()):
         return None                             # a node has an attribute the graph found on none
+    if used is not None and any(type(u) is tuple and (method_of(classes, u[0]) is not u[1] or shadowed(rows, u[0]))
+                                for u in used):
+        return None                             # a method the graph calls is another function now
     out, pointers, child_rows, memo = [], [], [], {}
     for col in schema.columns:
         skip = used is not None and col.name not in used
@@ -374,14 +359,15 @@ class Pointer:
             value = tf.gather(table, self._row(name + "()"))
             return lambda: self._value(col, value, name + "()")
         if entry is None:
-            self._missing(name)
+            return self._missing(name)
         col, table = entry
         return self._value(col, tf.gather(table, self._row(name)), name)
 
     def _missing(self, name):
-        """Raises for an attribute no column holds: AttributeError where no node and no node class
-        has it (the guard then refuses a tree where one has it: `flatten`), ConversionError where
-        Python would find a value the tables do not hold."""
+        """A method every node class shares, bound to the node (its code then runs on the node's
+        columns); else raises for an attribute no column holds: AttributeError where no node and no
+        node class has it (the guard then refuses a tree where one has it: `flatten`),
+        ConversionError where Python would find a value the tables do not hold."""
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(f"tree node stand-in has no attribute '{name}'")    # (Python's own probes)
         ctx, schema = active(), self.tables.schema
@@ -392,6 +378,10 @@ class Pointer:
                 "than read its node (it writes, prints or calls other code; or a profiler was active, and janus "
                 "could not check it): the graph would call it on every node at every call",
                 "make it return an expression of the node's attributes, or read the attributes directly"))
+        method = None if name in schema.opaque else method_of(schema.classes, name)
+        if method is not None:
+            bind_method(schema, name, method)
+            return types.MethodType(method, self)
         if name in schema.opaque or any(class_value(cls, name) is not _ABSENT for cls in schema.classes):
             raise ConversionError(Reason(
                 "tree-attribute-kind", line, f"tree node attribute `{name}` is a string, container or other object, "

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import threading
 import weakref
 
 from profiler.library import is_user_function
 
 from codegen.compiler import compile_block
 from codegen.errors import ConversionError, unsupported
-from codegen.lowering.recursion import CallGroup, CycleFunction
+from codegen.lowering.recursion import CallGroup, CycleFunction, dotted
 from codegen.operators.calls import unwrap
-from codegen.operators.trees import Pointer, is_node
+from codegen.operators.tree_walk import method_of, tree_nodes
+from codegen.operators.trees import Pointer, bind_method, is_node
 from codegen.operators.values import is_symbolic, user_globals
 from codegen.syntax.analysis import assigned_names
 from codegen.syntax.source import parse_function
@@ -34,9 +36,11 @@ def _owner_class(fn):
     return cls if isinstance(cls, type) and cls.__dict__.get(parts[1]) is fn else None
 
 
-def _called_functions(fn) -> dict[str, object]:
+def _called_functions(fn, on_nodes=True) -> dict[str, object]:
     """Names called in fn's body that resolve to user functions (globals, closure cells, and
-    `self.method(...)` for methods), keyed as the code spells them ("helper", "self.encode")."""
+    `self.method(...)` for methods; `on_nodes`: also a method called on another receiver, as a
+    node's child, `self.left.encode(...)`), keyed as the code spells them ("helper", "self.encode",
+    "self.left.encode")."""
     try:
         node = parse_function(fn).node
     except Exception:  # noqa: BLE001 - no source: no cycle through it
@@ -52,6 +56,13 @@ def _called_functions(fn) -> dict[str, object]:
             value = unwrap(value)
             if is_user_function(value):
                 out[f"{first}.{sub.func.attr}"] = value
+        elif on_nodes and cls is not None and isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                and dotted(sub.func.value) not in (None, first):
+            # `self.left.encode(m)`: taken as the method of fn's class, which the receiver's class must
+            # resolve the name to when the recursion runs (`Cycle.dispatches`).
+            value = method_of([cls], sub.func.attr)
+            if value is not None:
+                out[dotted(sub.func)] = value
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
             name = sub.func.id
             if name in code.co_freevars:
@@ -67,15 +78,16 @@ def _called_functions(fn) -> dict[str, object]:
     return out
 
 
-def find_cycle(fn) -> dict[object, dict[str, object]] | None:
-    """{function: {name: callee in the cycle}} for the recursive cycle through fn, or None."""
+def find_cycle(fn, on_nodes=True) -> dict[object, dict[str, object]] | None:
+    """{function: {name: callee in the cycle}} for the recursive cycle through fn, or None
+    (`on_nodes`: see `_called_functions`)."""
     graph: dict = {}
     stack = [fn]
     while stack and len(graph) < 64:
         f = stack.pop()
         if f in graph:
             continue
-        graph[f] = _called_functions(f)
+        graph[f] = _called_functions(f, on_nodes)
         stack.extend(graph[f].values())
 
     def reaches(a, target, seen):
@@ -210,12 +222,22 @@ class Cycle:
     def dispatches(self, entry, calls) -> str:
         """Why a `self.m(...)` of the cycle might not reach, on these calls' receivers, the function
         the cycle compiled (a subclass's override, an instance attribute of that name), or "".
-        The receiver must be passed along unchanged, so that every frame's is the root's."""
+        The receiver must be passed along unchanged, so that every frame's is the root's.  A method
+        called on a node (`self.left.encode(m)`) must be the same function on every node of the
+        trees: their classes are part of the graph's signature, so a tree with another class
+        builds (and checks) again."""
         first = self.functions[entry].params[:1]
         root = self.invariant.get((entry, first[0])) if first else None
         for f, callees in self.names.items():
             for key, g in callees.items():
                 if "." not in key:
+                    continue
+                if key.rpartition(".")[0] not in self.functions[f].params[:1]:     # a method called on a node
+                    entry_cf = self.functions[entry]
+                    trees = [[a for p, a in zip(entry_cf.params, args) if p in entry_cf.tree_params] for args in calls]
+                    why = _on_nodes(trees, key.rpartition(".")[2], g)
+                    if why:
+                        return why
                     continue
                 name = key.split(".", 1)[1]
                 if root is None or self.invariant.get((f, self.functions[f].params[0])) != root:
@@ -274,6 +296,35 @@ class Cycle:
         return names
 
 
+def _on_nodes(calls, name: str, fn) -> str:
+    """Why `node.name(...)` might not call `fn` on some node of the trees these calls pass (their
+    arguments for the parameters that walk trees), or ""."""
+    classes, found, schemas = set(), False, []
+    for args in calls:
+        for a in args:
+            if isinstance(a, Pointer):
+                found = True
+                schema = a.tables.schema
+                if name in schema.opaque or any(c.name == name for c in schema.columns):
+                    return f"some tree node holds an attribute `{name}` of its own"
+                classes |= set(schema.classes)
+                schemas.append(schema)
+            elif is_node(a):
+                found = True
+                for node in tree_nodes([a]):
+                    if type(vars(node)) is not dict or name in vars(node):
+                        return f"some tree node holds an attribute `{name}` of its own"
+                    classes.add(type(node))
+    if not found:
+        return f"`.{name}(...)` is called on a node, and no argument is a tree"
+    for cls in sorted(classes, key=lambda c: c.__qualname__):
+        if method_of([cls], name) is not fn:
+            return f"`.{name}(...)` is another function on a {cls.__qualname__} (an override)"
+    for schema in schemas:
+        bind_method(schema, name, fn)
+    return ""
+
+
 def _resolved(receiver, name: str):
     """The function `receiver.name` calls, found without running code (None: an instance
     attribute of that name, or no plain function)."""
@@ -312,48 +363,76 @@ class _ByFunction:
         return self._of(fn).get(fn, default)
 
 
-_CYCLES = _ByFunction()
+_CYCLES = _ByFunction()        # function -> its cycle, through methods called on nodes too
+_PLAIN = _ByFunction()         # function -> its cycle through globals, closure cells and `self.m(...)` only
 REFUSED = _ByFunction()        # function -> why it cannot run as a machine
+_CHOSEN = threading.local()    # the (function, cycle) `wants_machine` last chose, for `chosen`
 
 
 def wants_machine(fn, args) -> bool:
     """Whether this call runs as a machine: fn recurses, on tensors or on a tree argument.
-    Recursion on Python values (nested lists, Python ints) is unrolled at build time instead."""
+    Recursion on Python values (nested lists, Python ints) is unrolled at build time instead.
+    A cycle through a method called on something other than a node of the trees (a layer's
+    `self.cell.call(...)` in a `call`) does not fit: the cycle without such calls is tried then."""
+    wanted, cycle = _wants(fn, args, True)
+    if not wanted and _calls_on_nodes(fn):
+        wanted, cycle = _wants(fn, args, False)
+    _CHOSEN.last = (fn, cycle) if wanted else None
+    return wanted
+
+
+def chosen(fn):
+    """The cycle `wants_machine` chose for fn's call just now (not kept: it holds the function)."""
+    last, _CHOSEN.last = getattr(_CHOSEN, "last", None), None
+    return last[1] if last is not None and last[0] is fn else cycle_of(fn)
+
+
+def _calls_on_nodes(fn) -> bool:
+    try:
+        return cycle_of(fn, True) is not cycle_of(fn, False)
+    except ConversionError:
+        return True
+
+
+def _wants(fn, args, on_nodes) -> tuple:
     if any(is_symbolic(a) or isinstance(a, Pointer) for a in args):
         try:
-            cycle = cycle_of(fn)
+            cycle = cycle_of(fn, on_nodes)
             why = cycle.dispatches(fn, [args]) if cycle is not None else ""
             if why:
                 raise unsupported("recursion", cycle.functions[fn].filename, cycle.functions[fn].node, why)
-            return cycle is not None
+            return cycle is not None, cycle
         except ConversionError as exc:
             # Not machine-shaped (say, recursion inside a loop over a Python list): unroll it at build
             # time; if it turns out to recurse on tensors, the build fails with this reason.
             REFUSED[fn] = exc.reason
-            return False
+            return False, None
     if any(is_node(a) for a in args):
         try:
-            cycle = cycle_of(fn)
+            cycle = cycle_of(fn, on_nodes)
         except ConversionError:
-            return False
+            return False, None
         if cycle is None or cycle.dispatches(fn, [args]):
-            return False
+            return False, None
         cf = cycle.functions[fn]
-        return any(p in cf.tree_params and is_node(a) for p, a in zip(cf.params, args))
-    return False
+        return any(p in cf.tree_params and is_node(a) for p, a in zip(cf.params, args)), cycle
+    return False, None
 
 
-def cycle_of(fn):
-    """The compiled cycle through fn (cached), or None when fn is not recursive."""
-    if fn in _CYCLES and (_CYCLES[fn] is None or all(g.__defaults__ is d for g, d in _CYCLES[fn].defaults.items())):
-        return _CYCLES[fn]
-    members = find_cycle(fn)
-    cycle = Cycle(members) if members else None
+def cycle_of(fn, on_nodes=True):
+    """The compiled cycle through fn (cached), or None when fn is not recursive (`on_nodes`: see
+    `_called_functions`; where that finds no call on a node, both are one object)."""
+    table = _CYCLES if on_nodes else _PLAIN
+    if fn in table and (table[fn] is None or all(g.__defaults__ is d for g, d in table[fn].defaults.items())):
+        return table[fn]
+    members = find_cycle(fn, on_nodes)
+    if on_nodes and members == find_cycle(fn, False):
+        cycle = cycle_of(fn, False)
+    else:
+        cycle = Cycle(members) if members else None
     # (a member that does not lead back to fn, as a recursion fn calls at its leaves, has a cycle
     # of its own: this one, entered there, would type fn's frames that never run)
     for f in (members or {fn: None}):
-        if f is fn or set(find_cycle(f) or ()) == set(members):
-            _CYCLES[f] = cycle
+        if f is fn or set(find_cycle(f, on_nodes) or ()) == set(members):
+            table[f] = cycle
     return cycle
-
-

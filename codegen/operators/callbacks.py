@@ -16,10 +16,13 @@ a tensor's truth or Python value stops the build too, and the call raises in Pyt
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import inspect
 import itertools
+import operator
+import re
 import threading
 import types
 import weakref
@@ -51,18 +54,43 @@ def takes_callbacks(f) -> bool:
 
 _PYTHON_CALLERS = frozenset({map, filter, sorted, min, max, functools.reduce, itertools.starmap, itertools.accumulate,
                              itertools.takewhile, itertools.dropwhile, itertools.filterfalse, itertools.groupby,
-                             list.sort})
+                             list.sort, re.sub, re.subn, collections.defaultdict, iter})
+GETTERS = (operator.attrgetter, operator.methodcaller)
 
 
-def _python_caller(f) -> bool:
+def _python_caller(f, args) -> bool:
     """Whether `f` is one of Python's own functions that call a function handed to them while the
-    call runs (`sorted(key=...)`, `map`, `functools.reduce`, `list.sort`, bound or not)."""
+    call runs (`sorted(key=...)`, `map`, `functools.reduce`, `list.sort`, bound or not; `re.sub`;
+    a `defaultdict` made with its factory; `iter(f, sentinel)`)."""
     try:
         if f in _PYTHON_CALLERS:
-            return True
+            return f is not iter or len(args) == 2
     except TypeError:                       # (an unhashable callable)
         return False
-    return isinstance(f, types.BuiltinMethodType) and f.__name__ == "sort" and isinstance(f.__self__, list)
+    return isinstance(f, types.BuiltinMethodType) and (
+        f.__name__ == "sort" and isinstance(f.__self__, list) or
+        f.__name__ in ("sub", "subn") and isinstance(f.__self__, re.Pattern))
+
+
+def getter_call(f, args, kwargs, run):
+    """`operator.attrgetter(...)(obj)` or `operator.methodcaller(...)(obj)` as the reads and the call
+    it stands for, made through `run` (`calls.call`): a property or method of the program then
+    runs as converted code, where the getter's C code would run it as plain Python."""
+    if len(args) != 1 or kwargs:
+        return f(*args, **kwargs)           # (Python's TypeError)
+    maker, held = f.__reduce__()
+    if type(f) is operator.attrgetter:
+        def read(path):
+            value = args[0]
+            for name in path.split("."):
+                value = run(getattr, value, name)
+            return value
+        return read(held[0]) if len(held) == 1 else tuple(read(path) for path in held)
+    if isinstance(maker, functools.partial):        # (keyword arguments)
+        name, held, keywords = maker.args[0], held, maker.keywords
+    else:
+        name, held, keywords = held[0], held[1:], {}
+    return run(run(getattr, args[0], name), *held, **keywords)
 
 
 def python_call_with(f, args, kwargs, is_program, run):
@@ -71,14 +99,14 @@ def python_call_with(f, args, kwargs, is_program, run):
     code when called back (plain Python would read outside state once, at build time, unchecked),
     and a list's or dict's bound method among them (`map(d.get, ...)`) reads the container."""
     ctx = active()
-    partial = isinstance(f, functools.partial) and _python_caller(f.func)
-    if ctx is None or not (partial or _python_caller(f)):
+    partial = isinstance(f, functools.partial) and _python_caller(f.func, f.args + args)
+    if ctx is None or not (partial or _python_caller(f, args)):
         return f, args, kwargs
     if partial:                             # (`functools.partial(sorted, key=...)`)
         _, held, keywords = python_call_with(f.func, f.args, f.keywords, is_program, run)
         f = functools.partial(f.func, *held, **keywords)
     read_by_methods(ctx, (*args, *kwargs.values()))
-    program = lambda v: is_program(v) or _program_class(v)       # noqa: E731
+    program = lambda v: is_program(v) or _program_class(v) or type(v) in GETTERS       # noqa: E731
     return (f, *with_stand_ins(ctx, args, kwargs, program, run, classes=True))
 
 

@@ -1,13 +1,11 @@
 """Calls at build time: where inlining happens.
 
-`call` converts a user function (with its own profile sites) and calls its
-builder on the current, possibly symbolic, values, so it is inlined into the
-same graph; a call into a recursive cycle on tensors or trees runs as a
-Call/Return machine; framework functions are called as they are and emit
-their own ops; builtins get their graph meaning (`codegen.operators.builtins`).
-Converting a function and running a machine are services of the rooms above
-this one, reached through the build context (`BuildContext.compiler`).
-"""
+`call` converts a user function (with its own profile sites) and calls its builder on the
+current, possibly symbolic, values, so it is inlined into the same graph; a call into a recursive
+cycle on tensors or trees runs as a Call/Return machine; framework functions are called as they
+are and emit their own ops; builtins get their graph meaning (`codegen.operators.builtins`).
+Converting a function and running a machine are services of the rooms above this one, reached
+through the build context (`BuildContext.compiler`)."""
 from __future__ import annotations
 
 import collections
@@ -28,7 +26,7 @@ from codegen.operators.aliases import no_lists_handed_out, read_deep, read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import partial_parts, register_owner
 from codegen.operators.builtins import BUILTINS
-from codegen.operators.context import Frame, current
+from codegen.operators.context import Frame, active, current
 from codegen.operators.defaults import check_defaults, outside_defaults
 from codegen.operators.eager_view import ABSENT, stands_for_eager, tensor_attribute
 from codegen.operators.object_access import bound_setattr
@@ -169,6 +167,8 @@ def call(f, /, *args, **kwargs):
     f = unwrap(f)
     dunders.refuse_builtin(f, args)
     f, args, kwargs = callbacks.python_call_with(f, args, kwargs, _program_callable, call)
+    if type(f) in callbacks.GETTERS and active() is not None:
+        return callbacks.getter_call(f, args, kwargs, call)
     handler = BUILTINS.get(f) if _hashable(f) else None
     if handler is not None:
         return handler(*args, **kwargs)
@@ -199,7 +199,7 @@ def call(f, /, *args, **kwargs):
     check_settings(ctx, f)
     library_state.note(ctx, f)
     no_stale_reads(ctx, f, args, kwargs)
-    fresh = _new_value_each_call(ctx, f, args)
+    fresh = library_calls.new_value_each_call(ctx, f, args)
     library_calls.refuse_copy_of_outside(ctx, f, args)
     foreign = library_calls.foreign(f)
     if fresh or foreign:
@@ -217,12 +217,8 @@ def call(f, /, *args, **kwargs):
     replicated = _replica_call(ctx, f, args, kwargs)
     if replicated is not _ABSENT:
         return replicated
-    call_method = getattr(type(f), "__call__", None)
-    if not isinstance(f, type) and isinstance(call_method, types.FunctionType) and is_user_function(call_method):
-        return _inline(ctx, call_method, (f,) + args, kwargs)
-    user_call = getattr(type(f), "call", None) if not isinstance(f, type) else None
-    if isinstance(user_call, types.FunctionType) and is_user_function(user_call) and hasattr(f, "__dict__"):
-        return _layer_call(ctx, f, user_call, args, kwargs)
+    if (called := _program_object_called(ctx, f, args, kwargs)) is not _ABSENT:
+        return called
     # Library code sees plain tensors where tree attributes stood for Python numbers; a list, dict
     # or set method keeps the number (it comes back as one after the run), and so do the builtins
     # that compute with it by its own operators (`sum` of Python ints stays a checked Python int).
@@ -244,6 +240,18 @@ def call(f, /, *args, **kwargs):
                                          "decides whether the gradient is connected; eager's gradient is None on "
                                          "some paths, where a graph's is zeros", "it runs in Python")) from None
     return _library_call(ctx, f, args, kwargs)
+
+
+def _program_object_called(ctx, f, args, kwargs):
+    """An object of the program's class called: its `__call__` inlined, or a layer's `call`; else
+    `_ABSENT`."""
+    call_method = getattr(type(f), "__call__", None)
+    if not isinstance(f, type) and isinstance(call_method, types.FunctionType) and is_user_function(call_method):
+        return _inline(ctx, call_method, (f,) + args, kwargs)
+    user_call = getattr(type(f), "call", None) if not isinstance(f, type) else None
+    if isinstance(user_call, types.FunctionType) and is_user_function(user_call) and hasattr(f, "__dict__"):
+        return _layer_call(ctx, f, user_call, args, kwargs)
+    return _ABSENT
 
 
 def _library_call(ctx, f, args, kwargs):
@@ -396,24 +404,6 @@ _ABSENT = object()
 _REPLICA_RUNNERS = ("run", "experimental_run_v2", "call_for_each_replica")
 _STRATEGIES = (tf.distribute.Strategy, tf.distribute.StrategyExtended, tf.compat.v1.distribute.Strategy,
                tf.compat.v1.distribute.StrategyExtended)
-_PER_CALL_MODULES = ("random", "time", "secrets", "uuid", "numpy.random")
-_PER_CALL_NAMES = {"now", "today", "utcnow", "urandom", "getrandom", "input"}
-
-
-def _new_value_each_call(ctx, f, args) -> str:
-    """The name of `f` when calling it gives a new value (or a new effect) on every call of the
-    user's function: random numbers, clocks, input, or `next()` on an iterator from outside."""
-    if f is next:
-        return "next()" if args and id(args[0]) in ctx.outside else ""
-    owner = getattr(f, "__self__", None)
-    modules = (getattr(f, "__module__", None) or "", type(owner).__module__ if owner is not None else "",
-               getattr(owner, "__module__", None) or "")
-    name = getattr(f, "__name__", "")
-    if any(m == p or m.startswith(p + ".") for m in modules for p in _PER_CALL_MODULES) or name in _PER_CALL_NAMES:
-        return f"{name}()"
-    return ""
-
-
 def _profiled_kind(ctx, fn):
     """"P" when every call of `fn` the profile saw from the function being built returned a Python
     or NumPy number (the machine then speculates that its result is one), "T" when every one

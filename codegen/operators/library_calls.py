@@ -5,7 +5,8 @@ A call into TensorFlow adds ops; a call into a pure Python library (`math`, `fun
 world (an environment's `step`, a queue, a logger, a file) and must run on every call, so it runs
 in Python.  `copy` and `dataclasses` compute from the objects they are given: given the caller's
 object, the copy they make at build time would share the caller's lists and hold its attribute
-values unchecked, so such a call runs in Python (`refuse_copy_of_outside`).
+values unchecked, so such a call runs in Python (`refuse_copy_of_outside`).  Nor may a call that
+gives a new value on every call (random numbers, clocks, input: `new_value_each_call`).
 """
 from __future__ import annotations
 
@@ -89,3 +90,21 @@ def dispatched(f, args, type_of):
             and isinstance(getattr(f, "registry", None), types.MappingProxyType)):
         return None
     return f.dispatch(type_of(args[0]))
+
+
+_PER_CALL_MODULES = ("random", "time", "secrets", "uuid", "numpy.random")
+_PER_CALL_NAMES = {"now", "today", "utcnow", "urandom", "getrandom", "input"}
+
+
+def new_value_each_call(ctx, f, args) -> str:
+    """The name of `f` when calling it gives a new value (or a new effect) on every call of the
+    user's function: random numbers, clocks, input, or `next()` on an iterator from outside."""
+    if f is next:
+        return "next()" if args and id(args[0]) in ctx.outside else ""
+    owner = getattr(f, "__self__", None)
+    modules = (getattr(f, "__module__", None) or "", type(owner).__module__ if owner is not None else "",
+               getattr(owner, "__module__", None) or "")
+    name = getattr(f, "__name__", "")
+    if any(m == p or m.startswith(p + ".") for m in modules for p in _PER_CALL_MODULES) or name in _PER_CALL_NAMES:
+        return f"{name}()"
+    return ""

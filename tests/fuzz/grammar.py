@@ -33,7 +33,9 @@ is user code is printed, then changed (or changed between calls), and so are a d
 variable; lists of NumPy numbers become tensors.  A dict is written at keys that vary between
 calls, then printed or made text; `:=` binds names inside comparisons, boolean operators,
 conditional expressions, comprehensions and `while` tests; an outside list is read by Python's
-own code (a comparison, a second comprehension clause, `sorted(key=...)`, `map`, `+`, `[*xs]`).
+own code (a comparison, a second comprehension clause, `sorted(key=...)`, `map`, `+`, `[*xs]`,
+an operator getter, `re.sub`, a defaultdict's factory, `iter(f, sentinel)`); a recursion goes
+through the children's own method (`self.left.msum(scale)`).
 
 A rule that makes a known, still open bug is kept in `OPEN_BUG_RULES` with
 its repro; it is generated only when `open_rules` is on (`--fuzz-open`), so
@@ -55,8 +57,10 @@ HEADER = '''import collections
 import copy
 import functools
 import io
+import operator
 import queue
 import random
+import re
 import types
 
 import numpy as np
@@ -150,6 +154,14 @@ class Node:
         global COUNT
         COUNT += 1                              # an effect: runs as often as eager calls it
         return self.right is None
+
+    def msum(self, scale):
+        """A recursion through the children's own method (`self.left.msum`)."""
+        if self.left is None:
+            return self.tv * scale + self.w
+        if self.right is None:
+            return self.left.msum(scale) * 0.5
+        return self.left.msum(scale) + self.right.msum(scale) * self.w
 
 
 class Stale(Node):
@@ -598,6 +610,14 @@ def tensor_test(draw):
     return f"tf.reduce_sum({draw(st.sampled_from(['x', 't']))}) > {draw(st.sampled_from(SMALL))}"
 
 
+# Python's C code calling the program back, each reading the box's list (which changes).
+CALLED_BACK = ["operator.methodcaller('count', 1)(box.items)",
+               "re.sub(r'[0-9]', lambda mt: str(len(box.items)), 'a1b2')",
+               "collections.defaultdict(lambda: len(box.items))[k] + k",
+               "operator.attrgetter('n')(box)",
+               "list(iter(lambda: box.items.pop() if len(box.items) > 3 else None, None))"]
+
+
 @st.composite
 def python_test(draw):
     return draw(st.sampled_from(["n > 3", "k % 2 == 0", "n < 0", "k > 10", "s > 1.0", "len(LOG) > 2"]))
@@ -636,6 +656,9 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         # An outside list read by Python's own code: a list comparison, a comprehension's second
         # clause, a function handed to `sorted`/`map`, a container's bound method, `+` and starred items.
         lambda: f"LOG.append({draw(st.sampled_from(['box.items < [1, 2]', '[v for row in [box.ws, box.items] for v in row][-2:]', 'sorted(range(len(box.items)), key=lambda i: -box.items[i])[:2]', 'list(map(box.items.__getitem__, range(min(2, len(box.items)))))', '(box.items + [k])[-2:]', '[*box.items][:3]', 'max(box.hist, key=lambda name: len(box.hist[name]))']))})",
+        # Python's C code calling the program back: an operator getter, `re.sub` with a function,
+        # a defaultdict's factory, `iter(f, sentinel)`; each reads the box's list, which changes.
+        lambda: "LOG.append(" + draw(st.sampled_from(CALLED_BACK)) + ")",
         lambda: "box.v.assign_add(tf.reduce_sum(t))",
         # An op with no output: eager gives None, a graph a tf.Operation.
         lambda: "LOG.append(box.v.assign_add(tf.reduce_sum(t) * 0.0, read_value=False) is None)",
@@ -810,6 +833,7 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         lambda: "EMIT(k)",
         lambda: "k = k + ('x' in TABLE) + len(CONF)",
         lambda: "s = s + tsum(tree)",
+        lambda: "t = t + tf.reduce_sum(tree.msum(tf.constant(0.5)))",
         lambda: 'print("leaf", leafw(tree))',
         lambda: "t = t * tpick(tree)",
         # A list comprehension over joined recursive calls: an element of tensors built once for

@@ -5,7 +5,6 @@ printed text, exceptions and Python state."""
 import bisect
 import contextlib
 import functools
-import heapq
 import io
 import itertools
 import operator
@@ -14,15 +13,11 @@ import collections
 import threading
 
 import numpy as np
-import pytest
 import tensorflow as tf
 
 import janus
 
 C = tf.constant
-_C_CALLS_BACK = ("C code outside Python's higher-order builtins calls the program back while the graph is built "
-                 "(an operator getter, a defaultdict factory, re.sub, iter(f, sentinel)): the program code runs "
-                 "once, at build time, unchecked; janus does not yet catch program code run that way")
 
 def norm(r):
     if isinstance(r, tf.Variable):
@@ -401,7 +396,6 @@ def k_operator_getters(s, x):
     return x, [it.i for it in sorted(items, key=operator.attrgetter("rank"))], \
         list(map(operator.methodcaller("score"), items))
 
-@pytest.mark.xfail(strict=True, reason=_C_CALLS_BACK)
 def test_attrgetter_property_and_methodcaller():
     compare(k_operator_getters, S, XS, reset_g)
 
@@ -409,14 +403,12 @@ def k_defaultdict_factory(s, x):
     d = collections.defaultdict(lambda: G[0])
     return x, d["a"] + d["b"]
 
-@pytest.mark.xfail(strict=True, reason=_C_CALLS_BACK)
 def test_defaultdict_factory():
     compare(k_defaultdict_factory, S, XS, reset_g)
 
 def k_re_sub_function(s, x):
     return x, re.sub(r"\d", lambda m: str(G[int(m.group())]), "0-3")
 
-@pytest.mark.xfail(strict=True, reason=_C_CALLS_BACK)
 def test_re_sub_function_repl():
     compare(k_re_sub_function, S, XS, reset_g)
 
@@ -424,7 +416,6 @@ def k_iter_sentinel(s, x):
     it = iter([0, 1, 2, 3])
     return x, list(iter(lambda: G[next(it)], 2))
 
-@pytest.mark.xfail(strict=True, reason=_C_CALLS_BACK)
 def test_iter_callable_sentinel():
     compare(k_iter_sentinel, S, XS, reset_g)
 

@@ -77,8 +77,10 @@ def construct(cls, args, kwargs):
     `type.__call__` makes it, its `__init__` run as converted code, inlined (run by Python at
     build time, it would read outside state once, unchecked, and its prints and writes to outside
     state would happen once, when the graph is built); NOT_USER for any other class (a metaclass
-    of its own, a `__new__` other than `object`'s)."""
-    if not isinstance(cls, type) or type(cls) is not type or cls.__new__ is not object.__new__:
+    with a `__call__` of its own, a `__new__` other than `object`'s).  A class whose metaclass
+    makes instances as `type` does (`abc.ABCMeta`) is made so too: `object.__new__` refuses an
+    abstract class as Python does."""
+    if not isinstance(cls, type) or type(cls).__call__ is not type.__call__ or cls.__new__ is not object.__new__:
         return NOT_USER
     init = user_method_of(cls, "__init__")
     if init is None:

@@ -225,6 +225,8 @@ def _subclass(value, tensors, heap):
     parts = [flatten(v, tensors, heap) for v in value.values()] if isinstance(value, dict) else \
         [flatten(v, tensors, heap) for v in value]
     attrs_symbolic = _holds_symbolic(getattr(value, "__dict__", {}))
+    if flatten(getattr(value, "default_factory", None), tensors, heap)[0] != "const":    # (its lambda, the build's)
+        raise ConversionError(Reason("function-result", "", "a defaultdict's factory the function made leaves it"))
     if all(p[0] == "const" for p in parts) and not attrs_symbolic:
         return ("const", value)
     try:

@@ -269,13 +269,19 @@ class JoinCalls(Lowering):
 
     @staticmethod
     def _joinable(call: ast.Call, targets, varying: set[str]) -> bool:
-        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args) or not call.args:
+        """A call whose callee is fixed and whose arguments (a method's receiver among them:
+        `t.encode(m)` for a loop over trees `t`) read the loop's names."""
+        args = list(call.args)
+        callee = call.func
+        if isinstance(callee, ast.Attribute) and _rooted_name(callee.value) and _names(callee.value) & set(targets):
+            args, callee = [callee.value] + args, None          # the method looked up on each item
+        if call.keywords or any(isinstance(a, ast.Starred) for a in args) or not args:
             return False
-        if not _rooted_name(call.func) or _names(call.func) & varying:
+        if callee is not None and (not _rooted_name(callee) or _names(callee) & varying):
             return False
-        if any(isinstance(sub, ast.Call) for a in call.args for sub in ast.walk(a)):
+        if any(isinstance(sub, ast.Call) for a in args for sub in ast.walk(a)):
             return False
-        used = set().union(*(_names(a) for a in call.args))
+        used = set().union(*(_names(a) for a in args))
         return bool(used & set(targets)) and not (used - set(targets)) & varying
 
 

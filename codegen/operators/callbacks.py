@@ -16,7 +16,6 @@ a tensor's truth or Python value stops the build too, and the call raises in Pyt
 """
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
 import inspect
@@ -54,14 +53,14 @@ def takes_callbacks(f) -> bool:
 
 _PYTHON_CALLERS = frozenset({map, filter, sorted, min, max, functools.reduce, itertools.starmap, itertools.accumulate,
                              itertools.takewhile, itertools.dropwhile, itertools.filterfalse, itertools.groupby,
-                             list.sort, re.sub, re.subn, collections.defaultdict, iter})
+                             list.sort, re.sub, re.subn, iter})
 GETTERS = (operator.attrgetter, operator.methodcaller)
 
 
 def _python_caller(f, args) -> bool:
     """Whether `f` is one of Python's own functions that call a function handed to them while the
     call runs (`sorted(key=...)`, `map`, `functools.reduce`, `list.sort`, bound or not; `re.sub`;
-    a `defaultdict` made with its factory; `iter(f, sentinel)`)."""
+    `iter(f, sentinel)`)."""
     try:
         if f in _PYTHON_CALLERS:
             return f is not iter or len(args) == 2
@@ -106,11 +105,31 @@ def python_call_with(f, args, kwargs, is_program, run):
         _, held, keywords = python_call_with(f.func, f.args, f.keywords, is_program, run)
         f = functools.partial(f.func, *held, **keywords)
     read_by_methods(ctx, (*args, *kwargs.values()))
-    program = lambda v: is_program(v) or _program_class(v) or type(v) in GETTERS       # noqa: E731
-    return (f, *with_stand_ins(ctx, args, kwargs, program, run, classes=True))
+    # Only where the caller takes the function it calls back: the items `max(f, g, key=...)`
+    # compares are handed back as they are.
+    shift = len(f.args) if partial else 0
+    at = {i - shift for i in _callback_positions(f.func if partial else f)}
+
+    def swap(v):
+        return stand_in(ctx, v, run) if is_program(v) or program_class(v) or type(v) in GETTERS else v
+    return (f, tuple(swap(a) if i in at else a for i, a in enumerate(args)),
+            {k: swap(v) if k in _CALLBACK_KEYWORDS else v for k, v in kwargs.items()})
 
 
-def _program_class(v) -> bool:
+_CALLBACK_AT = {map: (0,), filter: (0,), functools.reduce: (0,), itertools.starmap: (0,), itertools.takewhile: (0,),
+                itertools.dropwhile: (0,), itertools.filterfalse: (0,), iter: (0,), itertools.accumulate: (1,),
+                itertools.groupby: (1,), re.sub: (1,), re.subn: (1,)}
+_CALLBACK_KEYWORDS = ("key", "func", "repl", "function")
+
+
+def _callback_positions(f) -> tuple:
+    """Where `f`, one of Python's callers, takes the function it calls back, by position."""
+    if isinstance(f, types.BuiltinMethodType) and f.__name__ in ("sub", "subn"):
+        return (0,)                             # (a compiled pattern's: the pattern is its object)
+    return _CALLBACK_AT.get(f, ())
+
+
+def program_class(v) -> bool:
     """A class with methods of the program's own (`map(Boxed, xs)` runs its `__init__`)."""
     return isinstance(v, type) and any(is_user_function(m) for m in vars(v).values())
 

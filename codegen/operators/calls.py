@@ -288,8 +288,13 @@ dunders.install(call)
 
 
 def ld_item(obj, key):
-    """`obj[key]`: the program's own `__getitem__` runs as its code, inlined."""
+    """`obj[key]`: the program's own `__getitem__` runs as its code, inlined; so does the
+    program's factory of a `defaultdict` the call made, at a missing key (as its `__missing__`)."""
     dunders.refuse_user_key(obj, key)
+    if type(obj) is collections.defaultdict and id(obj) not in current().outside and key not in obj and (
+            _program_callable(obj.default_factory) or callbacks.program_class(obj.default_factory)):
+        st_item(obj, key, value := call(obj.default_factory))
+        return value
     found = dunders.getitem(obj, key)
     return state.ld_item(obj, key) if found is dunders.NOT_USER else found
 

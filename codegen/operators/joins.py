@@ -14,6 +14,7 @@ from codegen.errors import JoinBroken
 from codegen.operators.calls import every_argument, user_callee
 from codegen.operators import failing_ops
 from codegen.operators.context import VARIABLE_WRITES, current
+from codegen.operators.general import state_before
 from codegen.operators.trees import Pointer
 from codegen.operators.values import is_symbolic
 
@@ -36,7 +37,13 @@ def join(items, spec, where, pairs=False):
     if type(items) not in (list, tuple) or len(items) < 2 or ctx.in_machine or ctx.dry_run \
             or ("join", where) in ctx.relaxed:
         return None
+    before, printed, written = state_before(ctx, ()), len(ctx.prints), len(ctx.heap.writes)
     calls = [user_callee(*(spec(*item) if pairs else spec(item))) for item in items]
+    if (len(ctx.prints), len(ctx.heap.writes)) != (printed, written) or state_before(ctx, ())[0] != before[0]:
+        # Reading the calls' arguments ran code with effects (a property that prints): ahead of
+        # the loop, they would happen out of eager's order, and again when the loop makes its calls.
+        raise JoinBroken(("join", where), "reading the calls' arguments prints or writes Python state",
+                         "the calls run one by one")
     if any(c is None for c in calls) or len({c[0] for c in calls}) != 1:
         return None
     fn = calls[0][0]

@@ -196,3 +196,15 @@ def test_a_method_of_the_same_name_on_a_held_object_leaves_the_recursion_through
         tree = random_tree(n, rng)
         np.testing.assert_array_equal(model.encode(tree).numpy(), spec(tree).numpy())
     assert spec.stats()["graphs_built"] == 1 and _strategy(spec).startswith("levels"), spec.report()
+
+
+def test_a_comprehension_of_method_calls_over_trees_runs_one_machine():
+    """`[t.encode(m) for t in trees]` joins its calls into one machine, as `[encode(m, t) ...]` does
+    (it ran one machine per tree, each tree's levels on its own)."""
+    m, rng = Cells(), np.random.default_rng(9)
+    spec = janus.speculate(run_forest)
+    for sizes in ((3, 5, 1, 7), (8, 2, 6, 4), (13, 4, 9, 2), (1, 1, 2, 3)):
+        trees = [random_tree(n, rng) for n in sizes]
+        np.testing.assert_allclose(run_forest(m, trees).numpy(), spec(m, trees).numpy(), rtol=1e-6)
+    assert spec.stats()["graph_runs"] >= 1 and len(spec.graphs[0].recursion) == 1, spec.report()
+    assert "once for all calls" in _strategy(spec), spec.report()

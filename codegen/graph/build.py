@@ -32,7 +32,7 @@ from codegen.graph.print_order import (order_prints_after_failures, order_python
 from codegen.graph.quiet_log import QUIET
 from codegen.graph.signature import Feed, Signature, components, rebuild
 from codegen.graph.xla import HINTS, TRACE_FAILED, compile_with_xla, first_failed, traced_for_xla
-from codegen.operators import failing_ops, library_state, unchanged
+from codegen.operators import failing_ops, library_state, unchanged, unconverted
 from codegen.operators.call_time import Feeds, forget_fed
 from codegen.operators.printing import replay_prints
 from codegen.operators.calls import every_argument
@@ -226,7 +226,7 @@ def _build_graph(converted, sig: Signature, profile, relaxed: set, outside: dict
                                     for leaf in sig.leaves)
         args = rebuild(("list", sig.template[0]), values)
         kwargs = {k: rebuild(t, values) for k, t in sig.template[1].items()}
-        with ctx:
+        with ctx, unconverted.watch():
             for i, a in enumerate(args):
                 register_argument_containers(ctx.heap, a, ("args", i))
             for k, a in kwargs.items():

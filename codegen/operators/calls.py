@@ -21,7 +21,7 @@ from profiler.library import is_user_function
 
 from codegen.assumptions import Kind, Source
 from codegen.errors import ConversionError, Reason
-from codegen.operators import callbacks, dunders, library_calls, library_state, state
+from codegen.operators import callbacks, dunders, library_calls, library_state, state, unconverted
 from codegen.operators.aliases import no_lists_handed_out, read_deep, read_whole
 from codegen.operators.arrays import PyArray
 from codegen.operators.bound_methods import partial_parts, register_owner
@@ -263,7 +263,7 @@ def _library_call(ctx, f, args, kwargs):
     if callbacks.takes_callbacks(f):
         result = callbacks.call_with(ctx, f, args, kwargs, _program_callable, call)
     else:
-        result = f(*args, **kwargs)
+        result = unconverted.library_call(f, args, kwargs)
     return None if isinstance(result, tf.Operation) else result
 
 
@@ -490,6 +490,6 @@ def _inline(ctx, fn, args, kwargs):
     args, kwargs = outside_defaults(ctx, fn, args, kwargs)
     ctx.frames.append(Frame(converted))
     try:
-        return converted.builder(*args, **kwargs)
+        return unconverted.watched(converted.builder, *args, **kwargs)
     finally:
         ctx.frames.pop()

@@ -32,6 +32,7 @@ from tensorflow.python.framework import func_graph
 from tensorflow.python.framework import ops as ops_lib
 
 from codegen.operators.guards import check
+from codegen.operators.unconverted import unwatched
 
 _NOT_CONNECTING = frozenset({"StopGradient", "PreventGradient"})
 _IFS = frozenset({"If", "StatelessIf"})
@@ -39,6 +40,7 @@ _WHILES = frozenset({"While", "StatelessWhile"})
 UNCONNECTED = "eager's gradient is None for this source on this call's path"
 
 
+@unwatched
 def checked_gradient(gradient, args, kwargs):
     """`tape.gradient(*args, **kwargs)` in the current graph, with eager's None where this call's
     path leaves a source unconnected to the targets."""

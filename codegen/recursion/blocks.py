@@ -23,6 +23,7 @@ from codegen.errors import unsupported
 from codegen.operators.context import Frame
 from codegen.operators.gradients import differentiable
 from codegen.operators.guards import check
+from codegen.operators.unconverted import watched
 from codegen.operators.joins import quiet_pfor
 from codegen.operators.values import UNDEF, Undefined
 from codegen.operators.weak_numbers import WeakNumber
@@ -214,7 +215,7 @@ def run_builder(m: Machine, f, cf, block, table_vars, written, flat, checked: li
     before, outer = op_count(), (m.ctx.int_checks, m.ctx.int_sources, m.ctx.int_checks_depth)
     m.ctx.int_checks, m.ctx.int_sources, m.ctx.int_checks_depth = [], [], m.ctx.general_depth
     try:
-        new_vars, term = converted.builder(*full)
+        new_vars, term = watched(converted.builder, *full)
         term = exact_ints.narrowed_term(m, f, block, term)
         oks, noted = m.ctx.int_checks, m.ctx.int_sources    # a tree node's int attributes'
     finally:

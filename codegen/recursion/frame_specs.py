@@ -24,6 +24,7 @@ from codegen.operators.context import VARIABLE_READS, VARIABLE_WRITES, Frame, cu
 from codegen.operators.arrays import PyArray
 from codegen.operators.numbers import PyNumber, narrowed
 from codegen.operators.trees import Pointer, Tables
+from codegen.operators.unconverted import watched
 from codegen.operators.weak_numbers import WeakNumber, bool_number, numpy_bool, numpy_scalar_type
 from codegen.operators.values import UNDEF
 from codegen.recursion.sequences import ListSpec, refuse_list_writes, refuse_sequences, respec, sequence
@@ -251,7 +252,7 @@ def infer_specs(ctx, cycle, entry, args, statics=None):
                     ctx.frames.append(Frame(cycle.builders[(f, block.id)]))
                     ctx.dry_run += 1
                     try:
-                        new_vars, term = cycle.builders[(f, block.id)].builder(*vals)
+                        new_vars, term = watched(cycle.builders[(f, block.id)].builder, *vals)
                     finally:
                         ctx.dry_run -= 1
                         ctx.frames.pop()

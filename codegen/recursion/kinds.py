@@ -38,6 +38,7 @@ from codegen.lowering.recursion import Branch, CallGroup, Goto, Return
 from codegen.operators.context import Frame
 from codegen.operators.guards import check
 from codegen.operators.numbers import PyNumber
+from codegen.operators.unconverted import watched
 from codegen.operators.weak_numbers import WeakNumber, bool_number
 from codegen.recursion.frame_specs import Spec, dry_value, is_python_number, python_number_of
 from codegen.recursion.frames import Widened
@@ -198,7 +199,7 @@ def _probe(ctx, cycle, f, cf, block, specs, python: set) -> tuple:
             ctx.frames.append(Frame(cycle.builders[(f, block.id)]))
             ctx.dry_run += 1
             try:
-                new_vars, term = cycle.builders[(f, block.id)].builder(*vals)
+                new_vars, term = watched(cycle.builders[(f, block.id)].builder, *vals)
             except StagingError:
                 return "U", None
             except (TypeError, ValueError, AttributeError):

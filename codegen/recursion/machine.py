@@ -37,6 +37,7 @@ from codegen.operators.context import current
 from codegen.operators.guards import check
 from codegen.operators.numbers import PyNumber, narrowed
 from codegen.operators.trees import Pointer, Tables, is_node
+from codegen.operators.unconverted import unwatched
 from codegen.recursion import chain, levels, linear, linear_xla
 from codegen.recursion.blocks import (Machine, block_reads, block_vars, build_machine, op_count, ops_since,
                                       range_assert, run_builder, run_frames)
@@ -54,6 +55,7 @@ def run(cycle: Cycle, entry, args):
     return run_many(cycle, entry, [args])[0]
 
 
+@unwatched
 def run_many(cycle: Cycle, entry, calls: list, kind=None):
     """One machine for independent calls `entry(*args)` for each args in `calls` (a Python loop over
     a batch of trees): every call is a root frame, they all advance together.  Returns their

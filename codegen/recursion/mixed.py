@@ -32,6 +32,7 @@ from codegen.errors import ConversionError, StagingError, unsupported
 from codegen.lowering.recursion import CallGroup, Return
 from codegen.operators.context import Frame
 from codegen.operators.guards import check
+from codegen.operators.unconverted import watched
 from codegen.operators.values import EitherKind, Undefined
 from codegen.operators.weak_numbers import WeakNumber, bool_number
 from codegen.recursion.frame_specs import (BIT, MixedSpec, Spec, dry_value, exposed_reads, is_python_number, leaves,
@@ -245,7 +246,7 @@ def _trace(ctx, cycle, f, cf, block, specs, returns, python: set) -> dict:
         ctx.frames.append(Frame(cycle.builders[(f, block.id)]))
         ctx.dry_run += 1
         try:
-            new_vars, term = cycle.builders[(f, block.id)].builder(*vals)
+            new_vars, term = watched(cycle.builders[(f, block.id)].builder, *vals)
         except (StagingError, TypeError, ValueError, AttributeError) as e:
             raise _Unknown(f"with Python numbers in some of them the block fails to build: {e}") from None
         finally:

@@ -204,6 +204,12 @@ class Counter:
     n = 0                                       # a class attribute a recursion may count its calls in
 
 
+class Seen(dict):                               # program code Python's machinery calls: `__missing__`
+    def __missing__(self, key):
+        LOG.append(key)
+        return len(LOG) + key
+
+
 def helper(v, k):
     return v * k + 1.0
 
@@ -615,7 +621,8 @@ CALLED_BACK = ["operator.methodcaller('count', 1)(box.items)",
                "re.sub(r'[0-9]', lambda mt: str(len(box.items)), 'a1b2')",
                "collections.defaultdict(lambda: len(box.items))[k] + k",
                "operator.attrgetter('n')(box)",
-               "list(iter(lambda: box.items.pop() if len(box.items) > 3 else None, None))"]
+               "list(iter(lambda: box.items.pop() if len(box.items) > 3 else None, None))",
+               "Seen()[k]"]
 
 
 @st.composite

@@ -80,6 +80,9 @@ def construct(cls, args, kwargs):
     with a `__call__` of its own, a `__new__` other than `object`'s).  A class whose metaclass
     makes instances as `type` does (`abc.ABCMeta`) is made so too: `object.__new__` refuses an
     abstract class as Python does."""
+    if isinstance(cls, type) and user_method_of(cls, "__del__") is not None:
+        refuse(f"`{cls.__qualname__}(...)`", "its class has a `__del__` of the program's, which eager runs when the "
+               "object is collected and a graph, which never makes the object, would not")
     if not isinstance(cls, type) or type(cls).__call__ is not type.__call__ or cls.__new__ is not object.__new__:
         return NOT_USER
     init = user_method_of(cls, "__init__")

@@ -25,6 +25,7 @@ from profiler import versions
 from profiler.library import is_library_module, is_user_function
 
 from codegen.assumptions import SCALARS, Kind
+from codegen.operators.unconverted import unwatched
 
 _DEPTH = 2
 _LIMIT = 64
@@ -255,6 +256,7 @@ def _functions(member):
     return [member] if isinstance(member, types.FunctionType) else []
 
 
+@unwatched                          # (it reads code objects, and runs none)
 def _code_names(code, found: set, receivers: frozenset = frozenset({"self"})):
     ops = versions.current()
     if code.co_argcount:

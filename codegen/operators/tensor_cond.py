@@ -18,6 +18,7 @@ from codegen.operators.general import as_tensor, carriable, leaves_of, no_writes
 from codegen.operators.lists import (GrowList, NeedsItemSpec, empty_lists_back, grow_lists, learn_item,
                                      reset_lists)
 from codegen.operators.numbers import PyNumber, python_kind, wide_tensor_dtype
+from codegen.operators.unconverted import unwatched, watched
 from codegen.operators.values import NO_RETURN, UNDEF
 
 _NUMBERS = (bool, int, float)
@@ -49,6 +50,7 @@ def run_cond(test, body, orelse, get_state, set_state, names, lists=()):
     empty_lists_back(get_state, set_state)
 
 
+@unwatched
 def _cond(test, body, orelse, get_state, set_state, names, writes):
     ctx = current()
     init = get_state()
@@ -66,7 +68,7 @@ def _cond(test, body, orelse, get_state, set_state, names, writes):
             for i, rows in grown.items():       # each side grows the list from the rows before the `if`
                 init[i].rebind(rows)
             before = state_before(ctx, init)
-            fn()
+            watched(fn)
             no_writes_inside(ctx, before, "tf.cond", writes)
             writes.after_side(which)
             vals = get_state()

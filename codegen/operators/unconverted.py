@@ -28,7 +28,6 @@ import os
 import sys
 import threading
 import types
-import typing
 
 import numpy as np
 import tensorflow as tf
@@ -40,8 +39,9 @@ from codegen.operators.values import BUILDER_CODE
 
 _LOCAL = threading.local()
 _NOT_PROGRAM: dict = {}         # code object -> whether its frames are not the program's unconverted code
-# A finaliser (a collection may run one anywhere), and the module and factory code that compiling
-# a builder runs (`codegen.compiler`): an `import` in the program is refused before it runs.
+# A finaliser (a collection may run one anywhere: a class with one of the program's is not made in a
+# graph, `dunders.construct`), and the module and factory code that compiling a builder runs
+# (`codegen.compiler`): an `import` in the program is refused before it runs.
 _NOT_PROGRAM_NAMES = frozenset({"__del__", "<module>", "__janus_factory__"})
 _PLAIN_TYPES = frozenset({int, float, bool, complex, str, bytes, type(None), tf.DType, tf.TensorShape})
 _PLAIN_CLASSES = (tf.Tensor, tf.Variable, np.ndarray, np.generic)
@@ -57,18 +57,25 @@ def _not_program(code) -> bool:
     known = _NOT_PROGRAM.get(code)
     if known is None:
         name = code.co_filename
-        known = (code in BUILDER_CODE or is_library_file(name) or name.startswith("<")
-                 or os.path.basename(name).startswith("__autograph_generated_file")   # (TensorFlow's conversions)
-                 or code.co_name in _NOT_PROGRAM_NAMES)
+        known = (code in BUILDER_CODE or is_library_file(name) or code.co_name in _NOT_PROGRAM_NAMES
+                 or name.startswith("<") and name not in ("<string>", "<stdin>")       # (janus's own, `<janus ...>`)
+                 or os.path.basename(name).startswith("__autograph_generated_file"))   # (TensorFlow's conversions)
         if len(_NOT_PROGRAM) > 65536:
             _NOT_PROGRAM.clear()
         _NOT_PROGRAM[code] = known
     return known
 
 
+def _generated(frame) -> bool:
+    """Code the standard library made with `exec` from text of its own (a dataclass's `__init__`,
+    a named tuple's `__new__`): the program's functions it calls are watched on their own."""
+    return frame.f_code.co_filename == "<string>" and (
+        "__create_fn__" in frame.f_code.co_qualname or frame.f_globals.get("__name__", "").startswith("namedtuple_"))
+
+
 def _on_call(frame, event, arg):
     watch = _LOCAL.watch
-    if not _not_program(frame.f_code):
+    if not _not_program(frame.f_code) and not _generated(frame):
         # Raised into the frame before its first instruction, so the code never runs.  Python then
         # unsets the trace function: the next janus call the build makes raises again (`_run`).
         watch.found = watch.found or (frame.f_code.co_qualname, _caller(frame.f_back), _builder_line(frame))
@@ -169,23 +176,24 @@ def _plain(values) -> bool:
 
 
 def _library_made(f) -> bool:
-    """Whether `f` is the library's own, made of nothing of the program's: a function, a class, a
-    method bound to such an object, a generic alias (`Box[int]`) of such a class."""
-    parts = [f]
-    if isinstance(f, (types.MethodType, types.BuiltinMethodType)):
-        parts.append(f.__self__)
-    elif isinstance(f, typing._GenericAlias):       # noqa: SLF001 - `typing`'s aliases call their origin
-        parts.append(f.__origin__)
-    for part in parts:
-        if isinstance(part, types.ModuleType):
-            continue
-        kind = type(part)
-        module = part.__module__ if isinstance(part, type) or kind in _FUNCTIONS else kind.__module__
-        if module is None and kind is types.BuiltinMethodType:
-            continue                # (a builtin's method: its `__self__` is checked)
-        if not is_library_module(module):
-            return False
-    return True
+    """Whether `f` is the library's own and holds nothing of the program's: a library's function,
+    class, or NumPy ufunc, or a library's method bound to a library's object.  Any other callable
+    object (`np.vectorize` of a program function, a `staticmethod` object, a generic alias of a
+    program class, a Keras layer) may call the program's code, and stays watched."""
+    kind = type(f)
+    if kind is types.FunctionType:
+        return is_library_module(f.__module__)
+    if kind is type or isinstance(f, type):
+        return is_library_module(f.__module__) and is_library_module(kind.__module__)
+    if kind is types.BuiltinFunctionType:           # (a builtin function, or a C method of its `__self__`)
+        owner = f.__self__
+        return owner is None or isinstance(owner, types.ModuleType) or _library_object(owner)
+    if kind is types.MethodType:
+        return is_library_module(getattr(f.__func__, "__module__", None)) and _library_object(f.__self__)
+    if kind is np.ufunc:
+        return getattr(np, f.__name__, None) is f    # (`np.frompyfunc` makes ufuncs of the program's functions)
+    return False
 
 
-_FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType)
+def _library_object(obj) -> bool:
+    return is_library_module(obj.__module__ if isinstance(obj, type) else type(obj).__module__)

@@ -24,7 +24,7 @@ def refusal(obj, name: str | None, kind: str) -> str | None:
     if kind == "attr":
         for hook in ("__setattr__", "__delattr__", "__getattr__", "__getattribute__"):
             impl = getattr(cls, hook, None)
-            base = getattr(object, hook, None)
+            base = getattr(type if isinstance(obj, type) else object, hook, None)   # (a class: `type`'s hooks)
             # (`types.SimpleNamespace` defines the hooks as Python's generic attribute access)
             if impl is not None and impl is not base and not _is_library(impl) and \
                     cls.__module__ not in ("builtins", "types"):

@@ -208,3 +208,23 @@ def k_nested_speculated(s, x):
 
 def test_nested_speculated_function():
     compare(k_nested_speculated)
+
+
+class Quiet(typing.NamedTuple):
+    a: int
+
+    @property
+    def scaled(self):
+        return self.a * G[0]
+
+
+def k_property_in_tensor_if(s, x):
+    y = x
+    if x > 2.0:
+        y = x * 2.0 + Quiet(3).scaled
+    return y, 0
+
+
+def test_program_code_inside_a_tensor_if():
+    spec = compare(k_property_in_tensor_if)
+    assert "`Quiet.scaled` is the program's code" in spec.report()

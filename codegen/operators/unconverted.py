@@ -13,9 +13,10 @@ checked (`sys.settrace`'s call event, which fires once per frame). The first fra
 program's code that is not converted code refuses the build, at the statement of the function
 being built that led there, and that statement runs in Python (`janus.segmented`).
 
-Library calls on tensors and Python scalars (`library_call`) cannot reach the program's code.
-They make most of a build's Python frames, so the watch is paused across them. Tracing them
-as well made builds 1.7 times as long.
+Tracing every frame made builds 1.7 times as long, so the watch is paused where the program's
+code cannot run: across a library's own functions called on tensors and Python scalars
+(`library_call`), and in janus's own graph code (`unwatched`). Converted code called from there
+is watched again (`watched`).
 
 A tracer the user had set (a debugger, coverage) keeps tracing: the watch hands every frame on
 to it.

@@ -74,9 +74,24 @@ def _generated(frame) -> bool:
         "__create_fn__" in frame.f_code.co_qualname or frame.f_globals.get("__name__", "").startswith("namedtuple_"))
 
 
+def _of_library_object(frame) -> bool:
+    """A method of the program's subclass of a TensorFlow or Keras class (a cell a Keras `RNN`
+    runs, a layer a `Sequential` holds), called by the library: it runs at build time as the
+    library's own code does, and the settings it reads are checked at entry
+    (`library_settings`)."""
+    code = frame.f_code
+    if not code.co_argcount or _caller(frame.f_back) == "":
+        return False
+    owner = frame.f_locals.get(code.co_varnames[0])
+    return any((k.__module__ or "").partition(".")[0] in _FRAMEWORKS for k in type(owner).__mro__[1:])
+
+
+_FRAMEWORKS = frozenset({"keras", "tf_keras", "tensorflow"})
+
+
 def _on_call(frame, event, arg):
     watch = _LOCAL.watch
-    if not _not_program(frame.f_code) and not _generated(frame):
+    if not _not_program(frame.f_code) and not _generated(frame) and not _of_library_object(frame):
         # Raised into the frame before its first instruction, so the code never runs.  Python then
         # unsets the trace function: the next janus call the build makes raises again (`_run`).
         watch.found = watch.found or (frame.f_code.co_qualname, _caller(frame.f_back), _builder_line(frame))

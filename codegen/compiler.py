@@ -61,9 +61,11 @@ def convert(fn) -> ConvertedFunction:
     return converted
 
 
-def compile_block(cycle_function, block) -> ConvertedFunction:
-    """A machine block (see `codegen.lowering.recursion`) lowered and compiled like a function."""
-    fn = cycle_function.fn
+def compile_block(cycle_function, block, fn=None) -> ConvertedFunction:
+    """A machine block (see `codegen.lowering.recursion`) lowered and compiled like a function;
+    `fn`: the function whose profile its sites read (the method a merged function's block comes
+    from, `recursion.dispatch.origin`), by default the cycle function's."""
+    fn = fn or cycle_function.fn
     node = cycle_function.block_source(block)
     sites = transform(node, cycle_function.filename)
     builder = _compile_builder(node, cycle_function.filename, user_globals(fn), fn)

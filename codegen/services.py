@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from codegen import compiler
 from codegen.errors import Reason
-from codegen.recursion import cycles, machine
+from codegen.recursion import cycles, dispatch, machine
 
 
 class Services:
@@ -25,6 +25,9 @@ class Services:
 
     def run_machine(self, fn, calls: list, kind=None) -> list | None:
         return machine.run_many(cycles.chosen(fn), fn, calls, kind)
+
+    def dispatcher(self, name: str, by_class: dict):
+        return dispatch.dispatcher(name, by_class)
 
     def refused(self, fn) -> Reason | None:
         return cycles.REFUSED.get(fn)

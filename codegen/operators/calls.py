@@ -39,6 +39,7 @@ from codegen.operators.printing import not_printed
 from codegen.operators.sequence_dtypes import with_eager_dtype
 from codegen.operators.write_refusals import no_write_in_machine
 from codegen.operators.text import read_by_c
+from codegen.operators.trees import Overridden, overridden
 from codegen.operators.values import refuse_undefined
 from codegen.operators.weak_numbers import WeakNumber, conversion
 
@@ -74,6 +75,8 @@ def user_callee(f, args):
         return f.__func__, (f.__self__,) + tuple(args)
     if is_user_function(f):
         return f, tuple(args)
+    if isinstance(f, Overridden) and (ctx := active()) is not None and (merged := f.merged(ctx)):
+        return merged, (f.node,) + tuple(args)
     return None
 
 
@@ -175,6 +178,8 @@ def call(f, /, *args, **kwargs):
     if (made := dunders.construct(f, args, kwargs)) is not dunders.NOT_USER:
         return made
     ctx = current()
+    if isinstance(o := overridden(f), Overridden) and (merged := o.merged(ctx)):   # (each node class's own)
+        return _inline(ctx, merged, (o.node,) + args, kwargs)
     if isinstance(f, types.MethodType) and is_user_function(f.__func__):
         register_owner(ctx, f)
         return _inline(ctx, f.__func__, (f.__self__,) + args, kwargs)

@@ -83,6 +83,8 @@ class Compiler(Protocol):
 
     def refused(self, fn) -> Reason | None: ...
 
+    def dispatcher(self, name: str, by_class: dict): ...
+
 
 def active() -> "BuildContext | None":
     """The build running on this thread, if any."""

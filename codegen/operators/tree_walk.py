@@ -99,6 +99,36 @@ def method_of(classes, name: str):
 
 
 _GETATTRIBUTE = object.__getattribute__
+# A function merged from the methods the node classes define each their own way
+# (`codegen.recursion.dispatch`) -> (the method's name, {class: its function}).
+DISPATCHED: dict = {}
+
+
+def methods_by_class(classes, name: str) -> dict | None:
+    """{class: the program's function `name` reads as a method on its instances, None where the
+    class has no attribute `name`}, for classes that do not all share one function; None where no
+    class has one, or a class has something else under the name."""
+    found = {cls: _own_method(cls, name) for cls in classes}
+    if _OTHER in found.values() or len(set(found.values())) < 2 or not any(found.values()):
+        return None
+    return found
+
+
+def _own_method(cls, name):
+    fn = method_of([cls], name)
+    return fn if fn is not None else None if class_value(cls, name) is ABSENT else _OTHER
+
+
+_OTHER = object()
+
+
+def resolves(classes, name: str, fn) -> bool:
+    """Whether `name` reads `fn` on instances of every class of `classes`; for a merged function,
+    the one merged for that class (None: the class has no attribute `name`)."""
+    merged = DISPATCHED.get(fn)
+    if merged is None:
+        return method_of(classes, name) is fn
+    return all(cls in merged[1] and _own_method(cls, name) is merged[1][cls] for cls in classes)
 
 
 def unplain_reads(cls, names: frozenset) -> str:

@@ -26,8 +26,8 @@ from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER
                                              LACKS as _LACKS, column_tensor as _column, empty_column as _empty,
                                              pointer_tensor as _pointers, number_dtype as _number_dtype, fed, fed_rows,
                                              fed_zeros, held_exactly)
-from codegen.operators.tree_walk import (Walk, class_value, is_node, method_of, nodes_of, shadowed,
-                                         unplain_reads, walk)
+from codegen.operators.tree_walk import (Walk, class_value, is_node, method_of, methods_by_class, nodes_of,
+                                         resolves, shadowed, unplain_reads, walk)
 from codegen.operators.weak_numbers import WeakNumber
 
 _DATA = (bool, int, float, np.bool_, np.integer, np.floating)
@@ -212,7 +212,7 @@ def _columns(found: Walk, schema: Schema, used=None, followed=None):
         return None                             # a node's __dict__ of another class: `_check_classes`
     if used is not None and _has_any(found, classes, {u for u in used if type(u) is str} - names.keys()):
         return None                             # a node has an attribute the graph found on none
-    if used is not None and any(type(u) is tuple and (method_of(classes, u[0]) is not u[1] or shadowed(rows, u[0]))
+    if used is not None and any(type(u) is tuple and (not resolves(classes, u[0], u[1]) or shadowed(rows, u[0]))
                                 for u in used):
         return None                             # a method the graph calls is another function now
     out, pointers, child_rows, memo = [], [], [], {}
@@ -382,6 +382,9 @@ class Pointer:
         if method is not None:
             bind_method(schema, name, method)
             return types.MethodType(method, self)
+        by_class = None if name in schema.opaque else methods_by_class(schema.classes, name)
+        if by_class is not None:
+            return Overridden(self, name, by_class)
         if name in schema.opaque or any(class_value(cls, name) is not _ABSENT for cls in schema.classes):
             raise ConversionError(Reason(
                 "tree-attribute-kind", line, f"tree node attribute `{name}` is a string, container or other object, "
@@ -472,6 +475,41 @@ class Pointer:
     __str__ = node_protocols.protocol("str", repr)
     __format__ = node_protocols.protocol("format", object.__format__)
     __len__ = __iter__ = __contains__ = node_protocols.protocol("len, iter or in", node_protocols.no_protocol)
+
+
+class Overridden:
+    """`node.name`, a method the node classes define each their own way ({class: function}): its
+    call runs the function merged from them (`codegen.recursion.dispatch`) on the node (a stand-in
+    or the node itself)."""
+
+    __slots__ = ("node", "name", "by_class")
+
+    def __init__(self, node, name: str, by_class: dict):
+        self.node, self.name, self.by_class = node, name, by_class
+
+    def merged(self, ctx):
+        """The merged function, recorded as what the stand-in's tables must resolve `name` to on
+        each class; None where the methods do not merge and the node is itself (its own class's
+        method is then called as it is, on this tree)."""
+        try:
+            merged = ctx.compiler.dispatcher(self.name, self.by_class)
+        except ConversionError:
+            if isinstance(self.node, Pointer):
+                raise
+            return None
+        if isinstance(self.node, Pointer):
+            bind_method(self.node.tables.schema, self.name, merged)
+        return merged
+
+
+def overridden(f):
+    """`f`, or an `Overridden` where `f` is a method bound to a tree node whose tree holds classes
+    that define the method each their own way."""
+    if type(f) is not types.MethodType or not is_node(f.__self__) or not isinstance(f.__func__, types.FunctionType):
+        return f
+    by_class = methods_by_class({type(n) for n in nodes_of([f.__self__])[0]}, f.__func__.__name__)
+    return Overridden(f.__self__, f.__func__.__name__, by_class) if by_class and \
+        by_class.get(type(f.__self__)) is f.__func__ else f
 
 
 def _python_bool(col, value):

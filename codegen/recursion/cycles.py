@@ -20,9 +20,10 @@ from codegen.compiler import compile_block
 from codegen.errors import ConversionError, unsupported
 from codegen.lowering.recursion import CallGroup, CycleFunction, dotted
 from codegen.operators.calls import unwrap
-from codegen.operators.tree_walk import method_of, tree_nodes
+from codegen.operators.tree_walk import DISPATCHED, method_of, resolves, tree_nodes
 from codegen.operators.trees import Pointer, bind_method, is_node
 from codegen.operators.values import is_symbolic, user_globals
+from codegen.recursion.dispatch import origin
 from codegen.syntax.analysis import assigned_names
 from codegen.syntax.source import parse_function
 
@@ -49,7 +50,14 @@ def _called_functions(fn, on_nodes=True) -> dict[str, object]:
     code = fn.__code__
     cls = _owner_class(fn)
     first = code.co_varnames[0] if code.co_argcount else None
+    merged = DISPATCHED.get(fn)
+    local = set(assigned_names(node.body)) | {a.arg for a in node.args.args}
     for sub in ast.walk(node):
+        if merged is not None and on_nodes and isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
+                and sub.func.attr == merged[0] and dotted(sub.func.value) not in (None, first) \
+                and dotted(sub.func.value).split(".")[0] in local:
+            out[dotted(sub.func)] = fn          # `self.left.encode(m)` of the merged overrides: itself
+            continue
         if cls is not None and isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
                 and isinstance(sub.func.value, ast.Name) and sub.func.value.id == first:
             value = cls.__dict__.get(sub.func.attr)
@@ -185,7 +193,8 @@ class Cycle:
                         self.followed.add(step.attr)
                         step = step.value
         self.invariant = self._invariant_params()
-        self.builders = {(f, b.id): compile_block(cf, b) for f, cf in self.functions.items() for b in cf.blocks}
+        self.builders = {(f, b.id): compile_block(cf, b, origin(f, getattr(b.anchor(cf.node), 'lineno', 0)))
+                         for f, cf in self.functions.items() for b in cf.blocks}
         self.strategy: Strategy | None = None
         self._last = None             # the last run's (steps, frames, ran, walked), read when asked for
         self.runs = 0
@@ -318,7 +327,7 @@ def _on_nodes(calls, name: str, fn) -> str:
     if not found:
         return f"`.{name}(...)` is called on a node, and no argument is a tree"
     for cls in sorted(classes, key=lambda c: c.__qualname__):
-        if method_of([cls], name) is not fn:
+        if not resolves([cls], name, fn):
             return f"`.{name}(...)` is another function on a {cls.__qualname__} (an override)"
     for schema in schemas:
         bind_method(schema, name, fn)

@@ -46,6 +46,29 @@ from codegen.recursion.frames import cast, cast_all, dense, empty, positions, sc
 from codegen.recursion.kinds import kind_guard
 from codegen.syntax.analysis import assigned_names
 
+def _class_test(test, param) -> bool:
+    """`type(node) is C`, `type(node) is not C` or `isinstance(node, C)`, with `C` a name: the
+    tables' class column (`node_classes`), as the merged overrides of a method test it."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        left = test.left
+        return (isinstance(left, ast.Call) and _global(left.func) == "type" and len(left.args) == 1
+                and _is_name(left.args[0], param) and not left.keywords and _global(test.comparators[0]))
+    return (isinstance(test, ast.Call) and _global(test.func) == "isinstance" and len(test.args) == 2
+            and _is_name(test.args[0], param) and _global(test.args[1]) and not test.keywords)
+
+
+def _global(e) -> str | None:
+    """The name a global read (`jn.ld('C')`, as the lowering writes it) reads, or None."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "ld" and \
+            isinstance(e.func.value, ast.Name) and len(e.args) == 1 and isinstance(e.args[0], ast.Constant):
+        return e.args[0].value
+    return None
+
+
+def _is_name(e, name) -> bool:
+    return isinstance(e, ast.Name) and e.id == name
+
+
 _STRUCTURAL = (ast.Name, ast.Load, ast.Attribute, ast.Call, ast.Compare, ast.Is, ast.IsNot, ast.Eq, ast.NotEq,
                ast.Constant, ast.UnaryOp, ast.Not)
 
@@ -132,6 +155,10 @@ def _chain(cf, bid):
 
 
 def _structural(test, param) -> bool:
+    if isinstance(test, ast.BoolOp):
+        return all(_structural(v, param) for v in test.values)
+    if _class_test(test, param):
+        return True
     for node in ast.walk(test):
         if not isinstance(node, _STRUCTURAL):
             return False

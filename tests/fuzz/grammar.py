@@ -178,6 +178,14 @@ class Stale(Node):
         self.__dict__["w"] = value + 100
 
 
+class Half(Node):
+    def msum(self, scale):
+        """The children's recursion, its own way: the overrides merge into one machine."""
+        if self.left is None:
+            return self.tv * scale * 0.5
+        return self.left.msum(scale) - self.w
+
+
 class Doubling(Node):
     def __getattribute__(self, name):
         value = object.__getattribute__(self, name)
@@ -1036,7 +1044,7 @@ MUTATIONS = [None, None, None, "box.n += 7", "box.items.append(99)", "LOG.clear(
              "box.tree.left.w = 7", "box.tree.w = 2.0", "box.tree = Node(0.5, box.tree, None)",
              "box.tree.left.tv = tf.constant(2.0)", "box.tree.w = 2147483000", "box.tree.w = 2 ** 40",
              "box.tree.left.w = True", "box.tree.left.arr = np.arange(2, dtype=np.float32)",
-             "box.tree.arr = np.ones(3)", "box.tree.left = Stale(1.5)", "box.tree.right = Doubling(2.5)",
+             "box.tree.arr = np.ones(3)", "box.tree.left = Stale(1.5)", "box.tree.right = Doubling(2.5)", "box.tree.left = Half(1.5)",
              "box.tree.left.__dict__ = Plus(vars(box.tree.left))", "box.tree.left.w = tf.constant(2)",
              "setattr(box.tree, 'w?', True)", "box.tree.__depth__ = 9", "box.tree.right = box.tree.left",
              "box.tree.left.is_leaf = lambda: True", "box.tree.left.parent = box.tree",

@@ -39,7 +39,7 @@ from codegen.operators.printing import not_printed
 from codegen.operators.sequence_dtypes import with_eager_dtype
 from codegen.operators.write_refusals import no_write_in_machine
 from codegen.operators.text import read_by_c
-from codegen.operators.trees import Overridden, overridden
+from codegen.operators.overrides import Overridden, overridden
 from codegen.operators.values import refuse_undefined
 from codegen.operators.weak_numbers import WeakNumber, conversion
 

@@ -20,6 +20,7 @@ from codegen.operators.arrays import NodeArray
 from codegen.operators import node_protocols
 from codegen.operators.context import active
 from codegen.operators.node_methods import classes_fit, method_columns, method_values, none_test, reads_only
+from codegen.operators.overrides import Overridden, bind_method
 from codegen.operators.values import EAGER
 from codegen.operators.tree_columns import (ABSENT as _ABSENT, EITHER as _EITHER, NUMBER_COLUMNS as _NUMBER_COLUMNS,
                                              NUMPY_TYPES as _NUMPY, PYTHON_TYPES as _PYTHON, acyclic as _acyclic,
@@ -166,15 +167,6 @@ def _refined(columns: dict, order, memo) -> dict:
         if not col.pointer and any(v is None for v in values):
             out[name + NONE] = Column(name + NONE, False, "bool")      # where the value is None (`is None`)
     return out
-
-
-def bind_method(schema: Schema, name: str, fn):
-    """Records that the graph calls `fn` as the method `name` of the nodes of `schema`'s trees:
-    a tree where a node class resolves `name` to another function, or a node holds `name` of its
-    own, does not fit (`flatten`)."""
-    ctx = active()
-    if ctx is not None:
-        ctx.absent_reads.setdefault(schema, set()).add((name, fn))
 
 
 def _walk(roots, schema: Schema) -> Walk:
@@ -384,7 +376,7 @@ class Pointer:
             return types.MethodType(method, self)
         by_class = None if name in schema.opaque else methods_by_class(schema.classes, name)
         if by_class is not None:
-            return Overridden(self, name, by_class)
+            return Overridden(self, name, by_class, schema)
         if name in schema.opaque or any(class_value(cls, name) is not _ABSENT for cls in schema.classes):
             raise ConversionError(Reason(
                 "tree-attribute-kind", line, f"tree node attribute `{name}` is a string, container or other object, "
@@ -475,41 +467,6 @@ class Pointer:
     __str__ = node_protocols.protocol("str", repr)
     __format__ = node_protocols.protocol("format", object.__format__)
     __len__ = __iter__ = __contains__ = node_protocols.protocol("len, iter or in", node_protocols.no_protocol)
-
-
-class Overridden:
-    """`node.name`, a method the node classes define each their own way ({class: function}): its
-    call runs the function merged from them (`codegen.recursion.dispatch`) on the node (a stand-in
-    or the node itself)."""
-
-    __slots__ = ("node", "name", "by_class")
-
-    def __init__(self, node, name: str, by_class: dict):
-        self.node, self.name, self.by_class = node, name, by_class
-
-    def merged(self, ctx):
-        """The merged function, recorded as what the stand-in's tables must resolve `name` to on
-        each class; None where the methods do not merge and the node is itself (its own class's
-        method is then called as it is, on this tree)."""
-        try:
-            merged = ctx.compiler.dispatcher(self.name, self.by_class)
-        except ConversionError:
-            if isinstance(self.node, Pointer):
-                raise
-            return None
-        if isinstance(self.node, Pointer):
-            bind_method(self.node.tables.schema, self.name, merged)
-        return merged
-
-
-def overridden(f):
-    """`f`, or an `Overridden` where `f` is a method bound to a tree node whose tree holds classes
-    that define the method each their own way."""
-    if type(f) is not types.MethodType or not is_node(f.__self__) or not isinstance(f.__func__, types.FunctionType):
-        return f
-    by_class = methods_by_class({type(n) for n in nodes_of([f.__self__])[0]}, f.__func__.__name__)
-    return Overridden(f.__self__, f.__func__.__name__, by_class) if by_class and \
-        by_class.get(type(f.__self__)) is f.__func__ else f
 
 
 def _python_bool(col, value):

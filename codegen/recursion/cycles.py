@@ -21,7 +21,8 @@ from codegen.errors import ConversionError, unsupported
 from codegen.lowering.recursion import CallGroup, CycleFunction, dotted
 from codegen.operators.calls import unwrap
 from codegen.operators.tree_walk import DISPATCHED, method_of, resolves, tree_nodes
-from codegen.operators.trees import Pointer, bind_method, is_node
+from codegen.operators.overrides import bind_method
+from codegen.operators.trees import Pointer, is_node
 from codegen.operators.values import is_symbolic, user_globals
 from codegen.recursion.dispatch import origin
 from codegen.syntax.analysis import assigned_names

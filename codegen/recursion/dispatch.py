@@ -68,7 +68,7 @@ def _merge(name: str, mapping: dict):
         raise ConversionError(Reason("recursion", f"{first.__code__.co_filename}:{first.__code__.co_firstlineno}",
                                      f"the node classes define `{name}` each their own way, and {why}",
                                      "write one function that tests the node's class"))
-    nodes = [parse_function(fn).node for fn in fns]
+    nodes = [_own_locals(parse_function(fn).node, k) for k, fn in enumerate(fns)]
     self_name = nodes[0].args.args[0].arg
     # A class without the method raises as Python does: `'Leaf' object has no attribute 'combine'`.
     bodies = [(groups[fn], node.body) for fn, node in zip(fns, nodes)] + [
@@ -107,6 +107,27 @@ def _why_not(fns, mapping) -> str:
         if first.__globals__.get(cls.__name__) is not cls:
             return f"{cls.__qualname__} is not a global of its module under its own name"
     return ""
+
+
+_SCOPES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+
+
+def _own_locals(node: ast.FunctionDef, k: int) -> ast.FunctionDef:
+    """`node` with the locals it assigns (not its parameters) renamed apart from the other
+    methods': merged into one function, each body keeps its own variables, whose types may differ
+    between the classes.  A body with a scope of its own inside (a lambda, a comprehension) keeps
+    its names: one of them may name the same variable; so does one that declares a global."""
+    params = {a.arg for a in node.args.args}
+    if any(isinstance(sub, _SCOPES + (ast.Global, ast.Nonlocal)) for stmt in node.body for sub in ast.walk(stmt)):
+        return node
+    names = {sub.id for stmt in node.body for sub in ast.walk(stmt)
+             if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del))} - params
+    for stmt in node.body:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name) and sub.id in names:
+                sub.id = f"{sub.id}__{k}"
+    return node
 
 
 def _raise_absent(cls, name: str, where) -> ast.stmt:

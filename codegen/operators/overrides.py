@@ -7,7 +7,7 @@ import types
 
 from codegen.errors import ConversionError
 from codegen.operators.context import active
-from codegen.operators.tree_walk import is_node, methods_by_class, nodes_of
+from codegen.operators.tree_walk import DISPATCHED, is_node, methods_by_class, nodes_of
 
 
 def bind_method(schema, name: str, fn):
@@ -32,7 +32,12 @@ class Overridden:
     def merged(self, ctx):
         """The merged function, recorded as what the stand-in's tables must resolve `name` to on
         each class; None where the methods do not merge and the node is itself (its own class's
-        method is then called as it is, on this tree)."""
+        method is then called as it is, on this tree).  So is a node's call inside one of the methods
+        or the merged function inlined: the call on the tree's root did not run as a machine, and
+        one for a subtree, an attribute of the root, would stop the build."""
+        if self.schema is None and any(
+                (fn := frame.converted.fn) in DISPATCHED or fn in self.by_class.values() for frame in ctx.frames):
+            return None
         try:
             merged = ctx.compiler.dispatcher(self.name, self.by_class)
         except ConversionError:

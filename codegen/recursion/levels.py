@@ -45,22 +45,41 @@ from codegen.recursion.frame_specs import leaves, pack
 from codegen.recursion.frames import cast, cast_all, dense, empty, positions, scatter, take
 from codegen.recursion.kinds import kind_guard
 from codegen.syntax.analysis import assigned_names
+from codegen.syntax.templates import JN
 
 def _class_test(test, param) -> bool:
     """`type(node) is C`, `type(node) is not C` or `isinstance(node, C)`, with `C` a name: the
     tables' class column (`node_classes`), as the merged overrides of a method test it."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
-        left = test.left
-        return (isinstance(left, ast.Call) and _global(left.func) == "type" and len(left.args) == 1
-                and _is_name(left.args[0], param) and not left.keywords and _global(test.comparators[0]))
+        return _type_of(test.left, param) and bool(_global(test.comparators[0]))
+    if _operator(test) == "compare_chain" and len(test.args) == 3 and isinstance(test.args[0], ast.Constant) \
+            and test.args[0].value in (("is",), ("is not",)) \
+            and all(isinstance(a, ast.Lambda) for a in test.args[1:]):      # (`a is b` inside `or`, lowered)
+        return _type_of(test.args[1].body, param) and bool(_global(test.args[2].body))
     return (isinstance(test, ast.Call) and _global(test.func) == "isinstance" and len(test.args) == 2
             and _is_name(test.args[0], param) and _global(test.args[1]) and not test.keywords)
 
 
+def _type_of(e, param) -> bool:
+    """`type(node)`: `jn.ld('type')(node)`, or `jn.call(jn.ld('type'), node)` as a lowered chain
+    writes it."""
+    if isinstance(e, ast.Call) and _operator(e) == "call" and len(e.args) == 2 and not e.keywords:
+        return _global(e.args[0]) == "type" and _is_name(e.args[1], param)
+    return (isinstance(e, ast.Call) and _global(e.func) == "type" and len(e.args) == 1 and not e.keywords
+            and _is_name(e.args[0], param))
+
+
+def _operator(e) -> str | None:
+    """The name of the `jn` operator `e` calls, or None."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
+            and e.func.value.id == JN:
+        return e.func.attr
+    return None
+
+
 def _global(e) -> str | None:
     """The name a global read (`jn.ld('C')`, as the lowering writes it) reads, or None."""
-    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "ld" and \
-            isinstance(e.func.value, ast.Name) and len(e.args) == 1 and isinstance(e.args[0], ast.Constant):
+    if _operator(e) == "ld" and len(e.args) == 1 and isinstance(e.args[0], ast.Constant):
         return e.args[0].value
     return None
 

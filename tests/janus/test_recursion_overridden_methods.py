@@ -256,3 +256,36 @@ def test_a_loop_over_trees_runs_one_machine_for_all():
         np.testing.assert_array_equal(run_forest(m, trees).numpy(), spec(m, trees).numpy())
     cycles = spec.graphs[0].recursion
     assert len(cycles) == 1 and cycles[0].last_frames == sum(2 * n - 1 for n in sizes), spec.report()
+
+
+class SameInner(Inner):
+    """Takes `encode` from `Inner`: one side of the merged function tests both classes."""
+
+
+def mixed_tree(n, rng, inner2):
+    if n == 1:
+        return Leaf(int(rng.integers(VOCAB)))
+    k = int(rng.integers(1, n))
+    cls = inner2 if rng.random() < 0.5 else Inner
+    return cls(mixed_tree(k, rng, inner2), mixed_tree(n - k, rng, inner2))
+
+
+def test_two_classes_sharing_one_method():
+    m, rng = Cells(), np.random.default_rng(13)
+    spec = janus.speculate(run)
+    for n in (3, 6, 9, 4, 12, 7, 5, 8):
+        tree = mixed_tree(n, rng, SameInner)
+        np.testing.assert_array_equal(run(m, tree).numpy(), spec(m, tree).numpy())
+    assert spec.stats()["graphs_built"] <= 2 and _strategy(spec).startswith("levels"), spec.report()
+
+
+def test_a_class_that_is_no_global_keeps_a_graph_per_tree():
+    class Local(Inner):
+        pass
+
+    m, rng = Cells(), np.random.default_rng(14)
+    spec = janus.speculate(run)
+    for n in (3, 6, 9, 4, 12, 7, 5, 8):
+        tree = mixed_tree(n, rng, Local)
+        np.testing.assert_array_equal(run(m, tree).numpy(), spec(m, tree).numpy())
+    assert spec.stats()["graph_runs"] >= 3 and not spec.stats()["imperative"], spec.report()

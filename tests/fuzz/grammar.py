@@ -663,11 +663,11 @@ def simple_statement(draw, in_loop: bool, open_rules: bool):
         # `:=` in a comparison, a boolean operator, a conditional expression, a comprehension and a
         # `while` test: the name is the function's.
         lambda: f"if (m := {draw(st.sampled_from(TENSOR_EXPRS))}) is not None and {draw(python_test())}:\n    t = t + m",
-        lambda: "k = k + (0 < (j := k % 4) < 3) + j",
+        lambda: "k = k + (0 < (jw := k % 4) < 3) + jw",   # (not `j`: the tensor loop's counter)
         # (on values the same every call: a varying int in Python control flow is specialised on)
         lambda: "t = (w := t * 0.5) + w if x.dtype == tf.float32 else t",
         lambda: "ys = [(last := t * float(i)) for i in range(2)]\nt = t + last + ys[0]",
-        lambda: "j = 3\nwhile (j := j - 1) > 0:\n    t = t + 1.0",
+        lambda: "jw = 3\nwhile (jw := jw - 1) > 0:\n    t = t + 1.0",
         # An outside list read by Python's own code: a list comparison, a comprehension's second
         # clause, a function handed to `sorted`/`map`, a container's bound method, `+` and starred items.
         lambda: f"LOG.append({draw(st.sampled_from(['box.items < [1, 2]', '[v for row in [box.ws, box.items] for v in row][-2:]', 'sorted(range(len(box.items)), key=lambda i: -box.items[i])[:2]', 'list(map(box.items.__getitem__, range(min(2, len(box.items)))))', '(box.items + [k])[-2:]', '[*box.items][:3]', 'max(box.hist, key=lambda name: len(box.hist[name]))']))})",

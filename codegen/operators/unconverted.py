@@ -199,7 +199,7 @@ def _library_made(f) -> bool:
     kind = type(f)
     if kind is types.FunctionType:
         return is_library_module(f.__module__)
-    if kind is type or isinstance(f, type):
+    if isinstance(f, type):
         return is_library_module(f.__module__) and is_library_module(kind.__module__)
     if kind is types.BuiltinFunctionType:           # (a builtin function, or a C method of its `__self__`)
         owner = f.__self__

@@ -52,7 +52,7 @@ def _called_functions(fn, on_nodes=True) -> dict[str, object]:
     cls = _owner_class(fn)
     first = code.co_varnames[0] if code.co_argcount else None
     merged = DISPATCHED.get(fn)
-    local = set(assigned_names(node.body)) | {a.arg for a in node.args.args}
+    local = set(assigned_names(node.body)) | {a.arg for a in node.args.args} if merged is not None else set()
     for sub in ast.walk(node):
         if merged is not None and on_nodes and isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) \
                 and sub.func.attr == merged[0] and dotted(sub.func.value) not in (None, first) \
